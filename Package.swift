@@ -1,0 +1,169 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "notify",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "ingest", targets: ["Ingest"]),
+        .executable(name: "storage", targets: ["Storage"]),
+        .executable(name: "fanout", targets: ["Fanout"]),
+        .executable(name: "push-dispatch", targets: ["PushDispatch"]),
+        .executable(name: "provider-sandbox", targets: ["ProviderSandbox"]),
+        .library(name: "NotifyModels", targets: ["NotifyModels"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+    ],
+    targets: [
+        // MARK: Shared
+        .systemLibrary(
+            name: "CRabbitMQ",
+            path: "Shared/CRabbitMQ",
+            pkgConfig: "librabbitmq",
+            providers: [.apt(["librabbitmq-dev"])]
+        ),
+        .target(
+            name: "CAMQPShim",
+            dependencies: ["CRabbitMQ"],
+            path: "Shared/CAMQPShim"
+        ),
+        .target(
+            name: "NotifyAMQP",
+            dependencies: [
+                "CAMQPShim", "CRabbitMQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Shared/NotifyAMQP",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "NotifyModels",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            path: "Shared/NotifyModels",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "NotifyRuntime",
+            dependencies: [
+                "NotifyAMQP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Shared/NotifyRuntime",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "NotifyDatabase",
+            dependencies: [
+                "NotifyModels",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Shared/NotifyDatabase",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Services
+        .executableTarget(
+            name: "Ingest",
+            dependencies: [
+                "NotifyModels", "NotifyAMQP", "NotifyRuntime", "NotifyDatabase",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Services/ingest",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "Storage",
+            dependencies: [
+                "NotifyModels", "NotifyAMQP", "NotifyRuntime", "NotifyDatabase",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Services/storage",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "Fanout",
+            dependencies: [
+                "NotifyModels", "NotifyAMQP", "NotifyRuntime", "NotifyDatabase",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Services/fanout",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "PushDispatch",
+            dependencies: [
+                "NotifyModels", "NotifyAMQP", "NotifyRuntime", "NotifyDatabase",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Services/push-dispatch",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Tools
+        .executableTarget(
+            name: "ProviderSandbox",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/provider-sandbox",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Tests
+        .testTarget(
+            name: "NotifyModelsTests",
+            dependencies: ["NotifyModels"],
+            path: "Tests/NotifyModelsTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AMQPIntegrationTests",
+            dependencies: ["NotifyAMQP"],
+            path: "Tests/AMQPIntegrationTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "NotifyModels",
+                "NotifyAMQP",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/EndToEndTests",
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,2 @@
+#include <amqp.h>
+#include <amqp_tcp_socket.h>

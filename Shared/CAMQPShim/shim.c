@@ -64,8 +64,12 @@ int notify_wait_readable(int socket_fd, int wakeup_fd, int timeout_ms) {
     return result;
 }
 
-int notify_frame_is_method(const amqp_frame_t *frame, amqp_method_number_t id) {
-    return frame->frame_type == AMQP_FRAME_METHOD && frame->payload.method.id == id;
+amqp_method_number_t notify_frame_method_id(const amqp_frame_t *frame) {
+    return frame->frame_type == AMQP_FRAME_METHOD ? frame->payload.method.id : 0;
+}
+
+amqp_channel_t notify_frame_channel(const amqp_frame_t *frame) {
+    return frame->channel;
 }
 
 void *notify_frame_method_decoded(const amqp_frame_t *frame) {

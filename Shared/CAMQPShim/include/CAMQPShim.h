@@ -26,8 +26,28 @@ void notify_wakeup_close(int wakeup_fd);
 /// Returns a bit set: 1 = socket readable, 2 = woken, 0 = timeout, -1 = error.
 int notify_wait_readable(int socket_fd, int wakeup_fd, int timeout_ms);
 
-/// Reads the `multiple` flag and delivery tag out of a basic.ack / basic.nack frame.
-int notify_frame_is_method(const amqp_frame_t *frame, amqp_method_number_t id);
+/// Method ids and property flags: librabbitmq defines them as casts, which Swift does not import.
+static const amqp_method_number_t notify_method_basic_deliver = AMQP_BASIC_DELIVER_METHOD;
+static const amqp_method_number_t notify_method_basic_ack = AMQP_BASIC_ACK_METHOD;
+static const amqp_method_number_t notify_method_basic_nack = AMQP_BASIC_NACK_METHOD;
+static const amqp_method_number_t notify_method_basic_return = AMQP_BASIC_RETURN_METHOD;
+static const amqp_method_number_t notify_method_basic_cancel = AMQP_BASIC_CANCEL_METHOD;
+static const amqp_method_number_t notify_method_channel_close = AMQP_CHANNEL_CLOSE_METHOD;
+static const amqp_method_number_t notify_method_connection_close = AMQP_CONNECTION_CLOSE_METHOD;
+
+static const amqp_flags_t notify_flag_content_type = AMQP_BASIC_CONTENT_TYPE_FLAG;
+static const amqp_flags_t notify_flag_headers = AMQP_BASIC_HEADERS_FLAG;
+static const amqp_flags_t notify_flag_delivery_mode = AMQP_BASIC_DELIVERY_MODE_FLAG;
+static const amqp_flags_t notify_flag_correlation_id = AMQP_BASIC_CORRELATION_ID_FLAG;
+static const amqp_flags_t notify_flag_reply_to = AMQP_BASIC_REPLY_TO_FLAG;
+static const amqp_flags_t notify_flag_message_id = AMQP_BASIC_MESSAGE_ID_FLAG;
+static const amqp_flags_t notify_flag_user_id = AMQP_BASIC_USER_ID_FLAG;
+
+/// The method id of a frame, or 0 when it is not a method frame.
+amqp_method_number_t notify_frame_method_id(const amqp_frame_t *frame);
+/// The decoded method of a method frame.
 void *notify_frame_method_decoded(const amqp_frame_t *frame);
+/// The channel of a frame.
+amqp_channel_t notify_frame_channel(const amqp_frame_t *frame);
 
 #endif

@@ -1,0 +1,200 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Consumes a queue with prefetch and manual acknowledgements on a connection owned by its own thread.
+///
+/// The handler gets batches (everything that arrived while it was busy, up to `maximumBatch`) and answers
+/// one disposition per delivery; the consumer then acks (one ack-multiple for a run of acks), dead-letters
+/// with the reason, or requeues. On graceful shutdown it stops handing out work, lets the handler finish
+/// the batch it holds, settles it, and closes; what it had not handed out goes back to the queue.
+/// After a broker restart it reconnects with backoff and declares the topology again.
+public final class AMQPConsumer: Service, Sendable {
+    /// Handles one batch and returns a disposition per delivery, in order.
+    public typealias Handler = @Sendable ([AMQPDelivery]) async -> [AMQPDisposition]
+
+    /// How a consumer consumes.
+    public struct Options: Sendable {
+        public var prefetch: Int
+        public var maximumBatch: Int
+        public init(prefetch: Int = 500, maximumBatch: Int = 500) {
+            self.prefetch = prefetch
+            self.maximumBatch = maximumBatch
+        }
+    }
+
+    private enum Settlement {
+        case ack(UInt64, multiple: Bool)
+        case reject(UInt64, requeue: Bool)
+    }
+
+    private struct SharedState {
+        var settlements: [(generation: UInt64, settlement: Settlement)] = []
+        var stopping = false
+        var connected = false
+    }
+
+    private let configuration: AMQPConfiguration
+    private let queue: String
+    private let topology: AMQPTopology
+    private let options: Options
+    private let deadLetterPublisher: AMQPPublisher?
+    private let logger: Logger
+    private let handler: Handler
+    private let thread = ConnectionThread()
+    private let buffer = DeliveryBuffer()
+    private let shared = Mutex<SharedState>(SharedState())
+
+    /// - Parameter deadLetterPublisher: republishes dead-lettered messages with an `x-notify-reason` header;
+    ///   without one (or if that fails) the message is rejected into the queue's dead-letter exchange.
+    public init(
+        configuration: AMQPConfiguration, queue: String, topology: AMQPTopology, options: Options = Options(),
+        deadLetterPublisher: AMQPPublisher? = nil, logger: Logger, handler: @escaping Handler
+    ) {
+        self.configuration = configuration
+        self.queue = queue
+        self.topology = topology
+        self.options = options
+        self.deadLetterPublisher = deadLetterPublisher
+        self.logger = logger
+        self.handler = handler
+    }
+
+    /// Whether the connection is up (for health checks).
+    public var isConnected: Bool { shared.withLock { $0.connected } }
+
+    public func run() async throws {
+        thread.start(name: "amqp-consumer-\(queue)") { [self] in threadMain() }
+        await withGracefulShutdownHandler {
+            while let batch = await buffer.next(maximumBatch: options.maximumBatch) {
+                let dispositions = await handler(batch)
+                await settle(batch, dispositions)
+            }
+        } onGracefulShutdown: {
+            self.buffer.finish()
+        }
+        shared.withLock { $0.stopping = true }
+        thread.wake()
+        await thread.waitUntilFinished()
+    }
+
+    // MARK: Settling
+
+    private func settle(_ batch: [AMQPDelivery], _ dispositions: [AMQPDisposition]) async {
+        precondition(batch.count == dispositions.count, "the handler must answer one disposition per delivery")
+        var settlements: [(UInt64, Settlement)] = []
+        var highestAck: AMQPDeliveryTag?
+        for (delivery, disposition) in zip(batch, dispositions) {
+            let tag = delivery.tag
+            switch disposition {
+            case .ack:
+                highestAck = tag
+            case .requeue:
+                settlements.append((tag.connectionGeneration, .reject(tag.value, requeue: true)))
+            case .deadLetter(let reason):
+                if await republishToDeadLetterQueue(delivery, reason: reason) {
+                    highestAck = tag
+                } else {
+                    settlements.append((tag.connectionGeneration, .reject(tag.value, requeue: false)))
+                }
+            }
+        }
+        if let highestAck {
+            let acksAreContiguous = settlements.allSatisfy { $0.0 == highestAck.connectionGeneration }
+            if acksAreContiguous && batch.allSatisfy({ $0.tag.connectionGeneration == highestAck.connectionGeneration }) {
+                settlements.append((highestAck.connectionGeneration, .ack(highestAck.value, multiple: true)))
+            } else {
+                for (delivery, disposition) in zip(batch, dispositions) where disposition == .ack {
+                    settlements.append((delivery.tag.connectionGeneration, .ack(delivery.tag.value, multiple: false)))
+                }
+            }
+        }
+        shared.withLock { state in
+            for (generation, settlement) in settlements {
+                state.settlements.append((generation, settlement))
+            }
+        }
+        thread.wake()
+    }
+
+    private func republishToDeadLetterQueue(_ delivery: AMQPDelivery, reason: String) async -> Bool {
+        logger.error("dead-lettering a message", metadata: ["queue": "\(queue)", "reason": "\(reason)", "messageId": "\(delivery.properties.messageId ?? "-")"])
+        guard let deadLetterPublisher else { return false }
+        var properties = delivery.properties
+        properties.headers["x-notify-reason"] = reason
+        properties.headers["x-notify-queue"] = queue
+        properties.headers["x-notify-routing-key"] = delivery.routingKey
+        properties.userId = nil
+        do {
+            try await deadLetterPublisher.publish(AMQPOutboundMessage(
+                exchange: AMQPTopology.deadLetterExchange, routingKey: "\(queue).dead", body: delivery.body, properties: properties))
+            return true
+        } catch {
+            logger.warning("could not republish to the dead-letter queue; rejecting instead", metadata: ["error": "\(error)"])
+            return false
+        }
+    }
+
+    // MARK: The connection thread
+
+    private func threadMain() {
+        var backoff = ReconnectBackoff(configuration.reconnectDelay)
+        var generation: UInt64 = 0
+        while !shared.withLock({ $0.stopping }) {
+            generation += 1
+            let connection: AMQPWireConnection
+            do {
+                connection = try AMQPWireConnection(configuration: configuration, generation: generation)
+                try connection.declare(topology)
+                try connection.startConsuming(queue: queue, prefetch: options.prefetch)
+            } catch {
+                logger.warning("AMQP consumer cannot connect; retrying", metadata: ["queue": "\(queue)", "error": "\(error)"])
+                thread.wait(socket: -1, timeoutMilliseconds: backoff.nextMilliseconds())
+                continue
+            }
+            backoff.reset()
+            buffer.dropDeliveries(before: generation)
+            shared.withLock { $0.connected = true }
+            logger.info("AMQP consumer connected", metadata: ["queue": "\(queue)"])
+            do {
+                try serve(connection)
+                connection.close()
+            } catch {
+                logger.warning("AMQP consumer lost its connection", metadata: ["queue": "\(queue)", "error": "\(error)"])
+                connection.abandon()
+            }
+            shared.withLock { $0.connected = false }
+        }
+    }
+
+    private func serve(_ connection: AMQPWireConnection) throws(AMQPError) {
+        let idleWait = Int32(max(configuration.heartbeatSeconds, 1) * 250)
+        var received: [AMQPDelivery] = []
+        received.reserveCapacity(options.prefetch)
+        while true {
+            let (settlements, stopping) = shared.withLock { state in
+                defer { state.settlements = [] }
+                return (state.settlements, state.stopping)
+            }
+            for (generation, settlement) in settlements where generation == connection.generation {
+                switch settlement {
+                case .ack(let tag, let multiple): try connection.ack(tag, multiple: multiple)
+                case .reject(let tag, let requeue): try connection.reject(tag, requeue: requeue)
+                }
+            }
+            if stopping { return }
+            while let event = try connection.nextEvent() {
+                if case .delivery(let delivery) = event { received.append(delivery) }
+            }
+            if !received.isEmpty {
+                if buffer.isAccepting {
+                    buffer.append(received, maximumBatch: options.maximumBatch)
+                }
+                received.removeAll(keepingCapacity: true)
+            }
+            if connection.hasBufferedInput { continue }
+            thread.wait(socket: connection.socketDescriptor, timeoutMilliseconds: idleWait)
+        }
+    }
+}

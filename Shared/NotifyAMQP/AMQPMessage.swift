@@ -1,0 +1,74 @@
+import Foundation
+
+/// Message properties this project uses.
+public struct AMQPProperties: Sendable, Equatable {
+    public var contentType: String?
+    public var messageId: String?
+    public var correlationId: String?
+    public var replyTo: String?
+    /// The publishing user; RabbitMQ rejects a message whose user_id is not the connection's user.
+    public var userId: String?
+    /// String-valued headers.
+    public var headers: [String: String]
+    /// Persistent (delivery mode 2) unless told otherwise.
+    public var persistent: Bool
+
+    public init(
+        contentType: String? = "application/json", messageId: String? = nil, correlationId: String? = nil,
+        replyTo: String? = nil, userId: String? = nil, headers: [String: String] = [:], persistent: Bool = true
+    ) {
+        self.contentType = contentType
+        self.messageId = messageId
+        self.correlationId = correlationId
+        self.replyTo = replyTo
+        self.userId = userId
+        self.headers = headers
+        self.persistent = persistent
+    }
+}
+
+/// A message to publish. It is published `mandatory`: one that reaches no queue is an error.
+public struct AMQPOutboundMessage: Sendable {
+    public var exchange: String
+    public var routingKey: String
+    public var body: Data
+    public var properties: AMQPProperties
+
+    public init(exchange: String = "", routingKey: String, body: Data, properties: AMQPProperties = AMQPProperties()) {
+        self.exchange = exchange
+        self.routingKey = routingKey
+        self.body = body
+        self.properties = properties
+    }
+}
+
+/// Identifies a delivery on the connection that received it; a tag from an earlier
+/// connection is ignored (the broker redelivers that message).
+public struct AMQPDeliveryTag: Sendable, Hashable, Comparable {
+    let connectionGeneration: UInt64
+    let value: UInt64
+
+    public static func < (lhs: AMQPDeliveryTag, rhs: AMQPDeliveryTag) -> Bool {
+        (lhs.connectionGeneration, lhs.value) < (rhs.connectionGeneration, rhs.value)
+    }
+}
+
+/// A message received from a queue.
+public struct AMQPDelivery: Sendable {
+    public var tag: AMQPDeliveryTag
+    public var exchange: String
+    public var routingKey: String
+    public var redelivered: Bool
+    public var body: Data
+    public var properties: AMQPProperties
+}
+
+/// What the consumer does with a delivery once its handler is done.
+public enum AMQPDisposition: Sendable, Equatable {
+    /// The effect is durable: remove the message.
+    case ack
+    /// The message can never succeed: move it to the queue's dead-letter queue with the reason.
+    case deadLetter(reason: String)
+    /// Put it back for another try (e.g. the database is down).
+    case requeue
+}

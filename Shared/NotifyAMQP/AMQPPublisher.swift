@@ -1,0 +1,251 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Publishes with publisher confirms on a connection owned by its own thread.
+///
+/// `publish` returns only once the broker confirmed every message (for quorum queues: replicated
+/// and written to disk). A nack, a `basic.return` of the mandatory message, or a connection that drops
+/// first is an error, never a silent success. Calls from many tasks are pipelined on one channel,
+/// so concurrent publishers share the broker's confirm batches. While the broker is unreachable,
+/// `publish` fails at once with `.notConnected` and the thread reconnects with backoff, declaring
+/// the topology again.
+public final class AMQPPublisher: Service, Sendable {
+    private let configuration: AMQPConfiguration
+    private let topology: AMQPTopology
+    private let logger: Logger
+    private let thread = ConnectionThread()
+    private let shared = Mutex<SharedState>(SharedState())
+
+    private struct SharedState {
+        var inbox: [PublishRequest] = []
+        var connected = false
+        var stopping = false
+        var started = false
+    }
+
+    private struct PublishRequest {
+        var messages: [AMQPOutboundMessage]
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    public init(configuration: AMQPConfiguration, topology: AMQPTopology = AMQPTopology(), logger: Logger) {
+        self.configuration = configuration
+        self.topology = topology
+        self.logger = logger
+    }
+
+    /// Whether the connection is up (for health checks).
+    public var isConnected: Bool { shared.withLock { $0.connected } }
+
+    /// Publishes the messages and waits for the broker's confirms. Throws `AMQPError`.
+    public func publish(_ messages: [AMQPOutboundMessage]) async throws {
+        guard !messages.isEmpty else { return }
+        var messages = messages
+        for index in messages.indices where messages[index].properties.messageId == nil {
+            messages[index].properties.messageId = UUID().uuidString
+        }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let refusal: AMQPError? = shared.withLock { state in
+                if state.stopping { return AMQPError(code: .shutdown, message: "the publisher is shutting down") }
+                if !state.connected { return AMQPError(code: .notConnected, message: "not connected to the broker") }
+                state.inbox.append(PublishRequest(messages: messages, continuation: continuation))
+                return nil
+            }
+            if let refusal {
+                continuation.resume(throwing: refusal)
+            } else {
+                thread.wake()
+            }
+        }
+    }
+
+    public func publish(_ message: AMQPOutboundMessage) async throws {
+        try await publish([message])
+    }
+
+    /// Connects and serves publishes until graceful shutdown; in-flight confirms are awaited before closing.
+    public func run() async throws {
+        startIfNeeded()
+        try? await gracefulShutdown()
+        shared.withLock { $0.stopping = true }
+        thread.wake()
+        await thread.waitUntilFinished()
+    }
+
+    /// Starts the connection thread without waiting for shutdown (for use outside a ServiceGroup).
+    public func startIfNeeded() {
+        let first = shared.withLock { state in
+            defer { state.started = true }
+            return !state.started
+        }
+        if first {
+            thread.start(name: "amqp-publisher") { [self] in threadMain() }
+        }
+    }
+
+    /// Stops a publisher started with `startIfNeeded`.
+    public func shutdown() async {
+        shared.withLock { $0.stopping = true }
+        thread.wake()
+        await thread.waitUntilFinished()
+    }
+
+    /// Waits until connected or the timeout passes; returns whether it is connected.
+    public func waitUntilConnected(timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if isConnected { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return isConnected
+    }
+
+    // MARK: The connection thread
+
+    private func threadMain() {
+        var backoff = ReconnectBackoff(configuration.reconnectDelay)
+        var generation: UInt64 = 0
+        while !shared.withLock({ $0.stopping }) {
+            generation += 1
+            let connection: AMQPWireConnection
+            do {
+                connection = try AMQPWireConnection(configuration: configuration, generation: generation)
+                try connection.declare(topology)
+                try connection.enablePublisherConfirms()
+            } catch {
+                logger.warning("AMQP publisher cannot connect; retrying", metadata: ["error": "\(error)"])
+                thread.wait(socket: -1, timeoutMilliseconds: backoff.nextMilliseconds())
+                continue
+            }
+            backoff.reset()
+            shared.withLock { $0.connected = true }
+            logger.info("AMQP publisher connected", metadata: ["host": "\(configuration.host):\(configuration.port)"])
+            var session = ConfirmTracker()
+            do {
+                try serve(connection, &session)
+                connection.close()
+            } catch {
+                logger.warning("AMQP publisher lost its connection", metadata: ["error": "\(error)"])
+                connection.abandon()
+            }
+            let waiting = shared.withLock { state in
+                state.connected = false
+                defer { state.inbox = [] }
+                return state.inbox
+            }
+            session.failAll(AMQPError(code: .connectionLost, message: "the connection dropped before the broker confirmed"))
+            for request in waiting {
+                request.continuation.resume(throwing: AMQPError(code: .notConnected, message: "the connection dropped"))
+            }
+        }
+    }
+
+    /// Publishes what arrives and matches confirms to requests until told to stop.
+    private func serve(_ connection: AMQPWireConnection, _ session: inout ConfirmTracker) throws(AMQPError) {
+        let idleWait = Int32(max(configuration.heartbeatSeconds, 1) * 250)
+        while true {
+            let (requests, stopping) = shared.withLock { state in
+                defer { state.inbox = [] }
+                return (state.inbox, state.stopping)
+            }
+            for request in requests {
+                for message in request.messages {
+                    try connection.publish(message)
+                }
+                session.add(messages: request.messages, continuation: request.continuation)
+            }
+            while let event = try connection.nextEvent() {
+                switch event {
+                case .ack(let tag, let multiple): session.settle(tag: tag, multiple: multiple, failure: nil)
+                case .nack(let tag, let multiple):
+                    session.settle(tag: tag, multiple: multiple, failure: AMQPError(code: .nacked, message: "the broker refused the message"))
+                case .returned(let messageId, let reason): session.markReturned(messageId: messageId, reason: reason)
+                case .delivery: break
+                }
+            }
+            if stopping && session.isEmpty && shared.withLock({ $0.inbox.isEmpty }) { return }
+            if connection.hasBufferedInput { continue }
+            thread.wait(socket: connection.socketDescriptor, timeoutMilliseconds: session.isEmpty ? idleWait : 1000)
+        }
+    }
+}
+
+/// Matches publisher confirms (delivery tags counted from 1 per channel) to publish requests.
+private struct ConfirmTracker {
+    private struct InFlight {
+        var firstTag: UInt64
+        var lastTag: UInt64
+        var messages: [AMQPOutboundMessage]
+        var continuation: CheckedContinuation<Void, any Error>
+        var remaining: Int
+        var confirmedThrough: UInt64
+        var failure: AMQPError?
+    }
+
+    private var inFlight: [InFlight] = []
+    private var nextTag: UInt64 = 1
+    /// Tags confirmed one by one, above their request's `confirmedThrough`.
+    private var singlyConfirmed = Set<UInt64>()
+
+    var isEmpty: Bool { inFlight.isEmpty }
+
+    mutating func add(messages: [AMQPOutboundMessage], continuation: CheckedContinuation<Void, any Error>) {
+        let first = nextTag
+        nextTag += UInt64(messages.count)
+        inFlight.append(InFlight(
+            firstTag: first, lastTag: nextTag - 1, messages: messages, continuation: continuation,
+            remaining: messages.count, confirmedThrough: first - 1, failure: nil))
+    }
+
+    mutating func settle(tag: UInt64, multiple: Bool, failure: AMQPError?) {
+        for index in inFlight.indices {
+            if inFlight[index].firstTag > tag { break }
+            if multiple {
+                let upTo = min(tag, inFlight[index].lastTag)
+                var current = inFlight[index].confirmedThrough + 1
+                while current <= upTo {
+                    if singlyConfirmed.remove(current) == nil { inFlight[index].remaining -= 1 }
+                    current += 1
+                }
+                inFlight[index].confirmedThrough = max(inFlight[index].confirmedThrough, upTo)
+            } else if tag <= inFlight[index].lastTag {
+                if tag > inFlight[index].confirmedThrough && singlyConfirmed.insert(tag).inserted {
+                    inFlight[index].remaining -= 1
+                }
+            }
+            if let failure, inFlight[index].failure == nil, multiple || tag <= inFlight[index].lastTag {
+                inFlight[index].failure = failure
+            }
+        }
+        completeFinished()
+    }
+
+    mutating func markReturned(messageId: String?, reason: String) {
+        guard let index = inFlight.firstIndex(where: { request in
+            request.messages.contains { $0.properties.messageId == messageId }
+        }) else { return }
+        inFlight[index].failure = AMQPError(code: .unroutable, message: "the message reached no queue: \(reason)")
+    }
+
+    mutating func failAll(_ error: AMQPError) {
+        for request in inFlight { request.continuation.resume(throwing: error) }
+        inFlight = []
+        singlyConfirmed = []
+    }
+
+    private mutating func completeFinished() {
+        while let first = inFlight.first, first.remaining == 0 {
+            inFlight.removeFirst()
+            if !singlyConfirmed.isEmpty {
+                for tag in first.firstTag...first.lastTag { singlyConfirmed.remove(tag) }
+            }
+            if let failure = first.failure {
+                first.continuation.resume(throwing: failure)
+            } else {
+                first.continuation.resume()
+            }
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import CAMQPShim
+import Foundation
+import Synchronization
+
+/// A dedicated OS thread that owns one AMQP connection, and the eventfd that wakes it
+/// when async callers hand it work. librabbitmq's calls block, so they never run on the
+/// cooperative pool.
+final class ConnectionThread: Sendable {
+    private let wakeupDescriptor: Int32
+    private let exit = Mutex<ExitState>(ExitState())
+
+    private struct ExitState {
+        var finished = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    init() {
+        wakeupDescriptor = notify_wakeup_create()
+        precondition(wakeupDescriptor >= 0, "eventfd failed")
+    }
+
+    deinit {
+        notify_wakeup_close(wakeupDescriptor)
+    }
+
+    /// Starts `body` on a new thread.
+    func start(name: String, _ body: @escaping @Sendable () -> Void) {
+        let thread = Thread { [self] in
+            body()
+            let waiters = exit.withLock { state in
+                state.finished = true
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Suspends until the thread's body returned.
+    func waitUntilFinished() async {
+        await withCheckedContinuation { continuation in
+            let finished = exit.withLock { state in
+                if state.finished { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if finished { continuation.resume() }
+        }
+    }
+
+    /// Wakes the thread if it is waiting.
+    func wake() {
+        notify_wakeup_signal(wakeupDescriptor)
+    }
+
+    /// Waits (on the owning thread) until the socket is readable, the thread is woken, or the timeout passes.
+    /// Pass -1 as the socket to wait only for a wake-up.
+    @discardableResult
+    func wait(socket: Int32, timeoutMilliseconds: Int32) -> (readable: Bool, woken: Bool) {
+        let result = notify_wait_readable(socket, wakeupDescriptor, timeoutMilliseconds)
+        if result < 0 { return (true, false) }
+        if result & 2 != 0 { notify_wakeup_drain(wakeupDescriptor) }
+        return (result & 1 != 0, result & 2 != 0)
+    }
+}
+
+/// Exponential reconnect pauses with jitter.
+struct ReconnectBackoff {
+    let range: ClosedRange<Duration>
+    private var next: Duration
+
+    init(_ range: ClosedRange<Duration>) {
+        self.range = range
+        next = range.lowerBound
+    }
+
+    mutating func reset() { next = range.lowerBound }
+
+    /// The pause before the next attempt, in milliseconds.
+    mutating func nextMilliseconds() -> Int32 {
+        let current = next
+        next = min(next * 2, range.upperBound)
+        let milliseconds = Double(current.components.seconds) * 1000 + Double(current.components.attoseconds) / 1e15
+        return Int32(milliseconds * Double.random(in: 0.75...1.25))
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// Builds the JSON body of an APNs push for one change.
+///
+/// Every push names the notification and the change's sequence under the `notify` key,
+/// which is how the client library recognises this service's pushes and knows what to sync.
+public enum APNsPayloadBuilder {
+    /// APNs rejects larger payloads (VoIP aside) with 413 PayloadTooLarge.
+    public static let maximumPayloadBytes = 4096
+    /// Top-level keys app data may not use.
+    public static let reservedKeys: Set<String> = ["aps", "notify"]
+
+    /// What the push tells the device.
+    public struct Marker: Sendable, Equatable {
+        public var notificationId: UUID
+        public var sequence: Int64
+        public var kind: ChangeKind
+        public init(notificationId: UUID, sequence: Int64, kind: ChangeKind) {
+            self.notificationId = notificationId
+            self.sequence = sequence
+            self.kind = kind
+        }
+    }
+
+    /// An alert (visual content) or a background shoulder tap (`content-available: 1`).
+    public static func payload(for content: NotificationContent?, marker: Marker, badge: Int?) -> [UInt8] {
+        var writer = JSONWriter(capacity: 384)
+        writer.beginObject()
+        writer.key("aps")
+        writer.beginObject()
+        if let content, marker.kind.isContentChange, let visual = content.payload.visualContent {
+            writer.key("alert")
+            writer.beginObject()
+            if let title = visual.title { writer.key("title"); writer.string(title) }
+            if let body = visual.body { writer.key("body"); writer.string(body) }
+            writer.endObject()
+            if let sound = content.push?.sound { writer.key("sound"); writer.string(sound) }
+            if let category = content.push?.category { writer.key("category"); writer.string(category) }
+            if let threadId = content.push?.threadId ?? content.groupName { writer.key("thread-id"); writer.string(threadId) }
+        } else {
+            writer.key("content-available")
+            writer.integer(1)
+        }
+        if let badge { writer.key("badge"); writer.integer(Int64(badge)) }
+        writer.endObject()
+        writer.key("notify")
+        writer.beginObject()
+        writer.key("id"); writer.string(marker.notificationId.uuidString.lowercased())
+        writer.key("seq"); writer.integer(marker.sequence)
+        writer.key("kind"); writer.string(marker.kind.rawValue)
+        writer.endObject()
+        if let content, marker.kind.isContentChange {
+            if let raw = content.payload.rawContent { writer.key("rawContent"); writer.string(raw) }
+            if let data = content.push?.data {
+                for (name, value) in data.sorted(by: { $0.key < $1.key }) {
+                    writer.key(name)
+                    writer.value(value)
+                }
+            }
+        }
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// The size of the largest payload this content can produce (largest badge and sequence).
+    public static func worstCaseSize(of content: NotificationContent) -> Int {
+        let marker = Marker(notificationId: UUID(), sequence: Int64.max, kind: .created)
+        return payload(for: content, marker: marker, badge: 99_999).count
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+/// A tenant: an app with its app-server key (stored hashed) and the key that signs its user tokens.
+public struct AppRecord: Codable, Sendable, Equatable {
+    public var appId: String
+    public var name: String
+    /// Hex SHA-256 of the API key; the key itself is shown once and never stored.
+    public var apiKeyHash: String
+    /// HMAC-SHA256 secret (base64url) that signs the app's user tokens (HS256 JWTs).
+    public var clientSigningKey: String
+    /// The RabbitMQ user this app publishes to `notify.ingest` as (checked against `user_id`).
+    public var brokerUser: String?
+    public var createdAt: Date
+
+    public init(appId: String, name: String, apiKeyHash: String, clientSigningKey: String, brokerUser: String?, createdAt: Date) {
+        self.appId = appId
+        self.name = name
+        self.apiKeyHash = apiKeyHash
+        self.clientSigningKey = clientSigningKey
+        self.brokerUser = brokerUser
+        self.createdAt = createdAt
+    }
+}
+
+/// APNs token-auth credentials of one app (`PUT /v1/apps/{appId}/providers/apns`).
+public struct APNsCredentials: Codable, Sendable, Equatable {
+    public enum Environment: String, Codable, Sendable {
+        case sandbox, production
+    }
+
+    public var teamId: String
+    public var keyId: String
+    /// The .p8 key (PKCS#8 PEM) Apple issued.
+    public var privateKey: String
+    /// The app's bundle id, sent as `apns-topic`.
+    public var topic: String
+    public var environment: Environment
+    /// Overrides the APNs host, e.g. `https://localhost:38443` for the provider sandbox.
+    public var endpoint: String?
+
+    public init(teamId: String, keyId: String, privateKey: String, topic: String, environment: Environment, endpoint: String?) {
+        self.teamId = teamId
+        self.keyId = keyId
+        self.privateKey = privateKey
+        self.topic = topic
+        self.environment = environment
+        self.endpoint = endpoint
+    }
+
+    /// The base URL pushes go to.
+    public var baseURL: String {
+        if let endpoint { return endpoint }
+        switch environment {
+        case .production: return "https://api.push.apple.com"
+        case .sandbox: return "https://api.sandbox.push.apple.com"
+        }
+    }
+
+    /// Checks the fields that can be checked without talking to Apple.
+    public func validate() throws(ValidationError) {
+        if teamId.count != 10 { throw .invalid("teamId", "teamId is the 10-character Apple team id") }
+        if keyId.count != 10 { throw .invalid("keyId", "keyId is the 10-character id of the .p8 key") }
+        if topic.isEmpty { throw .missing("topic") }
+        if let endpoint, !(endpoint.hasPrefix("https://")) { throw .invalid("endpoint", "endpoint must be an https URL") }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// What happened to a notification; one change has one per-user sequence number.
+public enum ChangeKind: String, Codable, Sendable, CaseIterable {
+    case created, updated, stateChanged, deleted, expired
+
+    /// Created and updated carry new content and may alert; the rest are shoulder taps.
+    public var isContentChange: Bool { self == .created || self == .updated }
+}
+
+/// Emitted by storage on `fanout.changes` after the change committed.
+public struct ChangeEvent: Codable, Sendable, Equatable {
+    public var appId: String
+    public var userId: String
+    public var sequence: Int64
+    public var kind: ChangeKind
+    public var notificationId: UUID
+    /// Present for created and updated changes.
+    public var content: NotificationContent?
+    public var readState: ReadState
+    public var userActionState: UserActionState
+    /// The device that caused the change; it is not pushed its own change.
+    public var originSubscriptionId: UUID?
+    /// The user's unread count for the app once this change committed (the badge).
+    public var unreadCount: Int
+    public var changedAt: Date
+
+    public init(
+        appId: String, userId: String, sequence: Int64, kind: ChangeKind, notificationId: UUID,
+        content: NotificationContent?, readState: ReadState, userActionState: UserActionState,
+        originSubscriptionId: UUID?, unreadCount: Int, changedAt: Date
+    ) {
+        self.appId = appId
+        self.userId = userId
+        self.sequence = sequence
+        self.kind = kind
+        self.notificationId = notificationId
+        self.content = content
+        self.readState = readState
+        self.userActionState = userActionState
+        self.originSubscriptionId = originSubscriptionId
+        self.unreadCount = unreadCount
+        self.changedAt = changedAt
+    }
+}
+
+/// One AMQP message on `fanout.changes`: the events of one storage batch.
+public struct ChangeEventBatch: Codable, Sendable {
+    public var events: [ChangeEvent]
+    public init(events: [ChangeEvent]) { self.events = events }
+}

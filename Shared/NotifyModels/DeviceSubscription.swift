@@ -1,0 +1,63 @@
+import Foundation
+
+/// A device registering for pushes (`POST /v1/me/subscriptions`).
+public struct SubscriptionRequest: Codable, Sendable, Equatable {
+    public var platform: Platform?
+    /// The APNs device token (hex), FCM registration token or WNS channel URI.
+    public var pushToken: String?
+    public var appPackage: String?
+    public var displayName: String?
+
+    public init(platform: Platform? = nil, pushToken: String? = nil, appPackage: String? = nil, displayName: String? = nil) {
+        self.platform = platform
+        self.pushToken = pushToken
+        self.appPackage = appPackage
+        self.displayName = displayName
+    }
+
+    /// Checks the request, naming the wrong field.
+    public func validated() throws(ValidationError) -> (platform: Platform, pushToken: String) {
+        guard let platform else { throw .missing("platform") }
+        guard let pushToken, !pushToken.isEmpty else { throw .missing("pushToken") }
+        switch platform {
+        case .apns:
+            let isHex = pushToken.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || ($0 >= 65 && $0 <= 70) }
+            if !isHex || (pushToken.count != 64 && pushToken.count != 160) {
+                throw .invalid("pushToken", "an APNs device token is 64 (or 160) hexadecimal characters")
+            }
+        case .fcm, .wns, .webpush:
+            if pushToken.utf8.count > 4096 { throw .invalid("pushToken", "pushToken may be at most 4096 bytes") }
+        }
+        if let appPackage, appPackage.utf8.count > 256 { throw .invalid("appPackage", "appPackage may be at most 256 bytes") }
+        if let displayName, displayName.utf8.count > 256 { throw .invalid("displayName", "displayName may be at most 256 bytes") }
+        return (platform, platform == .apns ? pushToken.lowercased() : pushToken)
+    }
+}
+
+/// A stored device subscription.
+public struct DeviceSubscription: Codable, Sendable, Equatable {
+    public var subscriptionId: UUID
+    public var appId: String
+    public var userId: String
+    public var platform: Platform
+    public var pushToken: String
+    public var appPackage: String?
+    public var displayName: String?
+    public var expirationDateTime: Date
+    public var registeredAt: Date
+
+    public init(
+        subscriptionId: UUID, appId: String, userId: String, platform: Platform, pushToken: String,
+        appPackage: String?, displayName: String?, expirationDateTime: Date, registeredAt: Date
+    ) {
+        self.subscriptionId = subscriptionId
+        self.appId = appId
+        self.userId = userId
+        self.platform = platform
+        self.pushToken = pushToken
+        self.appPackage = appPackage
+        self.displayName = displayName
+        self.expirationDateTime = expirationDateTime
+        self.registeredAt = registeredAt
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+
+/// A validated notification, as stored and as carried on change events.
+public struct NotificationContent: Codable, Sendable, Equatable {
+    public var appNotificationId: String?
+    public var groupName: String?
+    public var priority: NotificationPriority
+    public var expirationDateTime: Date
+    public var displayTimeToLive: Int?
+    public var platformTypes: [Platform]?
+    public var payload: NotificationPayload
+    public var push: PushOptions?
+
+    public init(
+        appNotificationId: String?, groupName: String?, priority: NotificationPriority,
+        expirationDateTime: Date, displayTimeToLive: Int?, platformTypes: [Platform]?,
+        payload: NotificationPayload, push: PushOptions?
+    ) {
+        self.appNotificationId = appNotificationId
+        self.groupName = groupName
+        self.priority = priority
+        self.expirationDateTime = expirationDateTime
+        self.displayTimeToLive = displayTimeToLive
+        self.platformTypes = platformTypes
+        self.payload = payload
+        self.push = push
+    }
+
+    /// A visual notification is pushed as an alert; a raw one as a background shoulder tap.
+    public var isVisual: Bool { payload.visualContent != nil }
+}

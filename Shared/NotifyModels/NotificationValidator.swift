@@ -1,0 +1,113 @@
+import Foundation
+
+/// Checks a `NotificationRequest` and turns it into what storage keeps.
+public struct NotificationValidator: Sendable {
+    /// Limits an operator may tune; the defaults follow the public interface.
+    public struct Limits: Sendable {
+        public var maximumLifetime: TimeInterval
+        public var maximumIdentifierLength: Int
+        public var maximumRawContentBytes: Int
+        public init(maximumLifetime: TimeInterval = 30 * 24 * 3600, maximumIdentifierLength: Int = 256, maximumRawContentBytes: Int = 3072) {
+            self.maximumLifetime = maximumLifetime
+            self.maximumIdentifierLength = maximumIdentifierLength
+            self.maximumRawContentBytes = maximumRawContentBytes
+        }
+    }
+
+    /// A request that passed validation.
+    public struct Validated: Sendable, Equatable {
+        public var userId: String
+        public var content: NotificationContent
+    }
+
+    public var limits: Limits
+    /// Allowed clock skew for an expiration that is "at most 30 days ahead".
+    private let clockSkew: TimeInterval = 60
+
+    public init(limits: Limits = Limits()) {
+        self.limits = limits
+    }
+
+    public func validate(_ request: NotificationRequest, now: Date = Date()) throws(ValidationError) -> Validated {
+        let targets = [request.userId, request.subscriptionId, request.eventSource].compactMap { $0 }
+        if targets.isEmpty {
+            throw ValidationError(code: "missing_field", message: "a target is required: userId, subscriptionId or eventSource", field: "userId")
+        }
+        if targets.count > 1 {
+            throw ValidationError.invalid("userId", "give exactly one target: userId, subscriptionId or eventSource")
+        }
+        if request.subscriptionId != nil {
+            throw ValidationError(code: "unsupported_target", message: "targeting one subscription is not supported yet; target the userId", field: "subscriptionId")
+        }
+        if request.eventSource != nil {
+            throw ValidationError(code: "unsupported_target", message: "event-source targets are not supported yet; target the userId", field: "eventSource")
+        }
+        let userId = try checkIdentifier(request.userId, field: "userId", required: true)!
+        let appNotificationId = try checkIdentifier(request.appNotificationId, field: "appNotificationId", required: false)
+        let groupName = try checkIdentifier(request.groupName, field: "groupName", required: false)
+
+        let latestExpiration = now.addingTimeInterval(limits.maximumLifetime)
+        let expiration = request.expirationDateTime ?? latestExpiration
+        if expiration <= now {
+            throw ValidationError.invalid("expirationDateTime", "expirationDateTime must be in the future")
+        }
+        if expiration > latestExpiration.addingTimeInterval(clockSkew) {
+            throw ValidationError.invalid("expirationDateTime", "expirationDateTime may be at most \(Int(limits.maximumLifetime / 86400)) days ahead")
+        }
+        if let ttl = request.displayTimeToLive, ttl <= 0 || Double(ttl) > limits.maximumLifetime {
+            throw ValidationError.invalid("displayTimeToLive", "displayTimeToLive must be between 1 and \(Int(limits.maximumLifetime)) seconds")
+        }
+        if let platforms = request.targetPolicy?.platformTypes, platforms.isEmpty {
+            throw ValidationError.invalid("targetPolicy.platformTypes", "platformTypes must name at least one platform, or be left out")
+        }
+
+        guard let payload = request.payload else { throw .missing("payload") }
+        if payload.rawContent == nil && payload.visualContent == nil {
+            throw ValidationError(code: "missing_field", message: "payload needs rawContent or visualContent", field: "payload")
+        }
+        if let raw = payload.rawContent, raw.utf8.count > limits.maximumRawContentBytes {
+            throw ValidationError(code: "payload_too_large", message: "rawContent may be at most \(limits.maximumRawContentBytes) bytes", field: "payload.rawContent")
+        }
+        if let visual = payload.visualContent, (visual.title ?? "").isEmpty && (visual.body ?? "").isEmpty {
+            throw ValidationError(code: "missing_field", message: "visualContent needs a title or a body", field: "payload.visualContent")
+        }
+        if let data = request.push?.data {
+            for key in data.keys where APNsPayloadBuilder.reservedKeys.contains(key) {
+                throw ValidationError.invalid("push.data.\(key)", "the key \(key) is reserved")
+            }
+        }
+
+        let content = NotificationContent(
+            appNotificationId: appNotificationId,
+            groupName: groupName,
+            priority: request.priority ?? .high,
+            expirationDateTime: expiration,
+            displayTimeToLive: request.displayTimeToLive,
+            platformTypes: request.targetPolicy?.platformTypes,
+            payload: payload,
+            push: request.push
+        )
+        let size = APNsPayloadBuilder.worstCaseSize(of: content)
+        if size > APNsPayloadBuilder.maximumPayloadBytes {
+            throw ValidationError(
+                code: "payload_too_large",
+                message: "the APNs payload would be \(size) bytes; APNs accepts at most \(APNsPayloadBuilder.maximumPayloadBytes)",
+                field: "payload")
+        }
+        return Validated(userId: userId, content: content)
+    }
+
+    private func checkIdentifier(_ value: String?, field: String, required: Bool) throws(ValidationError) -> String? {
+        guard let value else {
+            if required { throw .missing(field) }
+            return nil
+        }
+        if value.isEmpty {
+            throw ValidationError.invalid(field, "\(field) must not be empty")
+        }
+        if value.utf8.count > limits.maximumIdentifierLength {
+            throw ValidationError.invalid(field, "\(field) may be at most \(limits.maximumIdentifierLength) bytes")
+        }
+        return value
+    }
+}

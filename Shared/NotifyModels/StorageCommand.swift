@@ -1,0 +1,95 @@
+import Foundation
+
+/// A write for storage, published on `storage.commands`. Storage applies each command id once.
+public struct StorageCommand: Codable, Sendable, Equatable {
+    public var commandId: UUID
+    public var issuedAt: Date
+    public var action: Action
+
+    public init(commandId: UUID = UUID(), issuedAt: Date = Date(), action: Action) {
+        self.commandId = commandId
+        self.issuedAt = issuedAt
+        self.action = action
+    }
+
+    /// What to change.
+    public enum Action: Sendable, Equatable {
+        case createApp(AppRecord)
+        case setAPNsCredentials(appId: String, credentials: APNsCredentials)
+        case registerSubscription(DeviceSubscription)
+        case unregisterSubscription(appId: String, userId: String, subscriptionId: UUID)
+        case publishNotification(PublishedNotification)
+    }
+}
+
+/// A validated notification with its identity, ready to store.
+public struct PublishedNotification: Codable, Sendable, Equatable {
+    public var appId: String
+    public var userId: String
+    public var notificationId: UUID
+    public var content: NotificationContent
+    public var receivedAt: Date
+
+    public init(appId: String, userId: String, notificationId: UUID, content: NotificationContent, receivedAt: Date) {
+        self.appId = appId
+        self.userId = userId
+        self.notificationId = notificationId
+        self.content = content
+        self.receivedAt = receivedAt
+    }
+}
+
+extension StorageCommand.Action: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case type, app, appId, userId, credentials, subscription, subscriptionId, notification
+    }
+
+    private enum Kind: String, Codable {
+        case createApp, setAPNsCredentials, registerSubscription, unregisterSubscription, publishNotification
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        switch try container.decode(Kind.self, forKey: .type) {
+        case .createApp:
+            self = .createApp(try container.decode(AppRecord.self, forKey: .app))
+        case .setAPNsCredentials:
+            self = .setAPNsCredentials(
+                appId: try container.decode(String.self, forKey: .appId),
+                credentials: try container.decode(APNsCredentials.self, forKey: .credentials))
+        case .registerSubscription:
+            self = .registerSubscription(try container.decode(DeviceSubscription.self, forKey: .subscription))
+        case .unregisterSubscription:
+            self = .unregisterSubscription(
+                appId: try container.decode(String.self, forKey: .appId),
+                userId: try container.decode(String.self, forKey: .userId),
+                subscriptionId: try container.decode(UUID.self, forKey: .subscriptionId))
+        case .publishNotification:
+            self = .publishNotification(try container.decode(PublishedNotification.self, forKey: .notification))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .createApp(let app):
+            try container.encode(Kind.createApp, forKey: .type)
+            try container.encode(app, forKey: .app)
+        case .setAPNsCredentials(let appId, let credentials):
+            try container.encode(Kind.setAPNsCredentials, forKey: .type)
+            try container.encode(appId, forKey: .appId)
+            try container.encode(credentials, forKey: .credentials)
+        case .registerSubscription(let subscription):
+            try container.encode(Kind.registerSubscription, forKey: .type)
+            try container.encode(subscription, forKey: .subscription)
+        case .unregisterSubscription(let appId, let userId, let subscriptionId):
+            try container.encode(Kind.unregisterSubscription, forKey: .type)
+            try container.encode(appId, forKey: .appId)
+            try container.encode(userId, forKey: .userId)
+            try container.encode(subscriptionId, forKey: .subscriptionId)
+        case .publishNotification(let notification):
+            try container.encode(Kind.publishNotification, forKey: .type)
+            try container.encode(notification, forKey: .notification)
+        }
+    }
+}

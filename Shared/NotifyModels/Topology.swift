@@ -1,0 +1,16 @@
+/// Names of the exchanges and queues the services share.
+public enum QueueNames {
+    /// Exchange app servers publish notifications to, routing key = appId.
+    public static let ingestExchange = "notify.ingest"
+    public static let ingestQueue = "notify.ingest"
+    /// Commands for storage, published to the default exchange.
+    public static let storageCommands = "storage.commands"
+    /// Change events from storage to fanout.
+    public static let fanoutChanges = "fanout.changes"
+    /// Exchange push jobs go to, routing key = platform.
+    public static let pushExchange = "notify.push"
+    /// The queue of one provider's push jobs.
+    public static func pushQueue(_ platform: Platform) -> String { "push.\(platform.rawValue)" }
+    /// Delivery outcomes from push-dispatch to storage.
+    public static let pushFeedback = "push.feedback"
+}

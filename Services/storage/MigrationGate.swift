@@ -1,0 +1,25 @@
+import Logging
+import ServiceLifecycle
+
+/// Runs the migrations (retrying while the database is not reachable yet), then the wrapped service.
+struct MigrationGate<Wrapped: Service>: Service {
+    let migrations: Migrations
+    let then: Wrapped
+    let logger: Logger
+
+    func run() async throws {
+        var attempt = 0
+        while true {
+            do {
+                try await migrations.run()
+                break
+            } catch {
+                attempt += 1
+                if attempt >= 30 || Task.isShuttingDownGracefully { throw error }
+                logger.warning("migrations failed; retrying", metadata: ["error": "\(String(reflecting: error))"])
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
+        try await then.run()
+    }
+}

@@ -1,0 +1,31 @@
+import ArgumentParser
+import NotifyRuntime
+
+/// `storage --help` and the environment it reads.
+@main
+struct StorageCommandLine: AsyncParsableCommand {
+    static let readerRole = EnvironmentVariable(
+        "NOTIFY_DATABASE_READER_ROLE", "role granted SELECT on every table (ingest and fanout read through it)", default: "notify_reader")
+    static let prefetch = EnvironmentVariable("NOTIFY_PREFETCH", "commands taken from the broker at once (also the largest batch)", default: "500")
+
+    static let variables: [EnvironmentVariable] = [
+        .amqpURL, .databaseURL(role: "the writer: storage is the only service that writes"), readerRole, prefetch,
+        .httpHost, .healthPort(default: 8081), .logLevel,
+    ]
+
+    static let configuration = CommandConfiguration(
+        commandName: "storage",
+        abstract: "The only PostgreSQL writer: applies commands from storage.commands in batched transactions and emits change events to fanout.changes.",
+        discussion: ServiceEnvironment.helpText(variables)
+    )
+
+    func run() async throws {
+        let environment: ServiceEnvironment
+        do {
+            environment = try ServiceEnvironment(Self.variables)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        try await StorageService(environment: environment).run()
+    }
+}

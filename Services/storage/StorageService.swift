@@ -1,0 +1,41 @@
+import Logging
+import NotifyAMQP
+import NotifyDatabase
+import NotifyModels
+import NotifyRuntime
+import PostgresNIO
+
+/// Wires storage together: database pool, migrations, command consumer, event publisher, health.
+struct StorageService {
+    let environment: ServiceEnvironment
+
+    func run() async throws {
+        let logger = ServiceRunner.bootstrapLogging(label: "storage", level: environment.string(.logLevel))
+        let amqp = try environment.amqpConfiguration()
+        let database = PostgresClient(
+            configuration: try DatabaseURL.clientConfiguration(try environment.require(.databaseURL(role: "writer"))),
+            backgroundLogger: logger)
+        let prefetch = try environment.integer(StorageCommandLine.prefetch)
+        let topology = AMQPTopology.workQueue(QueueNames.storageCommands)
+            .merging(.workQueue(QueueNames.fanoutChanges))
+        let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
+        let handler = StorageCommandHandler(
+            applier: CommandBatchApplier(client: database, logger: logger),
+            emitter: ChangeEventEmitter(publisher: publisher),
+            logger: logger)
+        let consumer = AMQPConsumer(
+            configuration: amqp, queue: QueueNames.storageCommands, topology: topology,
+            options: .init(prefetch: prefetch, maximumBatch: prefetch),
+            deadLetterPublisher: publisher, logger: logger,
+            handler: handler.handle)
+        let databaseHealth = DatabaseHealth(client: database, logger: logger)
+        let health = HealthServer(
+            host: try environment.require(.httpHost), port: try environment.integer(.healthPort(default: 8081)),
+            checks: ["amqp": { publisher.isConnected && consumer.isConnected }, "database": { await databaseHealth.check() }],
+            logger: logger)
+
+        try await ServiceRunner.run(
+            [database, publisher, MigrationGate(migrations: Migrations(client: database, readerRole: try environment.require(StorageCommandLine.readerRole), logger: logger), then: consumer, logger: logger), health],
+            logger: logger)
+    }
+}

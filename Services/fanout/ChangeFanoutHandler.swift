@@ -1,0 +1,67 @@
+import Foundation
+import Logging
+import NotifyAMQP
+import NotifyModels
+import ServiceLifecycle
+
+/// Takes batches of change-event messages, resolves every user's devices in one query,
+/// and publishes the push jobs per provider, many per message, before the consumer acks.
+struct ChangeFanoutHandler: Sendable {
+    let resolver: SubscriptionResolver
+    let publisher: AMQPPublisher
+    let logger: Logger
+    var jobsPerMessage = 500
+
+    func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
+        var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
+        var events: [ChangeEvent] = []
+        var users = Set<UserKey>()
+        let decoder = WireCoding.makeDecoder()
+        for (index, delivery) in deliveries.enumerated() {
+            do {
+                let batch = try decoder.decode(ChangeEventBatch.self, from: delivery.body)
+                for event in batch.events { users.insert(UserKey(appId: event.appId, userId: event.userId)) }
+                events.append(contentsOf: batch.events)
+            } catch {
+                dispositions[index] = .deadLetter(reason: "not a change-event batch: \(error)")
+            }
+        }
+        var delay = Duration.milliseconds(100)
+        while true {
+            do {
+                let devices = try await resolver.devices(of: users)
+                try await publisher.publish(try messages(for: events, devices: devices))
+                return dispositions
+            } catch {
+                logger.warning("could not fan out; retrying", metadata: ["error": "\(String(reflecting: error))"])
+            }
+            if Task.isCancelled || Task.isShuttingDownGracefully {
+                return dispositions.map { $0 == .ack ? .requeue : $0 }
+            }
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, .seconds(5))
+        }
+    }
+
+    private func messages(for events: [ChangeEvent], devices: [UserKey: [SubscriptionResolver.Device]]) throws -> [AMQPOutboundMessage] {
+        var jobsByPlatform: [Platform: [PushJob]] = [:]
+        for event in events {
+            guard let userDevices = devices[UserKey(appId: event.appId, userId: event.userId)] else { continue }
+            for job in PushJobBuilder.jobs(for: event, devices: userDevices) {
+                jobsByPlatform[job.platform, default: []].append(job)
+            }
+        }
+        let encoder = WireCoding.makeEncoder()
+        var messages: [AMQPOutboundMessage] = []
+        for (platform, jobs) in jobsByPlatform {
+            var start = 0
+            while start < jobs.count {
+                let end = min(start + jobsPerMessage, jobs.count)
+                let body = try encoder.encode(PushJobBatch(jobs: Array(jobs[start..<end])))
+                messages.append(AMQPOutboundMessage(exchange: QueueNames.pushExchange, routingKey: platform.rawValue, body: body))
+                start = end
+            }
+        }
+        return messages
+    }
+}

@@ -1,0 +1,45 @@
+import NotifyAMQP
+import NotifyDatabase
+import NotifyModels
+import NotifyRuntime
+import PostgresNIO
+
+/// Wires fanout together: read-only database pool, change consumer, push-job publisher, health.
+struct FanoutService {
+    let environment: ServiceEnvironment
+
+    /// The push exchange and one work queue per provider, so no push job is ever unroutable.
+    static let pushTopology: AMQPTopology = Platform.allCases.reduce(
+        AMQPTopology(exchanges: [.init(name: QueueNames.pushExchange, type: "direct")])
+    ) { topology, platform in
+        let queue = QueueNames.pushQueue(platform)
+        return topology.merging(.workQueue(queue)).merging(AMQPTopology(bindings: [
+            .init(queue: queue, exchange: QueueNames.pushExchange, routingKey: platform.rawValue),
+        ]))
+    }
+
+    func run() async throws {
+        let logger = ServiceRunner.bootstrapLogging(label: "fanout", level: environment.string(.logLevel))
+        let amqp = try environment.amqpConfiguration()
+        let database = PostgresClient(
+            configuration: try DatabaseURL.clientConfiguration(try environment.require(.databaseURL(role: "reader"))),
+            backgroundLogger: logger)
+        let prefetch = try environment.integer(FanoutCommandLine.prefetch)
+        let topology = AMQPTopology.workQueue(QueueNames.fanoutChanges).merging(Self.pushTopology)
+        let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
+        let handler = ChangeFanoutHandler(
+            resolver: SubscriptionResolver(client: database, logger: logger),
+            publisher: publisher,
+            logger: logger)
+        let consumer = AMQPConsumer(
+            configuration: amqp, queue: QueueNames.fanoutChanges, topology: topology,
+            options: .init(prefetch: prefetch, maximumBatch: prefetch),
+            deadLetterPublisher: publisher, logger: logger, handler: handler.handle)
+        let databaseHealth = DatabaseHealth(client: database, logger: logger)
+        let health = HealthServer(
+            host: try environment.require(.httpHost), port: try environment.integer(.healthPort(default: 8082)),
+            checks: ["amqp": { publisher.isConnected && consumer.isConnected }, "database": { await databaseHealth.check() }],
+            logger: logger)
+        try await ServiceRunner.run([database, publisher, consumer, health], logger: logger)
+    }
+}

@@ -1,0 +1,66 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NotifyModels
+
+/// Sends one push over the APNs provider API (HTTP/2, token auth).
+struct APNsClient: Sendable {
+    /// What APNs answered.
+    enum Outcome: Sendable, Equatable {
+        case accepted(apnsId: String)
+        /// APNs refused it: status and Apple's reason (e.g. 410 Unregistered).
+        case rejected(status: Int, reason: String, retryAfter: Int?)
+        /// No answer: connection refused, reset or timed out.
+        case unreachable(String)
+
+        var isRetryable: Bool {
+            switch self {
+            case .accepted: return false
+            case .unreachable: return true
+            case .rejected(let status, _, _): return status == 429 || status >= 500
+            }
+        }
+    }
+
+    let httpClient: HTTPClient
+    let signer: APNsTokenSigner
+    var timeout: TimeAmount = .seconds(10)
+
+    func send(_ job: PushJob, credentials: APNsCredentials) async -> Outcome {
+        let token: String
+        do {
+            token = try signer.token(teamId: credentials.teamId, keyId: credentials.keyId, privateKeyPEM: credentials.privateKey)
+        } catch {
+            return .rejected(status: 0, reason: "the app's .p8 key cannot sign: \(error)", retryAfter: nil)
+        }
+        var request = HTTPClientRequest(url: "\(credentials.baseURL)/3/device/\(job.deviceToken)")
+        request.method = .POST
+        request.headers.add(name: "authorization", value: "bearer \(token)")
+        request.headers.add(name: "apns-topic", value: credentials.topic)
+        request.headers.add(name: "apns-push-type", value: job.isAlert ? "alert" : "background")
+        request.headers.add(name: "apns-priority", value: job.isAlert && job.priority == .high ? "10" : "5")
+        request.headers.add(name: "apns-expiration", value: String(Int(job.expiration.timeIntervalSince1970)))
+        request.headers.add(name: "apns-collapse-id", value: job.collapseId)
+        request.headers.add(name: "apns-id", value: job.pushId.uuidString.lowercased())
+        request.headers.add(name: "content-type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: job.payload))
+        do {
+            let response = try await httpClient.execute(request, timeout: timeout)
+            let body = try await response.body.collect(upTo: 64 * 1024)
+            if response.status == .ok {
+                return .accepted(apnsId: response.headers.first(name: "apns-id") ?? "")
+            }
+            let reason = (try? JSONDecoder().decode(APNsErrorBody.self, from: Data(buffer: body)))?.reason ?? "HTTP \(response.status.code)"
+            return .rejected(status: Int(response.status.code), reason: reason, retryAfter: response.headers.first(name: "retry-after").flatMap { Int($0) })
+        } catch {
+            return .unreachable(String(describing: error))
+        }
+    }
+}
+
+/// APNs error body: `{"reason": "BadDeviceToken"}` (410 adds a timestamp).
+private struct APNsErrorBody: Decodable {
+    var reason: String
+}

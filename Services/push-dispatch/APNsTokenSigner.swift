@@ -1,0 +1,44 @@
+import Crypto
+import Foundation
+import Synchronization
+
+/// Makes and caches APNs provider tokens: ES256 JWTs signed with the app's .p8 key.
+///
+/// Apple rejects tokens older than an hour and answers TooManyProviderTokenUpdates when a token
+/// changes more often than every 20 minutes, so a token is reused for 50 minutes, then replaced.
+final class APNsTokenSigner: Sendable {
+    struct Token: Sendable {
+        var value: String
+        var issuedAt: Date
+    }
+
+    static let lifetime: TimeInterval = 50 * 60
+    private let cache = Mutex<[String: Token]>([:])
+
+    /// The current token for this key, signing a new one when the cached one is 50 minutes old.
+    func token(teamId: String, keyId: String, privateKeyPEM: String, now: Date = Date()) throws -> String {
+        let cacheKey = "\(teamId).\(keyId)"
+        if let cached = cache.withLock({ $0[cacheKey] }), now.timeIntervalSince(cached.issuedAt) < Self.lifetime {
+            return cached.value
+        }
+        let key = try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM)
+        let issuedAt = Int(now.timeIntervalSince1970)
+        let header = Base64URL.encode(Data("{\"alg\":\"ES256\",\"kid\":\"\(keyId)\"}".utf8))
+        let claims = Base64URL.encode(Data("{\"iss\":\"\(teamId)\",\"iat\":\(issuedAt)}".utf8))
+        let signingInput = "\(header).\(claims)"
+        let signature = try key.signature(for: Data(signingInput.utf8))
+        let token = Token(value: "\(signingInput).\(Base64URL.encode(signature.rawRepresentation))", issuedAt: Date(timeIntervalSince1970: TimeInterval(issuedAt)))
+        cache.withLock { $0[cacheKey] = token }
+        return token.value
+    }
+}
+
+/// Base64 with the URL alphabet and no padding (JWT segments).
+enum Base64URL {
+    static func encode(_ data: Data) -> String {
+        data.base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}

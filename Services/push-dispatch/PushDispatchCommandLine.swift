@@ -1,0 +1,32 @@
+import ArgumentParser
+import NotifyRuntime
+
+/// `push-dispatch --help` and the environment it reads.
+@main
+struct PushDispatchCommandLine: AsyncParsableCommand {
+    static let trustedCA = EnvironmentVariable(
+        "NOTIFY_TRUSTED_CA_FILE", "PEM file of an extra CA to trust for provider endpoints (the provider sandbox's ca.pem)")
+    static let concurrency = EnvironmentVariable("NOTIFY_CONCURRENCY", "pushes in flight at once", default: "256")
+    static let prefetch = EnvironmentVariable("NOTIFY_PREFETCH", "push-job messages taken from the broker at once", default: "8")
+
+    static let variables: [EnvironmentVariable] = [
+        .amqpURL, .databaseURL(role: "read-only: provider credentials"), trustedCA, concurrency, prefetch,
+        .httpHost, .healthPort(default: 8083), .logLevel,
+    ]
+
+    static let configuration = CommandConfiguration(
+        commandName: "push-dispatch",
+        abstract: "Sends push jobs to the providers (APNs over HTTP/2 with token auth) and logs each outcome.",
+        discussion: ServiceEnvironment.helpText(variables)
+    )
+
+    func run() async throws {
+        let environment: ServiceEnvironment
+        do {
+            environment = try ServiceEnvironment(Self.variables)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        try await PushDispatchService(environment: environment).run()
+    }
+}

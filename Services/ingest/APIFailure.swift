@@ -1,0 +1,69 @@
+import Foundation
+import Hummingbird
+import NotifyModels
+
+/// An error answered to the client as `{"error": {"code", "message", "field"}}` with a fitting status.
+struct APIFailure: HTTPResponseError {
+    var status: HTTPResponse.Status
+    var body: APIErrorBody
+    var retryAfterSeconds: Int?
+
+    init(_ status: HTTPResponse.Status, code: String, message: String, field: String? = nil, retryAfterSeconds: Int? = nil) {
+        self.status = status
+        self.body = APIErrorBody(code: code, message: message, field: field)
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    init(_ validation: ValidationError) {
+        self.init(validation.code == "payload_too_large" ? .contentTooLarge : .badRequest,
+                  code: validation.code, message: validation.message, field: validation.field)
+    }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        var response = try JSONResponse.make(status, body)
+        if let retryAfterSeconds { response.headers[.retryAfter] = String(retryAfterSeconds) }
+        return response
+    }
+
+    static func unauthorized(_ message: String) -> APIFailure {
+        APIFailure(.unauthorized, code: "unauthorized", message: message, field: "Authorization")
+    }
+
+    static let brokerUnavailable = APIFailure(
+        .serviceUnavailable, code: "broker_unavailable", message: "the message broker is unavailable; nothing was accepted", retryAfterSeconds: 5)
+
+    static let databaseUnavailable = APIFailure(
+        .serviceUnavailable, code: "database_unavailable", message: "the database is unavailable", retryAfterSeconds: 5)
+}
+
+/// JSON bodies in, JSON bodies out, with the project's wire conventions.
+enum JSONResponse {
+    static let maximumBodyBytes = 1 << 20
+
+    static func make(_ status: HTTPResponse.Status, _ value: some Encodable, headers: HTTPFields = [:]) throws -> Response {
+        var fields = headers
+        fields[.contentType] = "application/json"
+        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: try WireCoding.makeEncoder().encode(value))))
+    }
+
+    /// Reads and decodes a request body, turning decoding failures into 400s that name the field.
+    static func decode<Value: Decodable>(_ type: Value.Type, from request: Request) async throws -> Value {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: maximumBodyBytes)
+        } catch {
+            throw APIFailure(.contentTooLarge, code: "body_too_large", message: "the body may be at most \(maximumBodyBytes) bytes")
+        }
+        return try decode(type, from: Data(buffer.readableBytesView))
+    }
+
+    static func decode<Value: Decodable>(_ type: Value.Type, from data: Data) throws(APIFailure) -> Value {
+        do {
+            return try WireCoding.makeDecoder().decode(type, from: data)
+        } catch let error as DecodingError {
+            throw APIFailure(DecodingFailure.validationError(error))
+        } catch {
+            throw APIFailure(.badRequest, code: "invalid_json", message: "the body is not valid JSON")
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Crypto
+import Foundation
+import Hummingbird
+import Logging
+
+/// The three kinds of caller: the operator (admin token), an app server (API key), a device (user token).
+struct Authenticator: Sendable {
+    let adminToken: String
+    let apps: AppDirectory
+    let logger: Logger
+
+    /// A device's identity from its user token.
+    struct User: Sendable {
+        var appId: String
+        var userId: String
+    }
+
+    func requireOperator(_ request: Request) throws {
+        guard let token = bearerToken(request), Self.constantTimeEquals(token, adminToken) else {
+            throw APIFailure.unauthorized("the operator token is missing or wrong")
+        }
+    }
+
+    /// Answers 401 for a missing or wrong key and 404 for an unknown app.
+    func requireAppServer(_ request: Request, appId: String) async throws -> AppDirectory.App {
+        guard let key = bearerToken(request) else { throw APIFailure.unauthorized("an API key is required: Authorization: Bearer <apiKey>") }
+        guard let app = try await lookUp(appId) else {
+            throw APIFailure(.notFound, code: "app_not_found", message: "no app with id \(appId)", field: "appId")
+        }
+        guard AppDirectory.keyMatches(key, hash: app.apiKeyHash) else { throw APIFailure.unauthorized("the API key is not valid for this app") }
+        return app
+    }
+
+    func requireUser(_ request: Request) async throws -> User {
+        guard let token = bearerToken(request) else { throw APIFailure.unauthorized("a user token is required: Authorization: Bearer <jwt>") }
+        let claims: UserToken.Claims
+        do {
+            claims = try UserToken.unverifiedClaims(token)
+        } catch {
+            throw APIFailure.unauthorized("the user token is malformed: \(error.message)")
+        }
+        guard let app = try await lookUp(claims.appId) else { throw APIFailure.unauthorized("the user token names an unknown app") }
+        do {
+            try UserToken.verify(token, claims: claims, signingKey: app.clientSigningKey, now: Date())
+        } catch {
+            throw APIFailure.unauthorized("the user token is not valid: \(error.message)")
+        }
+        return User(appId: app.appId, userId: claims.subject)
+    }
+
+    private func lookUp(_ appId: String) async throws -> AppDirectory.App? {
+        do {
+            return try await apps.app(appId)
+        } catch {
+            logger.warning("app lookup failed", metadata: ["error": "\(String(reflecting: error))"])
+            throw APIFailure.databaseUnavailable
+        }
+    }
+
+    private func bearerToken(_ request: Request) -> String? {
+        guard let header = request.headers[.authorization] else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return String(parts[1]).trimmingCharacters(in: .whitespaces)
+    }
+
+    static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
+        let left = Array(lhs.utf8), right = Array(rhs.utf8)
+        guard left.count == right.count else { return false }
+        return zip(left, right).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import Logging
+import NotifyAMQP
+import NotifyModels
+
+/// Puts storage commands on `storage.commands` and returns once the broker confirmed them all:
+/// that confirm is what a 202 promises.
+struct CommandSender: Sendable {
+    let publisher: AMQPPublisher
+    let logger: Logger
+
+    /// Throws `APIFailure.brokerUnavailable` when the broker did not confirm.
+    func send(_ commands: [StorageCommand]) async throws(APIFailure) {
+        guard !commands.isEmpty else { return }
+        let encoder = WireCoding.makeEncoder()
+        var messages: [AMQPOutboundMessage] = []
+        messages.reserveCapacity(commands.count)
+        do {
+            for command in commands {
+                messages.append(AMQPOutboundMessage(
+                    routingKey: QueueNames.storageCommands, body: try encoder.encode(command),
+                    properties: AMQPProperties(messageId: command.commandId.uuidString)))
+            }
+        } catch {
+            logger.error("could not encode a storage command", metadata: ["error": "\(error)"])
+            throw APIFailure(.internalServerError, code: "internal_error", message: "could not encode the command")
+        }
+        do {
+            try await publisher.publish(messages)
+        } catch {
+            logger.warning("storage commands not confirmed by the broker", metadata: ["error": "\(error)", "count": "\(commands.count)"])
+            throw .brokerUnavailable
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import NotifyModels
+
+/// Turns `DecodingError` into a `ValidationError` naming the JSON path of the bad field.
+enum DecodingFailure {
+    static func validationError(_ error: DecodingError) -> ValidationError {
+        switch error {
+        case .keyNotFound(let key, let context):
+            return .missing(path(context.codingPath + [key]))
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            let field = path(context.codingPath)
+            return .invalid(field, "\(field.isEmpty ? "the body" : field) has the wrong type or value")
+        case .dataCorrupted(let context):
+            if context.codingPath.isEmpty {
+                return ValidationError(code: "invalid_json", message: "the body is not valid JSON", field: nil)
+            }
+            let field = path(context.codingPath)
+            return .invalid(field, "\(field) is invalid: \(context.debugDescription)")
+        @unknown default:
+            return ValidationError(code: "invalid_json", message: "the body could not be read", field: nil)
+        }
+    }
+
+    private static func path(_ codingPath: [any CodingKey]) -> String {
+        var text = ""
+        for key in codingPath {
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
+        }
+        return text
+    }
+}
+
+/// Decodes one element of a batch, keeping its error instead of failing the whole batch.
+struct Failable<Value: Decodable & Sendable>: Decodable, Sendable {
+    let result: Result<Value, ValidationError>
+
+    init(from decoder: any Decoder) throws {
+        do {
+            result = .success(try Value(from: decoder))
+        } catch let error as DecodingError {
+            result = .failure(DecodingFailure.validationError(error))
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import Hummingbird
+import NotifyModels
+import PostgresNIO
+
+/// `POST /v1/me/subscriptions` and `DELETE /v1/me/subscriptions/{id}` (user token).
+struct DeviceRoutes: Sendable {
+    let authenticator: Authenticator
+    let sender: CommandSender
+    let visibility: WriteVisibility
+    let subscriptionLifetime: TimeInterval
+
+    private struct Registered: Encodable {
+        var subscriptionId: UUID
+        var platform: Platform
+        var expirationDateTime: Date
+    }
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.post("/v1/me/subscriptions") { request, _ in try await subscribe(request) }
+        router.delete("/v1/me/subscriptions/:subscriptionId") { request, context in
+            try await unsubscribe(request, id: try context.parameters.require("subscriptionId"))
+        }
+    }
+
+    /// Registering the same token again updates that subscription (and keeps its id).
+    private func subscribe(_ request: Request) async throws -> Response {
+        let user = try await authenticator.requireUser(request)
+        let body = try await JSONResponse.decode(SubscriptionRequest.self, from: request)
+        let (platform, token): (Platform, String)
+        do {
+            (platform, token) = try body.validated()
+        } catch {
+            throw APIFailure(error)
+        }
+        let now = Date()
+        let existing = try? await visibility.client.query(
+            "SELECT subscription_id FROM subscriptions WHERE app_id = \(user.appId) AND platform = \(platform.rawValue) AND push_token = \(token)",
+            logger: visibility.logger
+        ).decode(UUID.self).first(where: { _ in true })
+        let subscription = DeviceSubscription(
+            subscriptionId: existing ?? UUID(), appId: user.appId, userId: user.userId, platform: platform, pushToken: token,
+            appPackage: body.appPackage, displayName: body.displayName,
+            expirationDateTime: now.addingTimeInterval(subscriptionLifetime), registeredAt: now)
+        try await sender.send([StorageCommand(action: .registerSubscription(subscription))])
+        let stored = await visibility.first(
+            UUID.self,
+            """
+            SELECT subscription_id FROM subscriptions
+            WHERE app_id = \(user.appId) AND platform = \(platform.rawValue) AND push_token = \(token)
+              AND user_id = \(user.userId) AND registered_at >= \(now.addingTimeInterval(-0.001))
+            """)
+        return try JSONResponse.make(
+            stored != nil ? .created : .accepted,
+            Registered(subscriptionId: stored ?? subscription.subscriptionId, platform: platform, expirationDateTime: subscription.expirationDateTime))
+    }
+
+    private func unsubscribe(_ request: Request, id: String) async throws -> Response {
+        let user = try await authenticator.requireUser(request)
+        guard let subscriptionId = UUID(uuidString: id) else {
+            throw APIFailure(ValidationError.invalid("subscriptionId", "subscriptionId must be a UUID"))
+        }
+        try await sender.send([StorageCommand(action: .unregisterSubscription(appId: user.appId, userId: user.userId, subscriptionId: subscriptionId))])
+        return Response(status: .noContent)
+    }
+}

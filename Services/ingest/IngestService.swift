@@ -1,0 +1,59 @@
+import Hummingbird
+import Logging
+import NotifyAMQP
+import NotifyDatabase
+import NotifyModels
+import NotifyRuntime
+import PostgresNIO
+
+/// Wires ingest together: the HTTP API, the AMQP ingest consumer, the command publisher, the read-only pool.
+struct IngestService {
+    let environment: ServiceEnvironment
+
+    /// App servers publish to `notify.ingest` (topic) with the appId as routing key.
+    static let ingestTopology = AMQPTopology.workQueue(QueueNames.ingestQueue)
+        .merging(AMQPTopology(
+            exchanges: [.init(name: QueueNames.ingestExchange, type: "topic")],
+            bindings: [.init(queue: QueueNames.ingestQueue, exchange: QueueNames.ingestExchange, routingKey: "#")]))
+
+    func run() async throws {
+        let logger = ServiceRunner.bootstrapLogging(label: "ingest", level: environment.string(.logLevel))
+        let amqp = try environment.amqpConfiguration()
+        let database = PostgresClient(
+            configuration: try DatabaseURL.clientConfiguration(try environment.require(.databaseURL(role: "reader")), maximumConnections: 16),
+            backgroundLogger: logger)
+        let publisher = AMQPPublisher(
+            configuration: amqp, topology: AMQPTopology.workQueue(QueueNames.storageCommands).merging(Self.ingestTopology), logger: logger)
+        let apps = AppDirectory(client: database, logger: logger)
+        let authenticator = Authenticator(adminToken: try environment.require(IngestCommandLine.adminToken), apps: apps, logger: logger)
+        let sender = CommandSender(publisher: publisher, logger: logger)
+        let visibility = WriteVisibility(client: database, logger: logger)
+        let intake = NotificationIntake(validator: NotificationValidator())
+        let databaseHealth = DatabaseHealth(client: database, logger: logger)
+
+        let router = Router()
+        router.get("/health") { _, _ in
+            try await HealthReport.response(["amqp": { publisher.isConnected }, "database": { await databaseHealth.check() }])
+        }
+        OperatorRoutes(authenticator: authenticator, sender: sender, visibility: visibility).register(on: router)
+        PublishRoutes(authenticator: authenticator, intake: intake, sender: sender).register(on: router)
+        DeviceRoutes(
+            authenticator: authenticator, sender: sender, visibility: visibility,
+            subscriptionLifetime: Double(try environment.integer(IngestCommandLine.subscriptionLifetimeDays)) * 86400
+        ).register(on: router)
+        let http = Application(
+            router: router,
+            configuration: ApplicationConfiguration(
+                address: .hostname(try environment.require(.httpHost), port: try environment.integer(IngestCommandLine.httpPort)),
+                serverName: "notify-ingest"),
+            logger: logger)
+
+        let prefetch = try environment.integer(IngestCommandLine.prefetch)
+        let consumer = AMQPConsumer(
+            configuration: amqp, queue: QueueNames.ingestQueue, topology: Self.ingestTopology,
+            options: .init(prefetch: prefetch, maximumBatch: prefetch), deadLetterPublisher: publisher, logger: logger,
+            handler: AMQPIngestHandler(apps: apps, intake: intake, sender: sender, replies: publisher, logger: logger).handle)
+
+        try await ServiceRunner.run([database, publisher, consumer, http], logger: logger)
+    }
+}

@@ -1,1 +1,65 @@
-print("stub")
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+extension SandboxCommand {
+    /// Wires the sandbox: state directory, certificates, keys, recorder, the APNs endpoint and the
+    /// control API, run as one service group that shuts down gracefully on SIGTERM or SIGINT.
+    func run() async throws {
+        var logger = Logger(label: "provider-sandbox")
+        logger.logLevel = logLevel
+
+        let stateDirectory = URL(fileURLWithPath: stateDir, isDirectory: true)
+        try FileManager.default.createDirectory(at: stateDirectory, withIntermediateDirectories: true)
+        let certificateAuthority = try TestCertificateAuthority(
+            directory: stateDirectory,
+            extraNames: tlsNames,
+            logger: logger
+        )
+        logger.info(
+            "Clients must trust this CA certificate",
+            metadata: ["ca": "\(certificateAuthority.caCertificatePath)"]
+        )
+
+        let keys = try KeyRegistry(file: stateDirectory.appending(path: "keys.json"))
+        let recordFile = recordFile.map { URL(fileURLWithPath: $0) } ?? stateDirectory.appending(path: "deliveries.jsonl")
+        let recorder = try DeliveryRecorder(recordFile: recordFile, capacity: maxRecords)
+        logger.info("Recording accepted pushes", metadata: ["file": "\(recordFile.path)"])
+        let faults = FaultInjector()
+
+        let apns = Application(
+            responder: APNsEndpoint(
+                verifier: ProviderTokenVerifier(keys: keys),
+                tokenTracker: ConnectionTokenTracker(),
+                faults: faults,
+                recorder: recorder
+            ),
+            server: try .http2Only(tlsConfiguration: certificateAuthority.tlsConfiguration()),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: apnsPort)),
+            logger: logger
+        )
+        let control = Application(
+            router: ControlAPI(keys: keys, recorder: recorder, faults: faults).router(),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: controlPort)),
+            logger: logger
+        )
+
+        // Services stop in reverse order: the listeners first, then the recorder writes what is left.
+        // Connections that ignore the shutdown (no answer to GOAWAY) are cut after 10 seconds.
+        var configuration = ServiceGroupConfiguration(
+            services: [recorder, apns, control],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        )
+        configuration.maximumGracefulShutdownDuration = .seconds(10)
+        try await ServiceGroup(configuration: configuration).run()
+    }
+}
+
+do {
+    let command = try SandboxCommand.parse()
+    try await command.run()
+} catch {
+    SandboxCommand.exit(withError: error)
+}

@@ -1,0 +1,353 @@
+import Foundation
+import NotifyAMQP
+import Synchronization
+import Testing
+
+/// Tests against the real RabbitMQ (`NOTIFY_AMQP_URL`, by default the local node of
+/// `deploy/local/rabbitmq.sh`, which is started if needed). Serialized: one test restarts the broker.
+/// Every queue is unique to its test and deleted afterwards.
+@Suite("AMQP against a real RabbitMQ", .serialized)
+struct AMQPBrokerTests {
+    init() async throws {
+        try await TestBroker.ensureStarted()
+    }
+}
+
+// MARK: Publishing with confirms and consuming
+
+extension AMQPBrokerTests {
+    @Test("1,000 confirmed messages are each consumed exactly once and the queue is empty afterwards", .timeLimit(.minutes(2)))
+    func publishAndConsumeExactlyOnce() async throws {
+        let queue = TestBroker.uniqueQueueName("confirms")
+        let topology = AMQPTopology.workQueue(queue)
+        let expected = (0..<1000).map { "message-\($0)" }
+        try await withQueues([queue, "\(queue).dead"]) {
+            try await withPublisher(topology: topology) { publisher in
+                // Half one confirmed batch after the other, half as concurrent batches sharing the channel.
+                try await publish(Array(expected[0..<500]), to: queue, with: publisher, batchSize: 100)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for start in stride(from: 500, to: 1000, by: 100) {
+                        group.addTask { try await publish(Array(expected[start..<start + 100]), to: queue, with: publisher, batchSize: 100) }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+
+            let log = DeliveryLog()
+            let consumer = try makeConsumer(queue: queue, topology: topology, options: .init(prefetch: 200, maximumBatch: 200), log: log)
+            try await withServices([consumer]) {
+                #expect(await eventually(.seconds(30)) { log.count >= expected.count }, "only \(log.count) of \(expected.count) arrived")
+                // Anything delivered a second time would show up now.
+                try await Task.sleep(for: .milliseconds(500))
+            }
+
+            let bodies = log.bodies
+            #expect(bodies.count == expected.count)
+            #expect(Set(bodies) == Set(expected))
+            #expect(duplicates(bodies).isEmpty)
+            #expect(log.entries.allSatisfy { !$0.redelivered })
+            #expect(log.batches.allSatisfy { $0.count <= 200 }, "batches: \(log.batches.map(\.count))")
+            // One consumer of a quorum queue sees the sequentially published half in order.
+            let sequential = bodies.filter { Int($0.dropFirst("message-".count))! < 500 }
+            #expect(sequential == Array(expected[0..<500]))
+            if let first = log.entries.first {
+                #expect(first.properties.persistent)
+                #expect(first.properties.messageId != nil, "the publisher assigns a message id")
+                #expect(first.properties.contentType == "application/json")
+                #expect(first.exchange == "")
+                #expect(first.routingKey == queue)
+            }
+
+            let leftovers = try await drain(queue, topology: topology, for: .seconds(1))
+            #expect(leftovers.isEmpty, "a fresh consumer got \(leftovers.count) messages")
+            #expect(try await TestBroker.waitForMessageCount(queue, 0) == 0)
+        }
+    }
+}
+
+// MARK: Unroutable messages and a missing exchange
+
+extension AMQPBrokerTests {
+    /// A direct exchange that no queue is ever bound to (fixed name: exchanges are not cleaned up).
+    static let unboundExchange = "test.amqp.unbound"
+
+    @Test("a mandatory message that reaches no queue throws .unroutable", .timeLimit(.minutes(1)))
+    func unroutable() async throws {
+        let queue = TestBroker.uniqueQueueName("unroutable")
+        let topology = AMQPTopology(exchanges: [.init(name: Self.unboundExchange, type: "direct")]).merging(.workQueue(queue))
+        try await withQueues([queue, "\(queue).dead"]) {
+            try await withPublisher(topology: topology) { publisher in
+                let toUnbound = AMQPOutboundMessage(exchange: Self.unboundExchange, routingKey: "nobody", body: Data("lost".utf8))
+                let error = await #expect(throws: AMQPError.self) {
+                    try await withTimeout(.seconds(10), "publishing to an unbound exchange") { try await publisher.publish(toUnbound) }
+                }
+                #expect(error?.code == .unroutable, "got \(String(describing: error))")
+
+                let toNoQueue = AMQPOutboundMessage(routingKey: "test.amqp.no-such-queue.\(UUID().uuidString)", body: Data("lost".utf8))
+                let noQueueError = await #expect(throws: AMQPError.self) {
+                    try await withTimeout(.seconds(10), "publishing to a queue that does not exist") { try await publisher.publish(toNoQueue) }
+                }
+                #expect(noQueueError?.code == .unroutable, "got \(String(describing: noQueueError))")
+
+                // One unroutable message fails the whole call; the routable ones of the batch are stored.
+                let mixed = [
+                    AMQPOutboundMessage(routingKey: queue, body: Data("routable-1".utf8)),
+                    toUnbound,
+                    AMQPOutboundMessage(routingKey: queue, body: Data("routable-2".utf8)),
+                ]
+                let mixedError = await #expect(throws: AMQPError.self) {
+                    try await withTimeout(.seconds(10), "publishing a batch with one unroutable message") { try await publisher.publish(mixed) }
+                }
+                #expect(mixedError?.code == .unroutable, "got \(String(describing: mixedError))")
+
+                // A returned message does not hurt the channel.
+                #expect(publisher.isConnected)
+                try await publish(["after-unroutable"], to: queue, with: publisher)
+            }
+            let arrived = try await drain(queue, topology: topology, for: .seconds(1)).map(\.body)
+            #expect(arrived.sorted() == ["after-unroutable", "routable-1", "routable-2"])
+        }
+    }
+
+    @Test("publishing to a missing exchange fails, and the publisher recovers by itself", .timeLimit(.minutes(1)))
+    func missingExchange() async throws {
+        let queue = TestBroker.uniqueQueueName("missing-exchange")
+        let topology = AMQPTopology.workQueue(queue)
+        try await withQueues([queue, "\(queue).dead"]) {
+            try await withPublisher(topology: topology) { publisher in
+                try await publish(["before"], to: queue, with: publisher)
+                let missing = AMQPOutboundMessage(exchange: "test.amqp.missing.\(UUID().uuidString)", routingKey: queue, body: Data("lost".utf8))
+                let error = await #expect(throws: AMQPError.self) {
+                    try await withTimeout(.seconds(10), "publishing to a missing exchange") { try await publisher.publish(missing) }
+                }
+                // The broker closes the channel (404 NOT_FOUND); the publisher reconnects.
+                #expect(error.map { [.channelClosed, .connectionLost, .notConnected].contains($0.code) } == true, "got \(String(describing: error))")
+                #expect(error?.isTransient == true)
+                #expect(await publisher.waitUntilConnected(timeout: .seconds(15)), "the publisher did not reconnect")
+                try await publish(["after-recovery-1", "after-recovery-2"], to: queue, with: publisher)
+            }
+            let arrived = try await drain(queue, topology: topology, for: .seconds(1)).map(\.body)
+            #expect(arrived == ["before", "after-recovery-1", "after-recovery-2"])
+        }
+    }
+}
+
+// MARK: Dead-lettering
+
+extension AMQPBrokerTests {
+    @Test(
+        "a .deadLetter answer moves the message to <queue>.dead",
+        .timeLimit(.minutes(1)),
+        arguments: [true, false]
+    )
+    func deadLetter(withPublisher useDeadLetterPublisher: Bool) async throws {
+        let queue = TestBroker.uniqueQueueName(useDeadLetterPublisher ? "dead-republished" : "dead-rejected")
+        let deadQueue = "\(queue).dead"
+        let topology = AMQPTopology.workQueue(queue)
+        try await withQueues([queue, deadQueue]) {
+            let mainLog = DeliveryLog()
+            let deadLog = DeliveryLog()
+            try await withPublisher(topology: topology) { publisher in
+                let messages = (0..<3).map {
+                    AMQPOutboundMessage(
+                        routingKey: queue, body: Data("{bad json \($0)".utf8),
+                        properties: AMQPProperties(messageId: "id-\($0)", correlationId: "corr-\($0)", headers: ["x-test": "kept"]))
+                }
+                try await withTimeout(.seconds(10), "publishing") { try await publisher.publish(messages) }
+
+                let consumer = try makeConsumer(
+                    queue: queue, topology: topology, deadLetterPublisher: useDeadLetterPublisher ? publisher : nil, log: mainLog
+                ) { _ in .deadLetter(reason: "bad json") }
+                let deadConsumer = try makeConsumer(queue: deadQueue, topology: topology, log: deadLog)
+                try await withServices([consumer, deadConsumer]) {
+                    #expect(await eventually(.seconds(20)) { deadLog.count >= 3 }, "only \(deadLog.count) of 3 reached \(deadQueue)")
+                    try await Task.sleep(for: .milliseconds(500))
+                }
+            }
+
+            #expect(mainLog.count == 3, "each message is handled once: \(mainLog.bodies)")
+            #expect(deadLog.count == 3)
+            #expect(Set(deadLog.bodies) == Set((0..<3).map { "{bad json \($0)" }))
+            for entry in deadLog.entries {
+                #expect(entry.exchange == AMQPTopology.deadLetterExchange)
+                #expect(entry.routingKey == deadQueue)
+                #expect(entry.properties.headers["x-test"] == "kept")
+                #expect(entry.properties.messageId?.hasPrefix("id-") == true)
+                #expect(entry.properties.correlationId?.hasPrefix("corr-") == true)
+                #expect(entry.properties.persistent)
+                if useDeadLetterPublisher {
+                    #expect(entry.properties.headers["x-notify-reason"] == "bad json")
+                    #expect(entry.properties.headers["x-notify-queue"] == queue)
+                    #expect(entry.properties.headers["x-notify-routing-key"] == queue)
+                } else {
+                    // The broker's own dead-lettering (x-dead-letter-exchange) routed it.
+                    #expect(entry.properties.headers["x-notify-reason"] == nil)
+                    #expect(entry.properties.headers["x-first-death-reason"] == "rejected")
+                    #expect(entry.properties.headers["x-first-death-queue"] == queue)
+                }
+            }
+            let leftovers = try await drain(queue, topology: topology, for: .seconds(1))
+            #expect(leftovers.isEmpty, "\(leftovers.count) messages stayed in \(queue)")
+        }
+    }
+}
+
+// MARK: Requeueing and mixed batches
+
+extension AMQPBrokerTests {
+    @Test(".requeue delivers the message again, flagged redelivered", .timeLimit(.minutes(1)))
+    func requeue() async throws {
+        let queue = TestBroker.uniqueQueueName("requeue")
+        let topology = AMQPTopology.workQueue(queue)
+        let bodies = ["r-0", "r-1", "r-2"]
+        try await withQueues([queue, "\(queue).dead"]) {
+            try await withPublisher(topology: topology) { publisher in
+                try await publish(bodies, to: queue, with: publisher)
+            }
+            let log = DeliveryLog()
+            let consumer = try makeConsumer(queue: queue, topology: topology, log: log) { $0.redelivered ? .ack : .requeue }
+            try await withServices([consumer]) {
+                #expect(await eventually(.seconds(20)) { log.count >= 6 }, "got \(log.bodies)")
+                try await Task.sleep(for: .milliseconds(500))
+            }
+            let entries = log.entries
+            #expect(entries.count == 6)
+            for body in bodies {
+                let deliveries = entries.filter { $0.body == body }
+                #expect(deliveries.map(\.redelivered) == [false, true], "\(body): \(deliveries.map(\.redelivered))")
+            }
+            let leftovers = try await drain(queue, topology: topology, for: .seconds(1))
+            #expect(leftovers.isEmpty)
+        }
+    }
+
+    /// Holds the handler until the test releases it.
+    final class Gate: Sendable {
+        private let state = Mutex<(entered: Bool, released: Bool)>((false, false))
+        var entered: Bool { state.withLock { $0.entered } }
+        func release() { state.withLock { $0.released = true } }
+        func pass() async {
+            state.withLock { $0.entered = true }
+            _ = await eventually(.seconds(10)) { self.state.withLock { $0.released } }
+        }
+    }
+
+    @Test(
+        "one batch with acks, a dead-letter and a requeue settles each message correctly without a channel error",
+        .timeLimit(.minutes(1)),
+        arguments: [false, true]
+    )
+    func mixedBatch(withDeadLetterPublisher useDeadLetterPublisher: Bool) async throws {
+        let queue = TestBroker.uniqueQueueName("mixed")
+        let deadQueue = "\(queue).dead"
+        let topology = AMQPTopology.workQueue(queue)
+        let batch = ["ack-0", "ack-1", "dead-2", "ack-3", "requeue-4", "ack-5", "ack-6"]
+        try await withQueues([queue, deadQueue]) {
+            let log = DeliveryLog()
+            let deadLog = DeliveryLog()
+            let gate = Gate()
+            let stayedConnected = try await withPublisher(topology: topology) { publisher in
+                let consumer = AMQPConsumer(
+                    configuration: try TestBroker.configuration(), queue: queue, topology: topology,
+                    options: .init(prefetch: 50, maximumBatch: 50),
+                    deadLetterPublisher: useDeadLetterPublisher ? publisher : nil, logger: TestBroker.logger
+                ) { deliveries in
+                    log.record(deliveries)
+                    if deliveries.contains(where: { String(decoding: $0.body, as: UTF8.self) == "gate" }) { await gate.pass() }
+                    return deliveries.map { delivery in
+                        let body = String(decoding: delivery.body, as: UTF8.self)
+                        if body.hasPrefix("dead") { return .deadLetter(reason: "poison") }
+                        if body.hasPrefix("requeue") && !delivery.redelivered { return .requeue }
+                        return .ack
+                    }
+                }
+                let deadConsumer = try makeConsumer(queue: deadQueue, topology: topology, log: deadLog)
+                return try await withServices([consumer, deadConsumer]) {
+                    // While the handler holds the "gate" message, the whole batch arrives in the buffer,
+                    // so the next call gets all seven at once.
+                    try await publish(["gate"], to: queue, with: publisher)
+                    #expect(await eventually(.seconds(10)) { gate.entered })
+                    try await publish(batch, to: queue, with: publisher)
+                    try await Task.sleep(for: .milliseconds(300))
+                    gate.release()
+                    #expect(await eventually(.seconds(20)) { log.count >= 9 && deadLog.count >= 1 }, "main: \(log.bodies), dead: \(deadLog.bodies)")
+                    try await Task.sleep(for: .milliseconds(700))
+                    return consumer.isConnected
+                }
+            }
+
+            #expect(stayedConnected, "the consumer lost its connection (channel error?)")
+            #expect(log.batches.contains { Set($0) == Set(batch) }, "the seven did not arrive as one batch: \(log.batches)")
+            let entries = log.entries
+            // Only the requeued message comes again; a channel error would have redelivered the unacked rest.
+            #expect(entries.filter(\.redelivered).map(\.body) == ["requeue-4"], "redelivered: \(entries.filter(\.redelivered).map(\.body))")
+            #expect(entries.count == 9, "\(entries.map(\.body))")
+            for body in batch where body != "requeue-4" {
+                #expect(entries.filter { $0.body == body }.count == 1, "\(body)")
+            }
+            #expect(deadLog.bodies == ["dead-2"])
+            if useDeadLetterPublisher {
+                #expect(deadLog.entries.first?.properties.headers["x-notify-reason"] == "poison")
+            }
+            let leftovers = try await drain(queue, topology: topology, for: .seconds(1))
+            #expect(leftovers.isEmpty, "left in the queue: \(leftovers.map(\.body))")
+        }
+    }
+}
+
+// MARK: Graceful shutdown
+
+extension AMQPBrokerTests {
+    @Test("graceful shutdown mid-batch acks the batch in hand and returns the rest to the queue", .timeLimit(.minutes(1)))
+    func gracefulShutdown() async throws {
+        let queue = TestBroker.uniqueQueueName("shutdown")
+        let topology = AMQPTopology.workQueue(queue)
+        let expected = (0..<100).map { "s-\($0)" }
+        try await withQueues([queue, "\(queue).dead"]) {
+            try await withPublisher(topology: topology) { publisher in
+                try await publish(expected, to: queue, with: publisher)
+            }
+
+            let progress = Mutex<(started: Int, finished: Int)>((0, 0))
+            let first = DeliveryLog()
+            let consumer = AMQPConsumer(
+                configuration: try TestBroker.configuration(), queue: queue, topology: topology,
+                options: .init(prefetch: 20, maximumBatch: 5), logger: TestBroker.logger
+            ) { batch in
+                first.record(batch)
+                progress.withLock { $0.started += 1 }
+                try? await Task.sleep(for: .milliseconds(300))
+                progress.withLock { $0.finished += 1 }
+                return batch.map { _ in .ack }
+            }
+            let shutdownBegan = Mutex<ContinuousClock.Instant?>(nil)
+            try await withServices([consumer]) {
+                #expect(await eventually(.seconds(20)) { progress.withLock { $0.started } >= 3 })
+                // The handler is now sleeping in the middle of its third batch.
+                try await Task.sleep(for: .milliseconds(100))
+                shutdownBegan.withLock { $0 = .now }
+            }
+            let shutdownTook = ContinuousClock.now - shutdownBegan.withLock { $0! }
+            #expect(shutdownTook < .seconds(5), "shutting down took \(shutdownTook)")
+            let (started, finished) = progress.withLock { ($0.started, $0.finished) }
+            #expect(started == finished, "the batch in hand was not finished")
+
+            let handled = first.bodies
+            #expect(handled.count >= 15 && handled.count < expected.count, "handled \(handled.count)")
+            #expect(duplicates(handled).isEmpty)
+
+            let second = DeliveryLog()
+            let remainingCount = expected.count - Set(handled).count
+            let secondConsumer = try makeConsumer(queue: queue, topology: topology, log: second)
+            try await withServices([secondConsumer]) {
+                #expect(await eventually(.seconds(20)) { second.count >= remainingCount }, "\(second.count) of \(remainingCount)")
+                try await Task.sleep(for: .milliseconds(700))
+            }
+            let rest = second.bodies
+            #expect(Set(handled).isDisjoint(with: rest), "consumed twice: \(Set(handled).intersection(rest).sorted())")
+            #expect(Set(handled).union(rest) == Set(expected), "lost: \(Set(expected).subtracting(handled).subtracting(rest).sorted())")
+            #expect(rest.count == remainingCount)
+            #expect(duplicates(rest).isEmpty)
+        }
+    }
+}

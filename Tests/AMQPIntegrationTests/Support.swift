@@ -1,0 +1,390 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import NotifyAMQP
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+// Helpers shared by the AMQP integration tests: where the broker is, how to control it,
+// bounded waits, and a recorder for what consumers receive.
+
+/// The broker the tests use, and the scripts that control it.
+enum TestBroker {
+    /// `NOTIFY_AMQP_URL`, or the isolated local node started by `deploy/local/rabbitmq.sh`.
+    static let url = ProcessInfo.processInfo.environment["NOTIFY_AMQP_URL"] ?? "amqp://notify:notify@127.0.0.1:35672/notify"
+
+    /// The repository root, found from this file's path (Tests/AMQPIntegrationTests/Support.swift).
+    static let repositoryRoot: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.path
+    }()
+
+    /// `NOTIFY_RABBITMQ_SCRIPT`, or `deploy/local/rabbitmq.sh` in this repository.
+    static let script = ProcessInfo.processInfo.environment["NOTIFY_RABBITMQ_SCRIPT"] ?? repositoryRoot + "/deploy/local/rabbitmq.sh"
+
+    /// `NOTIFY_RABBITMQCTL_SCRIPT`, or `rabbitmqctl.sh` next to the broker script.
+    static let ctlScript: String = ProcessInfo.processInfo.environment["NOTIFY_RABBITMQCTL_SCRIPT"]
+        ?? URL(fileURLWithPath: script).deletingLastPathComponent().appendingPathComponent("rabbitmqctl.sh").path
+
+    /// The vhost of `url` (for rabbitmqctl's `-p`).
+    static var virtualHost: String { (try? AMQPConfiguration(url: url).virtualHost) ?? "notify" }
+
+    static func configuration() throws -> AMQPConfiguration {
+        var configuration = try AMQPConfiguration(url: url)
+        configuration.connectTimeout = .seconds(2)
+        return configuration
+    }
+
+    static let logger: Logger = {
+        var logger = Logger(label: "amqp-integration-tests")
+        logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .error
+        return logger
+    }()
+
+    /// Starts the local broker once per test process (a no-op when it already runs).
+    /// Skipped when the broker script does not exist (e.g. the broker is provided some other way).
+    private static let started = Task<Void, any Error> {
+        guard FileManager.default.isExecutableFile(atPath: script) else { return }
+        let result = try await runProcess(script, ["start"], timeout: .seconds(90))
+        guard result.status == 0 else {
+            throw TestFailure("\(script) start failed (\(result.status)): \(result.output)")
+        }
+    }
+
+    static func ensureStarted() async throws {
+        try await started.value
+    }
+
+    /// Runs `rabbitmqctl.sh ARGS` and returns its output.
+    @discardableResult
+    static func ctl(_ arguments: [String], timeout: Duration = .seconds(30)) async throws -> String {
+        let result = try await runProcess(ctlScript, arguments, timeout: timeout)
+        guard result.status == 0 else {
+            throw TestFailure("rabbitmqctl \(arguments.joined(separator: " ")) failed (\(result.status)): \(result.output)")
+        }
+        return result.output
+    }
+
+    /// Runs `rabbitmq.sh COMMAND` (start, stop, restart, status).
+    static func control(_ command: String, timeout: Duration = .seconds(120)) async throws -> (status: Int32, output: String) {
+        try await runProcess(script, [command], timeout: timeout)
+    }
+
+    /// Ready plus unacknowledged messages of each queue in the vhost.
+    static func messageCounts() async throws -> [String: Int] {
+        let output = try await ctl(["-q", "list_queues", "-p", virtualHost, "--no-table-headers", "name", "messages"])
+        var counts: [String: Int] = [:]
+        for line in output.split(separator: "\n") {
+            let fields = line.split(whereSeparator: { $0 == "\t" || $0 == " " })
+            if fields.count == 2, let count = Int(fields[1]) { counts[String(fields[0])] = count }
+        }
+        return counts
+    }
+
+    /// Polls `rabbitmqctl list_queues` until `queue` holds `expected` messages (the broker's counters lag a little).
+    static func waitForMessageCount(_ queue: String, _ expected: Int, timeout: Duration = .seconds(15)) async throws -> Int? {
+        let deadline = ContinuousClock.now + timeout
+        var last: Int?
+        while true {
+            last = try await messageCounts()[queue]
+            if last == expected || ContinuousClock.now >= deadline { return last }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+    }
+
+    /// Deletes test queues; failures are ignored (the queues are uniquely named, leftovers are harmless).
+    static func deleteQueues(_ names: [String]) async {
+        for name in names {
+            _ = try? await runProcess(ctlScript, ["-q", "delete_queue", "-p", virtualHost, name], timeout: .seconds(30))
+        }
+    }
+
+    /// A queue name no other test (or earlier run) uses.
+    static func uniqueQueueName(_ purpose: String) -> String {
+        "test.amqp.\(purpose).\(UUID().uuidString.prefix(8).lowercased())"
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs a program on a thread of its own (off the cooperative pool) and returns its exit status and output.
+///
+/// Not `Foundation.Process`: on Linux it notices a child's exit through a socket the child inherits, so a
+/// daemon the program starts (`rabbitmq-server -detached`) keeps that socket open and `waitUntilExit` never
+/// returns. Here the child gets only stdin (/dev/null) and stdout/stderr (a temporary file).
+func runProcess(_ executable: String, _ arguments: [String], timeout: Duration) async throws -> (status: Int32, output: String) {
+    try await withTimeout(timeout, "\(executable) \(arguments.joined(separator: " "))") {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(status: Int32, output: String), any Error>) in
+            let thread = Thread {
+                let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("amqp-test-\(UUID().uuidString).log").path
+                defer { unlink(outputPath) }
+                do {
+                    let status = try spawnAndWait(executable, arguments, outputPath: outputPath)
+                    let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+                    continuation.resume(returning: (status, output))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+            thread.start()
+        }
+    }
+}
+
+#if os(Linux)
+private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34+), which Swift does not import.
+private let addCloseFrom: AddCloseFrom? = {
+    guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+    return unsafeBitCast(symbol, to: AddCloseFrom.self)
+}()
+
+/// Spawns the program with default signal handling, waits for it, and returns its exit status (128 + n if killed by signal n).
+private func spawnAndWait(_ executable: String, _ arguments: [String], outputPath: String) throws -> Int32 {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    if let addCloseFrom {
+        _ = addCloseFrom(&actions, 3)
+    }
+
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var noSignals = sigset_t()
+    sigemptyset(&noSignals)
+    var allSignals = sigset_t()
+    sigfillset(&allSignals)
+    posix_spawnattr_setsigmask(&attributes, &noSignals)
+    posix_spawnattr_setsigdefault(&attributes, &allSignals)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+    let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+    defer { for argument in argv { free(argument) } }
+    var pid: pid_t = 0
+    let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+    guard spawned == 0 else {
+        throw TestFailure("cannot run \(executable): \(String(cString: strerror(spawned)))")
+    }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 {
+        guard errno == EINTR else { throw TestFailure("waitpid failed: \(String(cString: strerror(errno)))") }
+    }
+    let signal = status & 0x7f
+    return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+}
+#else
+private func spawnAndWait(_ executable: String, _ arguments: [String], outputPath: String) throws -> Int32 {
+    _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+    let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+    defer { try? output.close() }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.standardOutput = output
+    process.standardError = output
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    return process.terminationStatus
+}
+#endif
+
+struct TimeoutError: Error, CustomStringConvertible {
+    var what: String
+    var after: Duration
+    var description: String { "timed out after \(after): \(what)" }
+}
+
+/// Resumes a continuation at most once.
+private final class ResumeOnce<T: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<T, any Error>?>
+    init(_ continuation: CheckedContinuation<T, any Error>) { self.continuation = Mutex(continuation) }
+
+    @discardableResult
+    func resume(_ result: Result<T, any Error>) -> Bool {
+        let continuation = self.continuation.withLock { state -> CheckedContinuation<T, any Error>? in
+            defer { state = nil }
+            return state
+        }
+        continuation?.resume(with: result)
+        return continuation != nil
+    }
+}
+
+/// Runs `operation`, failing with `TimeoutError` once `timeout` passed, even when the operation hangs in a
+/// call that ignores cancellation (it is then cancelled and abandoned).
+func withTimeout<T: Sendable>(
+    _ timeout: Duration, _ what: String, _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+        let once = ResumeOnce(continuation)
+        let work = Task {
+            do { once.resume(.success(try await operation())) } catch { once.resume(.failure(error)) }
+        }
+        Task {
+            // Polls instead of one long sleep so that the timer ends soon after the work.
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                if !once.isPending { return }
+                try? await Task.sleep(for: min(.milliseconds(50), deadline - ContinuousClock.now))
+            }
+            if once.resume(.failure(TimeoutError(what: what, after: timeout))) { work.cancel() }
+        }
+    }
+}
+
+extension ResumeOnce {
+    var isPending: Bool { continuation.withLock { $0 != nil } }
+}
+
+/// Polls `condition` until it holds or `timeout` passes; returns whether it held.
+func eventually(_ timeout: Duration, poll: Duration = .milliseconds(20), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: poll)
+    }
+    return condition()
+}
+
+/// Runs services in a ServiceGroup while `body` runs, then shuts them down gracefully
+/// (the last service first) and waits until they finished.
+func withServices<Result: Sendable>(
+    _ services: [any Service], _ body: @Sendable () async throws -> Result
+) async throws -> Result {
+    var configuration = ServiceGroupConfiguration(services: services, logger: TestBroker.logger)
+    configuration.maximumGracefulShutdownDuration = .seconds(15)
+    let group = ServiceGroup(configuration: configuration)
+    return try await withThrowingTaskGroup(of: Void.self) { tasks in
+        tasks.addTask { try await group.run() }
+        let outcome: Swift.Result<Result, any Error>
+        do {
+            outcome = .success(try await body())
+        } catch {
+            outcome = .failure(error)
+        }
+        await group.triggerGracefulShutdown()
+        try await tasks.waitForAll()
+        return try outcome.get()
+    }
+}
+
+/// A publisher started outside a ServiceGroup and connected; shut down after `body`.
+func withPublisher<Result: Sendable>(
+    topology: AMQPTopology, _ body: @Sendable (AMQPPublisher) async throws -> Result
+) async throws -> Result {
+    let publisher = AMQPPublisher(configuration: try TestBroker.configuration(), topology: topology, logger: TestBroker.logger)
+    publisher.startIfNeeded()
+    let outcome: Swift.Result<Result, any Error>
+    if await publisher.waitUntilConnected(timeout: .seconds(15)) {
+        do {
+            outcome = .success(try await body(publisher))
+        } catch {
+            outcome = .failure(error)
+        }
+    } else {
+        outcome = .failure(TestFailure("the publisher did not connect to \(TestBroker.url) within 15 s"))
+    }
+    await publisher.shutdown()
+    return try outcome.get()
+}
+
+/// Publishes `bodies` to the default exchange with routing key `queue`, `batchSize` per confirmed call.
+func publish(_ bodies: [String], to queue: String, with publisher: AMQPPublisher, batchSize: Int = 100) async throws {
+    var start = 0
+    while start < bodies.count {
+        let end = min(start + batchSize, bodies.count)
+        let messages = bodies[start..<end].map { AMQPOutboundMessage(routingKey: queue, body: Data($0.utf8)) }
+        try await withTimeout(.seconds(15), "publishing \(messages.count) messages to \(queue)") {
+            try await publisher.publish(messages)
+        }
+        start = end
+    }
+}
+
+/// What consumers received, in order.
+final class DeliveryLog: Sendable {
+    struct Entry: Sendable {
+        var body: String
+        var redelivered: Bool
+        var exchange: String
+        var routingKey: String
+        var properties: AMQPProperties
+    }
+
+    private struct State {
+        var entries: [Entry] = []
+        var batches: [[String]] = []
+    }
+
+    private let state = Mutex(State())
+
+    func record(_ batch: [AMQPDelivery]) {
+        let entries = batch.map {
+            Entry(body: String(decoding: $0.body, as: UTF8.self), redelivered: $0.redelivered, exchange: $0.exchange, routingKey: $0.routingKey, properties: $0.properties)
+        }
+        state.withLock {
+            $0.entries.append(contentsOf: entries)
+            $0.batches.append(entries.map(\.body))
+        }
+    }
+
+    var entries: [Entry] { state.withLock { $0.entries } }
+    var bodies: [String] { state.withLock { $0.entries.map(\.body) } }
+    var count: Int { state.withLock { $0.entries.count } }
+    var batches: [[String]] { state.withLock { $0.batches } }
+    var uniqueBodies: Set<String> { Set(bodies) }
+}
+
+/// A consumer of `queue` that records every batch and answers with `decide`.
+func makeConsumer(
+    queue: String, topology: AMQPTopology, options: AMQPConsumer.Options = .init(), deadLetterPublisher: AMQPPublisher? = nil,
+    log: DeliveryLog, decide: @escaping @Sendable (AMQPDelivery) -> AMQPDisposition = { _ in .ack }
+) throws -> AMQPConsumer {
+    AMQPConsumer(
+        configuration: try TestBroker.configuration(), queue: queue, topology: topology, options: options,
+        deadLetterPublisher: deadLetterPublisher, logger: TestBroker.logger
+    ) { batch in
+        log.record(batch)
+        return batch.map(decide)
+    }
+}
+
+/// Consumes `queue` for `duration` and returns what arrived (acking everything).
+func drain(_ queue: String, topology: AMQPTopology, for duration: Duration) async throws -> [DeliveryLog.Entry] {
+    let log = DeliveryLog()
+    let consumer = try makeConsumer(queue: queue, topology: topology, log: log)
+    try await withServices([consumer]) {
+        _ = await eventually(.seconds(10)) { consumer.isConnected }
+        try await Task.sleep(for: duration)
+    }
+    return log.entries
+}
+
+/// Runs `body`, then deletes the queues (also when `body` failed).
+func withQueues(_ names: [String], _ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch {
+        await TestBroker.deleteQueues(names)
+        throw error
+    }
+    await TestBroker.deleteQueues(names)
+}
+
+/// Duplicates in a list of bodies, with how often each occurred.
+func duplicates(_ bodies: [String]) -> [String: Int] {
+    Dictionary(bodies.map { ($0, 1) }, uniquingKeysWith: +).filter { $0.value > 1 }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// Request context of the APNs listener: Hummingbird's core context plus the connection the
+/// request arrived on (the parent of its HTTP/2 stream channel), for per-connection token rules.
+struct APNsRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    let connection: any Channel
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = CoreRequestContextStorage(source: source)
+        connection = source.channel.parent ?? source.channel
+    }
+}
+
+/// `POST /3/device/{deviceToken}` answered as api.push.apple.com answers it: provider token,
+/// token updates per connection, injected faults, then device token, headers and payload,
+/// and finally the delivery record. Every answer carries `apns-id`.
+struct APNsEndpoint: HTTPResponder {
+    typealias Context = APNsRequestContext
+
+    private static let provider = "apns"
+    private static let devicePath = "/3/device"
+
+    let verifier: ProviderTokenVerifier
+    let tokenTracker: ConnectionTokenTracker
+    let faults: FaultInjector
+    let recorder: DeliveryRecorder
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        let apnsID = request.headers[.apnsID].flatMap { APNsRequestValidator.isCanonicalUUID($0) ? $0 : nil }
+            ?? UUID().uuidString.lowercased()
+        let path = request.uri.path
+        guard path == Self.devicePath || path.hasPrefix(Self.devicePath + "/") else {
+            return reject(.badPath, deviceToken: "", apnsID: apnsID)
+        }
+        let deviceToken = path.dropFirst(Self.devicePath.count + 1)
+        do {
+            guard request.method == .post else { throw APNsError.methodNotAllowed }
+            let token = try verifier.verify(authorization: request.headers[.authorization])
+            guard tokenTracker.accept(token, on: context.connection) else {
+                throw APNsError.tooManyProviderTokenUpdates
+            }
+            if let fault = faults.take(provider: Self.provider, token: deviceToken) {
+                if fault.delayMilliseconds > 0 {
+                    try await Task.sleep(for: .milliseconds(fault.delayMilliseconds))
+                }
+                if fault.dropConnection {
+                    recorder.recordRejection(
+                        provider: Self.provider,
+                        deviceToken: String(deviceToken),
+                        status: 0,
+                        reason: "ConnectionDropped"
+                    )
+                    try? await context.connection.close()
+                    // Never delivered: the connection is gone.
+                    return Response(status: .serviceUnavailable)
+                }
+                if let status = fault.status, fault.answersWithError {
+                    let error = APNsError(status: status, reason: fault.reason ?? "")
+                    return reject(
+                        error,
+                        deviceToken: deviceToken,
+                        apnsID: apnsID,
+                        retryAfter: fault.retryAfter,
+                        timestamp: fault.timestamp
+                    )
+                }
+            }
+            try APNsRequestValidator.validateDeviceToken(deviceToken)
+            let pushType = try APNsRequestValidator.validateHeaders(request.headers, key: token.key)
+            let body = try await Self.readBody(of: request, limit: pushType.maximumPayloadSize)
+            let payload = try APNsRequestValidator.validatePayload(body, pushType: pushType)
+            recorder.recordDelivery(
+                provider: Self.provider,
+                deviceToken: String(deviceToken),
+                headers: APNsRequestValidator.recordedHeaders(request.headers),
+                payload: payload
+            )
+            return Response(status: .ok, headers: [.apnsID: apnsID, .apnsUniqueID: UUID().uuidString.lowercased()])
+        } catch let error as APNsError {
+            return reject(error, deviceToken: deviceToken, apnsID: apnsID)
+        }
+    }
+
+    /// Records a refused push and answers Apple's status and `{"reason": ...}`; a 410 also carries
+    /// `timestamp` (milliseconds since the epoch, default now) as APNs sends it.
+    private func reject(
+        _ error: APNsError,
+        deviceToken: Substring,
+        apnsID: String,
+        retryAfter: Int? = nil,
+        timestamp: Int64? = nil
+    ) -> Response {
+        recorder.recordRejection(
+            provider: Self.provider,
+            deviceToken: String(deviceToken),
+            status: error.status,
+            reason: error.reason
+        )
+        var body = "{\"reason\":\(JSONText.quoted(error.reason))"
+        if error.status == 410 {
+            body += ",\"timestamp\":\(timestamp ?? Int64(Date.now.timeIntervalSince1970 * 1000))"
+        }
+        body += "}"
+        var headers: HTTPFields = [.apnsID: apnsID, .contentType: "application/json"]
+        if let retryAfter {
+            headers[.retryAfter] = String(retryAfter)
+        }
+        return Response(
+            status: HTTPResponse.Status(code: error.status),
+            headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(string: body))
+        )
+    }
+
+    /// The request body, read up to one byte past `limit`: enough to tell it is too large.
+    private static func readBody(of request: Request, limit: Int) async throws -> [UInt8] {
+        var body: [UInt8] = []
+        for try await buffer in request.body {
+            body.append(contentsOf: buffer.readableBytesView.prefix(limit + 1 - body.count))
+            if body.count > limit { break }
+        }
+        return body
+    }
+}

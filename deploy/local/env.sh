@@ -1,0 +1,43 @@
+# shellcheck shell=bash
+# Settings shared by the scripts in deploy/local/ (and by tests).
+#
+#   source deploy/local/env.sh
+#
+# Every variable may be overridden from the environment before sourcing.
+# Everything listens on 127.0.0.1 only.
+
+if [ -z "${NOTIFY_ROOT:-}" ]; then
+    NOTIFY_ROOT="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd -P)"
+fi
+: "${NOTIFY_STATE_DIR:=$NOTIFY_ROOT/.local}"
+
+# Ports.
+: "${NOTIFY_RABBITMQ_PORT:=35672}"
+: "${NOTIFY_RABBITMQ_MANAGEMENT_PORT:=35673}"
+: "${NOTIFY_RABBITMQ_DIST_PORT:=35674}"
+: "${NOTIFY_EPMD_PORT:=35675}"
+: "${NOTIFY_POSTGRES_PORT:=35432}"
+: "${NOTIFY_INGEST_PORT:=38080}"
+: "${NOTIFY_STORAGE_HEALTH_PORT:=38081}"
+: "${NOTIFY_FANOUT_HEALTH_PORT:=38082}"
+: "${NOTIFY_DISPATCH_HEALTH_PORT:=38083}"
+: "${NOTIFY_SANDBOX_CONTROL_PORT:=38090}"
+: "${NOTIFY_SANDBOX_APNS_PORT:=38443}"
+
+# Connection settings read by the services.
+: "${NOTIFY_AMQP_URL:=amqp://notify:notify@127.0.0.1:$NOTIFY_RABBITMQ_PORT/notify}"
+: "${NOTIFY_WRITER_DATABASE_URL:=postgres://notify_writer:notify_writer@127.0.0.1:$NOTIFY_POSTGRES_PORT/notify}"
+: "${NOTIFY_READER_DATABASE_URL:=postgres://notify_reader:notify_reader@127.0.0.1:$NOTIFY_POSTGRES_PORT/notify}"
+: "${NOTIFY_ADMIN_TOKEN:=local-admin-token}"
+: "${LOG_LEVEL:=info}"
+
+# Where the service binaries are.
+: "${NOTIFY_BUILD_CONFIGURATION:=debug}"
+: "${NOTIFY_BIN_DIR:=$NOTIFY_ROOT/.build/$NOTIFY_BUILD_CONFIGURATION}"
+
+export NOTIFY_ROOT NOTIFY_STATE_DIR \
+    NOTIFY_RABBITMQ_PORT NOTIFY_RABBITMQ_MANAGEMENT_PORT NOTIFY_RABBITMQ_DIST_PORT NOTIFY_EPMD_PORT \
+    NOTIFY_POSTGRES_PORT NOTIFY_INGEST_PORT NOTIFY_STORAGE_HEALTH_PORT NOTIFY_FANOUT_HEALTH_PORT \
+    NOTIFY_DISPATCH_HEALTH_PORT NOTIFY_SANDBOX_CONTROL_PORT NOTIFY_SANDBOX_APNS_PORT \
+    NOTIFY_AMQP_URL NOTIFY_WRITER_DATABASE_URL NOTIFY_READER_DATABASE_URL NOTIFY_ADMIN_TOKEN LOG_LEVEL \
+    NOTIFY_BUILD_CONFIGURATION NOTIFY_BIN_DIR

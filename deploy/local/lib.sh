@@ -1,0 +1,88 @@
+# shellcheck shell=bash
+# Helpers for the scripts in deploy/local/. Not meant to be run directly.
+
+# shellcheck source=env.sh
+source "$(dirname -- "${BASH_SOURCE[0]}")/env.sh"
+
+# shellcheck disable=SC2034  # the variables here are used by the sourcing scripts
+NOTIFY_SCRIPT_NAME="$(basename -- "$0")"
+
+notify_die() {
+    printf '%s: error: %s\n' "$NOTIFY_SCRIPT_NAME" "$*" >&2
+    exit 1
+}
+
+notify_warn() {
+    printf '%s: %s\n' "$NOTIFY_SCRIPT_NAME" "$*" >&2
+}
+
+# Runs a command as root: directly when root, otherwise through sudo.
+notify_as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        notify_die "need root for: $* (and sudo is not installed)"
+    fi
+}
+
+# True when something accepts TCP connections on 127.0.0.1:$1.
+notify_port_open() {
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# True when process $1 exists and is not a zombie (this machine's init reaps
+# orphans late, so an exited daemon can linger as a zombie for a while).
+notify_pid_alive() {
+    local pid="$1" stat
+    kill -0 "$pid" 2>/dev/null || return 1
+    stat="$(cat 2>/dev/null -- "/proc/$pid/stat")" || return 1
+    stat="${stat##*) }"
+    [ "${stat%% *}" != Z ]
+}
+
+# Prints the last lines of a log file to stderr, framed.
+notify_log_tail() {
+    local file="$1" lines="${2:-40}"
+    if [ -f "$file" ]; then
+        printf -- '----- last %s lines of %s -----\n' "$lines" "$file" >&2
+        tail -n "$lines" -- "$file" >&2
+        printf -- '-----\n' >&2
+    else
+        printf '(no log file at %s)\n' "$file" >&2
+    fi
+}
+
+# ---- RabbitMQ -------------------------------------------------------------
+
+# shellcheck disable=SC2034  # used by rabbitmq.sh and rabbitmqctl.sh
+NOTIFY_RABBITMQ_DIR="$NOTIFY_STATE_DIR/rabbitmq"
+# shellcheck disable=SC2034
+NOTIFY_RABBITMQ_BIN="/usr/lib/rabbitmq/bin"
+NOTIFY_RABBITMQ_NODENAME="rmq${NOTIFY_RABBITMQ_PORT}@localhost"
+
+# Exports the environment under which the isolated node and its CLI tools run.
+# The binaries in /usr/lib/rabbitmq/bin are used on purpose: the wrappers in
+# /usr/sbin switch to the rabbitmq user and read another Erlang cookie.
+notify_rabbitmq_env() {
+    local dir="$NOTIFY_RABBITMQ_DIR"
+    export HOME="$dir"
+    export RABBITMQ_NODENAME="$NOTIFY_RABBITMQ_NODENAME"
+    export RABBITMQ_NODE_IP_ADDRESS=127.0.0.1
+    export RABBITMQ_NODE_PORT="$NOTIFY_RABBITMQ_PORT"
+    export RABBITMQ_DIST_PORT="$NOTIFY_RABBITMQ_DIST_PORT"
+    export ERL_EPMD_ADDRESS=127.0.0.1
+    export ERL_EPMD_PORT="$NOTIFY_EPMD_PORT"
+    export RABBITMQ_MNESIA_BASE="$dir/mnesia"
+    export RABBITMQ_LOG_BASE="$dir/log"
+    export RABBITMQ_CONFIG_FILE="$dir/rabbitmq.conf"
+    export RABBITMQ_ADVANCED_CONFIG_FILE="$dir/advanced.config"
+    export RABBITMQ_CONF_ENV_FILE="$dir/rabbitmq-env.conf"
+    export RABBITMQ_ENABLED_PLUGINS_FILE="$dir/enabled_plugins"
+    export RABBITMQ_PID_FILE="$dir/rabbitmq.pid"
+    export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
+    export RABBITMQ_CTL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
+    export ERL_CRASH_DUMP="$dir/log/erl_crash.dump"
+    unset RABBITMQ_USE_LONGNAME RABBITMQ_NODENAME_SUFFIX 2>/dev/null || true
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs the whole test suite on this machine: installs what is missing, builds the tests, starts
+# RabbitMQ, PostgreSQL, the four services and the provider sandbox on ports and a state directory
+# of their own (so a stack started by up.sh is left alone), validates docker-compose.yml, runs
+# `swift test`, and stops everything it started.
+set -euo pipefail
+here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
+if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
+    sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'
+    echo "Extra arguments go to 'swift test' (e.g. --filter NotifyModelsTests)."
+    exit 0
+fi
+
+root="$(cd -- "$here/../.." && pwd -P)"
+export NOTIFY_STATE_DIR="${NOTIFY_TEST_STATE_DIR:-$root/.local/test}"
+export NOTIFY_RABBITMQ_PORT=45672 NOTIFY_RABBITMQ_MANAGEMENT_PORT=45673 NOTIFY_RABBITMQ_DIST_PORT=45674 NOTIFY_EPMD_PORT=45675
+export NOTIFY_POSTGRES_PORT=45432 NOTIFY_INGEST_PORT=48080 NOTIFY_STORAGE_HEALTH_PORT=48081 NOTIFY_FANOUT_HEALTH_PORT=48082
+export NOTIFY_DISPATCH_HEALTH_PORT=48083 NOTIFY_SANDBOX_CONTROL_PORT=48090 NOTIFY_SANDBOX_APNS_PORT=48443
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+export NOTIFY_INGEST_URL="http://127.0.0.1:$NOTIFY_INGEST_PORT"
+export NOTIFY_SANDBOX_URL="http://127.0.0.1:$NOTIFY_SANDBOX_CONTROL_PORT"
+export NOTIFY_SANDBOX_APNS_URL="https://localhost:$NOTIFY_SANDBOX_APNS_PORT"
+export NOTIFY_RABBITMQ_SCRIPT="$here/rabbitmq.sh"
+
+started=$(date +%s)
+"$here/install-deps.sh"
+cd "$NOTIFY_ROOT"
+echo "== building (debug, with tests)"
+swift build --build-tests 2>&1 | grep -E "error|warning: |Build complete" | grep -v "distributed" || true
+[ -x "$NOTIFY_BIN_DIR/ingest" ] || { swift build --build-tests; exit 1; }
+
+cleanup() {
+    "$here/services.sh" stop || true
+    "$here/rabbitmq.sh" stop || true
+    "$here/postgres.sh" stop || true
+}
+trap cleanup EXIT
+
+echo "== starting RabbitMQ, PostgreSQL and the stack ($NOTIFY_STATE_DIR)"
+"$here/rabbitmq.sh" start
+"$here/postgres.sh" start
+"$here/services.sh" start
+
+echo "== validating docker-compose.yml"
+"$here/check-compose.sh"
+
+echo "== swift test"
+status=0
+swift test --skip-build "$@" || status=$?
+echo "== test command finished in $(( $(date +%s) - started )) s with status $status"
+exit $status

@@ -1,0 +1,73 @@
+import Foundation
+import NotifyModels
+import Testing
+
+@Suite struct NotificationValidatorTests {
+    let validator = NotificationValidator()
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    private func visual(_ title: String = "Hi") -> NotificationPayload {
+        NotificationPayload(visualContent: VisualContent(title: title, body: "Body"))
+    }
+
+    private func field(of request: NotificationRequest) -> String? {
+        do {
+            _ = try validator.validate(request, now: now)
+            return nil
+        } catch {
+            return error.field
+        }
+    }
+
+    @Test func acceptsAMinimalNotificationWithDefaults() throws {
+        let validated = try validator.validate(NotificationRequest(userId: "alice", payload: visual()), now: now)
+        #expect(validated.userId == "alice")
+        #expect(validated.content.priority == .high)
+        #expect(validated.content.expirationDateTime == now.addingTimeInterval(30 * 86400))
+        #expect(validated.content.isVisual)
+    }
+
+    @Test func requiresExactlyOneTarget() {
+        #expect(field(of: NotificationRequest(payload: visual())) == "userId")
+        #expect(field(of: NotificationRequest(userId: "a", eventSource: "e", payload: visual())) == "userId")
+        #expect(field(of: NotificationRequest(userId: "", payload: visual())) == "userId")
+    }
+
+    @Test func requiresAPayloadWithContent() {
+        #expect(field(of: NotificationRequest(userId: "a")) == "payload")
+        #expect(field(of: NotificationRequest(userId: "a", payload: NotificationPayload())) == "payload")
+        #expect(field(of: NotificationRequest(userId: "a", payload: NotificationPayload(visualContent: VisualContent()))) == "payload.visualContent")
+    }
+
+    @Test func expirationIsInTheFutureAndAtMostThirtyDaysAhead() {
+        #expect(field(of: NotificationRequest(userId: "a", expirationDateTime: now.addingTimeInterval(-1), payload: visual())) == "expirationDateTime")
+        #expect(field(of: NotificationRequest(userId: "a", expirationDateTime: now.addingTimeInterval(31 * 86400), payload: visual())) == "expirationDateTime")
+        #expect(field(of: NotificationRequest(userId: "a", expirationDateTime: now.addingTimeInterval(29 * 86400), payload: visual())) == nil)
+    }
+
+    @Test func rejectsAPayloadLargerThanAPNsAccepts() throws {
+        let request = NotificationRequest(userId: "a", payload: NotificationPayload(visualContent: VisualContent(title: String(repeating: "x", count: 4100))))
+        #expect(throws: ValidationError.self) { try validator.validate(request, now: now) }
+        do {
+            _ = try validator.validate(request, now: now)
+        } catch {
+            #expect(error.code == "payload_too_large")
+            #expect(error.field == "payload")
+        }
+    }
+
+    @Test func reservedDataKeysAreRefused() {
+        let request = NotificationRequest(userId: "a", payload: visual(), push: PushOptions(data: ["aps": .string("x")]))
+        #expect(field(of: request) == "push.data.aps")
+    }
+}
+
+@Suite struct SubscriptionRequestTests {
+    @Test func apnsTokensAreHex() throws {
+        let token = String(repeating: "AB", count: 32)
+        let valid = try SubscriptionRequest(platform: .apns, pushToken: token).validated()
+        #expect(valid.pushToken == token.lowercased())
+        #expect(throws: ValidationError.self) { try SubscriptionRequest(platform: .apns, pushToken: "xyz").validated() }
+        #expect(throws: ValidationError.self) { try SubscriptionRequest(pushToken: token).validated() }
+    }
+}

@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "fanout", targets: ["Fanout"]),
         .executable(name: "push-dispatch", targets: ["PushDispatch"]),
         .executable(name: "provider-sandbox", targets: ["ProviderSandbox"]),
+        .executable(name: "loadgen", targets: ["LoadGenerator"]),
         .library(name: "NotifyModels", targets: ["NotifyModels"]),
     ],
     dependencies: [
@@ -26,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         // MARK: Shared
@@ -63,6 +65,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Shared/NotifyRuntime",
             swiftSettings: swiftSettings
@@ -136,6 +139,19 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/provider-sandbox",
+            swiftSettings: swiftSettings
+        ),
+
+        .executableTarget(
+            name: "LoadGenerator",
+            dependencies: [
+                "NotifyModels",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/loadgen",
             swiftSettings: swiftSettings
         ),
 

@@ -21,9 +21,7 @@ struct FanoutService {
     func run() async throws {
         let logger = ServiceRunner.bootstrapLogging(label: "fanout", level: environment.string(.logLevel))
         let amqp = try environment.amqpConfiguration()
-        let database = PostgresClient(
-            configuration: try DatabaseURL.clientConfiguration(try environment.require(.databaseURL(role: "reader"))),
-            backgroundLogger: logger)
+        let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "reader")), logger: logger)
         let prefetch = try environment.integer(FanoutCommandLine.prefetch)
         let topology = AMQPTopology.workQueue(QueueNames.fanoutChanges).merging(Self.pushTopology)
         let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)

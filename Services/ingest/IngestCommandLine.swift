@@ -1,9 +1,8 @@
-import ArgumentParser
 import NotifyRuntime
 
 /// `ingest --help` and the environment it reads.
 @main
-struct IngestCommandLine: AsyncParsableCommand {
+struct IngestCommandLine: ServiceCommand {
     static let adminToken = EnvironmentVariable("NOTIFY_ADMIN_TOKEN", "bearer token of the operator endpoints (/v1/apps)", required: true)
     static let httpPort = EnvironmentVariable("NOTIFY_HTTP_PORT", "port of the HTTP API", default: "8080")
     static let subscriptionLifetimeDays = EnvironmentVariable(
@@ -14,19 +13,11 @@ struct IngestCommandLine: AsyncParsableCommand {
         .amqpURL, .databaseURL(role: "read-only"), adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, .logLevel,
     ]
 
-    static let configuration = CommandConfiguration(
-        commandName: "ingest",
-        abstract: "The edge: HTTP API for operators, app servers and devices, and the consumer of the notify.ingest AMQP exchange.",
-        discussion: ServiceEnvironment.helpText(variables)
-    )
+    static let configuration = serviceConfiguration(
+        name: "ingest",
+        abstract: "The edge: HTTP API for operators, app servers and devices, and the consumer of the notify.ingest AMQP exchange.")
 
-    func run() async throws {
-        let environment: ServiceEnvironment
-        do {
-            environment = try ServiceEnvironment(Self.variables)
-        } catch {
-            throw ValidationError(error.description)
-        }
+    static func runService(environment: ServiceEnvironment) async throws {
         try await IngestService(environment: environment).run()
     }
 }

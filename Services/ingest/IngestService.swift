@@ -19,9 +19,7 @@ struct IngestService {
     func run() async throws {
         let logger = ServiceRunner.bootstrapLogging(label: "ingest", level: environment.string(.logLevel))
         let amqp = try environment.amqpConfiguration()
-        let database = PostgresClient(
-            configuration: try DatabaseURL.clientConfiguration(try environment.require(.databaseURL(role: "reader")), maximumConnections: 16),
-            backgroundLogger: logger)
+        let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "reader")), maximumConnections: 16, logger: logger)
         let publisher = AMQPPublisher(
             configuration: amqp, topology: AMQPTopology.workQueue(QueueNames.storageCommands).merging(Self.ingestTopology), logger: logger)
         let apps = AppDirectory(client: database, logger: logger)

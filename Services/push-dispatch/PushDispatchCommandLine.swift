@@ -1,9 +1,8 @@
-import ArgumentParser
 import NotifyRuntime
 
 /// `push-dispatch --help` and the environment it reads.
 @main
-struct PushDispatchCommandLine: AsyncParsableCommand {
+struct PushDispatchCommandLine: ServiceCommand {
     static let trustedCA = EnvironmentVariable(
         "NOTIFY_TRUSTED_CA_FILE", "PEM file of an extra CA to trust for provider endpoints (the provider sandbox's ca.pem)")
     static let concurrency = EnvironmentVariable("NOTIFY_CONCURRENCY", "pushes in flight at once", default: "256")
@@ -14,19 +13,11 @@ struct PushDispatchCommandLine: AsyncParsableCommand {
         .httpHost, .healthPort(default: 8083), .logLevel,
     ]
 
-    static let configuration = CommandConfiguration(
-        commandName: "push-dispatch",
-        abstract: "Sends push jobs to the providers (APNs over HTTP/2 with token auth) and logs each outcome.",
-        discussion: ServiceEnvironment.helpText(variables)
-    )
+    static let configuration = serviceConfiguration(
+        name: "push-dispatch",
+        abstract: "Sends push jobs to the providers (APNs over HTTP/2 with token auth) and logs each outcome.")
 
-    func run() async throws {
-        let environment: ServiceEnvironment
-        do {
-            environment = try ServiceEnvironment(Self.variables)
-        } catch {
-            throw ValidationError(error.description)
-        }
+    static func runService(environment: ServiceEnvironment) async throws {
         try await PushDispatchService(environment: environment).run()
     }
 }

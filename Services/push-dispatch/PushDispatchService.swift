@@ -15,9 +15,7 @@ struct PushDispatchService {
     func run() async throws {
         let logger = ServiceRunner.bootstrapLogging(label: "push-dispatch", level: environment.string(.logLevel))
         let amqp = try environment.amqpConfiguration()
-        let database = PostgresClient(
-            configuration: try DatabaseURL.clientConfiguration(try environment.require(.databaseURL(role: "reader"))),
-            backgroundLogger: logger)
+        let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "reader")), logger: logger)
 
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile = environment.string(PushDispatchCommandLine.trustedCA) {

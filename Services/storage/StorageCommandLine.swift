@@ -1,9 +1,8 @@
-import ArgumentParser
 import NotifyRuntime
 
 /// `storage --help` and the environment it reads.
 @main
-struct StorageCommandLine: AsyncParsableCommand {
+struct StorageCommandLine: ServiceCommand {
     static let readerRole = EnvironmentVariable(
         "NOTIFY_DATABASE_READER_ROLE", "role granted SELECT on every table (ingest and fanout read through it)", default: "notify_reader")
     static let prefetch = EnvironmentVariable("NOTIFY_PREFETCH", "commands taken from the broker at once (also the largest batch)", default: "500")
@@ -13,19 +12,11 @@ struct StorageCommandLine: AsyncParsableCommand {
         .httpHost, .healthPort(default: 8081), .logLevel,
     ]
 
-    static let configuration = CommandConfiguration(
-        commandName: "storage",
-        abstract: "The only PostgreSQL writer: applies commands from storage.commands in batched transactions and emits change events to fanout.changes.",
-        discussion: ServiceEnvironment.helpText(variables)
-    )
+    static let configuration = serviceConfiguration(
+        name: "storage",
+        abstract: "The only PostgreSQL writer: applies commands from storage.commands in batched transactions and emits change events to fanout.changes.")
 
-    func run() async throws {
-        let environment: ServiceEnvironment
-        do {
-            environment = try ServiceEnvironment(Self.variables)
-        } catch {
-            throw ValidationError(error.description)
-        }
+    static func runService(environment: ServiceEnvironment) async throws {
         try await StorageService(environment: environment).run()
     }
 }

@@ -12,9 +12,7 @@ struct StorageService {
     func run() async throws {
         let logger = ServiceRunner.bootstrapLogging(label: "storage", level: environment.string(.logLevel))
         let amqp = try environment.amqpConfiguration()
-        let database = PostgresClient(
-            configuration: try DatabaseURL.clientConfiguration(try environment.require(.databaseURL(role: "writer"))),
-            backgroundLogger: logger)
+        let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "writer")), logger: logger)
         let prefetch = try environment.integer(StorageCommandLine.prefetch)
         let topology = AMQPTopology.workQueue(QueueNames.storageCommands)
             .merging(.workQueue(QueueNames.fanoutChanges))

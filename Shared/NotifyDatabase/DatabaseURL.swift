@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PostgresNIO
 
 /// Turns `postgres://user:password@host:port/database` into a `PostgresClient` configuration.
@@ -19,5 +20,10 @@ public enum DatabaseURL {
         configuration.options.maximumConnections = maximumConnections
         configuration.options.minimumConnections = 1
         return configuration
+    }
+
+    /// A client (and connection pool) for the database the URL names.
+    public static func makeClient(_ url: String, maximumConnections: Int = 8, logger: Logger) throws(Invalid) -> PostgresClient {
+        PostgresClient(configuration: try clientConfiguration(url, maximumConnections: maximumConnections), backgroundLogger: logger)
     }
 }

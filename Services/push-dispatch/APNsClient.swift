@@ -2,7 +2,6 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
-import NIOHTTP1
 import NotifyModels
 
 /// Sends one push over the APNs provider API (HTTP/2, token auth).

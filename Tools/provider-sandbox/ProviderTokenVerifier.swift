@@ -44,8 +44,8 @@ final class ProviderTokenVerifier: Sendable {
         self.keys = keys
     }
 
-    /// Verifies the value of an `authorization` header (`bearer <JWT>`) at time `now`.
-    func verify(authorization: String?, now: Date = .now) throws(APNsError) -> ProviderToken {
+    /// Verifies the value of an `authorization` header (`bearer <JWT>`).
+    func verify(authorization: String?) throws(APNsError) -> ProviderToken {
         guard let authorization, !authorization.isEmpty else { throw .missingProviderToken }
         let parts = authorization.split(separator: " ", maxSplits: 1)
         guard parts.first?.lowercased() == "bearer" else { throw .invalidProviderToken }
@@ -55,7 +55,7 @@ final class ProviderTokenVerifier: Sendable {
         guard let key = keys.key(id: signed.keyId), key.rawPublicKey == signed.publicKey,
             signed.issuer == key.teamId
         else { throw .invalidProviderToken }
-        guard Int(now.timeIntervalSince1970) - signed.issuedAt <= Self.tokenLifetime else {
+        guard Int(Date.now.timeIntervalSince1970) - signed.issuedAt <= Self.tokenLifetime else {
             throw .expiredProviderToken
         }
         return ProviderToken(jwt: jwt, key: key, issuedAt: signed.issuedAt)

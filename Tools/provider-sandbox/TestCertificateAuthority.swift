@@ -38,6 +38,7 @@ struct TestCertificateAuthority {
             key: directory.appending(path: "server-key.pem")
         )
         let renewalDate = Date.now.addingTimeInterval(Self.day)
+        let names = try Self.subjectAlternativeNames(Self.defaultNames + extraNames)
 
         let ca: Issued
         if let loaded = try? Self.load(caFiles), loaded.certificate.notValidAfter > renewalDate {
@@ -51,7 +52,6 @@ struct TestCertificateAuthority {
             )
         }
 
-        let names = try Self.subjectAlternativeNames(Self.defaultNames + extraNames)
         if let loaded = try? Self.load(serverFiles),
             loaded.certificate.notValidAfter > renewalDate,
             loaded.certificate.issuer == ca.certificate.subject,

@@ -23,7 +23,7 @@ struct APNsClient: Sendable {
         }
     }
 
-    let httpClient: HTTPClient
+    let connections: APNsConnectionPool
     let signer: APNsTokenSigner
     var timeout: TimeAmount = .seconds(10)
 
@@ -46,6 +46,7 @@ struct APNsClient: Sendable {
         request.headers.add(name: "content-type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: job.payload))
         do {
+            let httpClient = connections.client(teamId: credentials.teamId, keyId: credentials.keyId, baseURL: credentials.baseURL)
             let response = try await httpClient.execute(request, timeout: timeout)
             let body = try await response.body.collect(upTo: 64 * 1024)
             if response.status == .ok {

@@ -6,7 +6,7 @@ struct PushDispatchCommandLine: ServiceCommand {
     static let trustedCA = EnvironmentVariable(
         "NOTIFY_TRUSTED_CA_FILE", "PEM file of an extra CA to trust for provider endpoints (the provider sandbox's ca.pem)")
     static let concurrency = EnvironmentVariable("NOTIFY_CONCURRENCY", "pushes in flight at once", default: "256")
-    static let prefetch = EnvironmentVariable("NOTIFY_PREFETCH", "push-job messages taken from the broker at once", default: "8")
+    static let prefetch = EnvironmentVariable("NOTIFY_PREFETCH", "push-job messages taken from the broker at once (the batch sent concurrently)", default: "64")
 
     static let variables: [EnvironmentVariable] = [
         .amqpURL, .databaseURL(role: "read-only: provider credentials"), trustedCA, concurrency, prefetch,

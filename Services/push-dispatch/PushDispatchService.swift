@@ -1,6 +1,3 @@
-import AsyncHTTPClient
-import NIOCore
-import NIOSSL
 import NotifyAMQP
 import NotifyDatabase
 import NotifyModels
@@ -17,18 +14,10 @@ struct PushDispatchService {
         let amqp = try environment.amqpConfiguration()
         let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "reader")), logger: logger)
 
-        var tls = TLSConfiguration.makeClientConfiguration()
-        if let caFile = environment.string(PushDispatchCommandLine.trustedCA) {
-            tls.additionalTrustRoots = [.file(caFile)]
-        }
-        var httpConfiguration = HTTPClient.Configuration(tlsConfiguration: tls)
-        httpConfiguration.httpVersion = .automatic
-        httpConfiguration.timeout = .init(connect: .seconds(5), read: .seconds(30))
-        let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
-
+        let connections = APNsConnectionPool(trustedCAFile: environment.string(PushDispatchCommandLine.trustedCA))
         let publisher = AMQPPublisher(configuration: amqp, topology: AMQPTopology(), logger: logger)
         let handler = APNsDispatchHandler(
-            client: APNsClient(httpClient: httpClient, signer: APNsTokenSigner()),
+            client: APNsClient(connections: connections, signer: APNsTokenSigner()),
             credentials: CredentialStore(client: database, logger: logger),
             concurrency: try environment.integer(PushDispatchCommandLine.concurrency),
             logger: logger)
@@ -43,16 +32,16 @@ struct PushDispatchService {
             host: try environment.require(.httpHost), port: try environment.integer(.healthPort(default: 8083)),
             checks: ["amqp": { consumer.isConnected }, "database": { await databaseHealth.check() }],
             logger: logger)
-        try await ServiceRunner.run([database, HTTPClientService(client: httpClient), publisher, consumer, health], logger: logger)
+        try await ServiceRunner.run([database, ConnectionPoolService(pool: connections), publisher, consumer, health], logger: logger)
     }
 }
 
-/// Shuts the HTTP client down after the consumer stopped using it.
-struct HTTPClientService: Service {
-    let client: HTTPClient
+/// Closes the provider connections after the consumer stopped using them.
+struct ConnectionPoolService: Service {
+    let pool: APNsConnectionPool
 
     func run() async throws {
         try? await gracefulShutdown()
-        try await client.shutdown()
+        await pool.shutdown()
     }
 }

@@ -1,0 +1,81 @@
+import Foundation
+
+/// One push the sandbox recorded for one of this run's devices.
+struct ObservedPush: Sendable {
+    let notificationId: UUID
+    let deviceToken: String
+    let receivedAt: Date
+}
+
+/// Pages through the sandbox's `GET /deliveries?provider=apns&after=<lastId>` and keeps the pushes
+/// addressed to this run's devices. One caller at a time.
+actor DeliveryCollector {
+    private struct Page: Decodable {
+        struct Record: Decodable {
+            struct Payload: Decodable {
+                struct Notify: Decodable { let id: String? }
+                let notify: Notify?
+            }
+            let deviceToken: String
+            let payload: Payload?
+            let receivedAt: String
+        }
+        let deliveries: [Record]
+        let lastId: Int
+    }
+
+    private struct PairKey: Hashable { let id: UUID; let token: String }
+
+    static let pageSize = 5000
+    private static let timestampStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
+    private let client: JSONClient
+    private let sandboxURL: String
+    private let tokens: Set<String>
+    private let counters: LiveCounters
+    private var lastId = 0
+    private var uniquePairs = Set<PairKey>()
+    private(set) var pushes: [ObservedPush] = []
+    /// Our devices' records without a readable notify.id or receivedAt.
+    private(set) var unreadable = 0
+
+    init(client: JSONClient, sandboxURL: String, tokens: Set<String>, counters: LiveCounters) {
+        self.client = client
+        self.sandboxURL = sandboxURL
+        self.tokens = tokens
+        self.counters = counters
+    }
+
+    var distinctPairs: Int { uniquePairs.count }
+
+    /// Skips everything recorded before this run: asks for a token nobody has, which answers the newest id.
+    func startAtNewest() async throws {
+        let page = try await fetch("\(sandboxURL)/deliveries?provider=apns&token=loadgen-none")
+        lastId = page.lastId
+    }
+
+    /// Reads every page recorded since the last call.
+    func pollOnce() async throws {
+        while true {
+            let page = try await fetch("\(sandboxURL)/deliveries?provider=apns&after=\(lastId)&limit=\(Self.pageSize)")
+            for record in page.deliveries where tokens.contains(record.deviceToken) {
+                guard let text = record.payload?.notify?.id, let id = UUID(uuidString: text),
+                    let receivedAt = try? Date(record.receivedAt, strategy: Self.timestampStyle)
+                else {
+                    unreadable += 1
+                    continue
+                }
+                pushes.append(ObservedPush(notificationId: id, deviceToken: record.deviceToken, receivedAt: receivedAt))
+                uniquePairs.insert(PairKey(id: id, token: record.deviceToken))
+            }
+            lastId = max(lastId, page.lastId)
+            counters.setDelivered(uniquePairs.count)
+            if page.deliveries.count < Self.pageSize { return }
+        }
+    }
+
+    private func fetch(_ url: String) async throws -> Page {
+        let answer = try await client.send(.GET, url)
+        return try JSONClient.decode(Page.self, answer, method: .GET, url: url)
+    }
+}

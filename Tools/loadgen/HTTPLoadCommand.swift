@@ -1,0 +1,195 @@
+import ArgumentParser
+import Foundation
+
+/// `loadgen http`: setup, publish through ingest's HTTP API, match deliveries at the sandbox, report.
+struct HTTPLoadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "http",
+        abstract: "Publish over ingest's HTTP API and measure delivery at the provider sandbox.",
+        discussion: """
+            Steps: (1) create an app, an APNs key at the sandbox and the app's APNs credentials (endpoint = \
+            --sandbox-apns-url); (2) register --users x --devices APNs subscriptions with random tokens; \
+            (3) publish --count notifications round-robin over the users at --rate, recording when each 202 \
+            arrived; (4) poll the sandbox's GET /deliveries until every (notification, device) push arrived \
+            or --drain-timeout passed; (5) write report.json, report.md and latency.svg to --output and print \
+            the Markdown. End-to-end latency = the notification's 202 -> the sandbox's receivedAt.
+            Only loopback URLs are accepted. Exit status 1 when a push was lost.
+            """
+    )
+
+    @Option(name: .customLong("ingest-url"), help: "Ingest's base URL.")
+    var ingestURL = "http://127.0.0.1:38080"
+    @Option(name: .customLong("sandbox-url"), help: "The provider sandbox's control API.")
+    var sandboxURL = "http://127.0.0.1:38090"
+    @Option(name: .customLong("sandbox-apns-url"), help: "The sandbox's APNs endpoint, stored as the app's APNs endpoint (push-dispatch connects to it).")
+    var sandboxAPNsURL = "https://localhost:38443"
+    @Option(help: "Operator token for POST /v1/apps. (default: $NOTIFY_ADMIN_TOKEN, else local-admin-token)")
+    var adminToken: String?
+    @Option(help: "Users to register.")
+    var users = 100
+    @Option(help: "APNs devices per user.")
+    var devices = 3
+    @Option(help: "Notifications to publish (at most 1,000,000); each goes to every device of one user.")
+    var count = 1000
+    @Option(help: "Target notifications per second; 0 = flat out (limited by --concurrency).")
+    var rate: Double = 0
+    @Option(help: "Notifications per request: 1 = single-notification requests, >1 = {\"notifications\":[...]} batches (at most 500).")
+    var batch = 1
+    @Option(help: "Requests in flight at most (publishing and registration).")
+    var concurrency = 32
+    @Option(help: "Seconds after which publishing stops by itself.")
+    var durationLimit = 300
+    @Option(help: "Seconds to wait after publishing for the last pushes.")
+    var drainTimeout = 60
+    @Option(help: "Directory for report.json, report.md and latency.svg. (default: .local/loadgen/<timestamp>)")
+    var output: String?
+    @Option(help: """
+        File keeping the sandbox APNs key between runs ("" = a new key every run). Reusing it keeps \
+        push-dispatch's provider token stable on its shared sandbox connection.
+        """)
+    var apnsKeyFile = ".local/loadgen/apns-key.json"
+    @Option(help: "Directory with the services' <name>.pid files, for peak memory (VmHWM).")
+    var pidDir = ".local/run"
+
+    static let maximumCount = 1_000_000
+
+    func validate() throws {
+        guard (1...Self.maximumCount).contains(count) else { throw ValidationError("--count must be between 1 and 1,000,000.") }
+        guard users >= 1, devices >= 1 else { throw ValidationError("--users and --devices must be 1 or more.") }
+        guard users * devices <= 1_000_000 else { throw ValidationError("--users × --devices must be at most 1,000,000.") }
+        guard rate >= 0, rate.isFinite else { throw ValidationError("--rate must be 0 or more.") }
+        guard (1...500).contains(batch) else { throw ValidationError("--batch must be between 1 and 500.") }
+        guard (1...1024).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 1024.") }
+        guard durationLimit >= 1, drainTimeout >= 0 else { throw ValidationError("--duration-limit must be 1 or more, --drain-timeout 0 or more.") }
+        for (text, option) in [(ingestURL, "--ingest-url"), (sandboxURL, "--sandbox-url"), (sandboxAPNsURL, "--sandbox-apns-url")] {
+            do { _ = try LoopbackURL.parse(text, option: option) } catch { throw ValidationError("\(error)") }
+        }
+    }
+
+    func run() async throws {
+        let ingest = try LoopbackURL.parse(ingestURL, option: "--ingest-url")
+        let sandbox = try LoopbackURL.parse(sandboxURL, option: "--sandbox-url")
+        let apns = try LoopbackURL.parse(sandboxAPNsURL, option: "--sandbox-apns-url")
+        let admin = adminToken ?? ProcessInfo.processInfo.environment["NOTIFY_ADMIN_TOKEN"] ?? "local-admin-token"
+        let startedAt = Date()
+        let stamp = startedAt.formatted(.iso8601.year().month().day().dateTimeSeparator(.standard).time(includingFractionalSeconds: false))
+            .replacingOccurrences(of: ":", with: "")
+        let outputDirectory = output ?? ".local/loadgen/\(stamp)"
+        let client = JSONClient(connectionsPerHost: concurrency + 2)
+        do {
+            let exitCode = try await run(client: client, ingest: ingest, sandbox: sandbox, apns: apns, admin: admin, startedAt: startedAt, stamp: stamp, outputDirectory: outputDirectory)
+            try await client.shutdown()
+            if exitCode != 0 { throw ExitCode(exitCode) }
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+    }
+
+    private func run(
+        client: JSONClient, ingest: String, sandbox: String, apns: String, admin: String, startedAt: Date, stamp: String,
+        outputDirectory: String
+    ) async throws -> Int32 {
+        Self.log("setting up: 1 app, \(users) users × \(devices) devices")
+        let setup = StackSetup(client: client, ingestURL: ingest, sandboxURL: sandbox, sandboxAPNsURL: apns, adminToken: admin,
+            keyFile: apnsKeyFile.isEmpty ? nil : apnsKeyFile)
+        let fixture = try await setup.run(users: users, devicesPerUser: devices, concurrency: concurrency, runTag: stamp)
+        let counters = LiveCounters()
+        let collector = DeliveryCollector(
+            client: client, sandboxURL: sandbox, tokens: Set(fixture.deviceTokens.joined()), counters: counters)
+        try await collector.startAtNewest()
+
+        let poller = Task {
+            while !Task.isCancelled {
+                do { try await collector.pollOnce() } catch { Self.log("polling the sandbox failed: \(error)") }
+                try? await Task.sleep(for: .milliseconds(250))
+            }
+        }
+        let progress = Task { await Self.showProgress(counters, count: count, devices: devices) }
+        Self.log("publishing \(count) notifications (app \(fixture.appId))")
+        let publisher = Publisher(
+            client: client, ingestURL: ingest, fixture: fixture,
+            settings: .init(count: count, rate: rate, batch: batch, concurrency: concurrency, durationLimit: .seconds(durationLimit)),
+            counters: counters)
+        let outcome = await publisher.run()
+        poller.cancel()
+        await poller.value
+
+        let accepted = outcome.ids.lazy.compactMap { $0 }.count
+        let expected = accepted * devices
+        Self.log("published: \(accepted) accepted of \(outcome.sent) sent; draining up to \(drainTimeout) s for \(expected) pushes")
+        let drainDeadline = ContinuousClock.now + .seconds(drainTimeout)
+        var drainTimedOut = false
+        while true {
+            do { try await collector.pollOnce() } catch { Self.log("polling the sandbox failed: \(error)") }
+            if await collector.distinctPairs >= expected { break }
+            if ContinuousClock.now >= drainDeadline {
+                drainTimedOut = true
+                break
+            }
+            try? await Task.sleep(for: .milliseconds(200))
+        }
+        // A short settle so duplicates sent right after the last push are counted too.
+        try? await Task.sleep(for: .seconds(1))
+        try? await collector.pollOnce()
+        progress.cancel()
+        await progress.value
+
+        let analysis = Analysis(outcome: outcome, fixture: fixture, pushes: await collector.pushes)
+        let publishSeconds = Swift.max(outcome.endedAt.timeIntervalSince(outcome.startedAt), 0.001)
+        let report = LoadReport(
+            startedAt: startedAt,
+            settings: .init(
+                ingestURL: ingest, users: users, devicesPerUser: devices, count: count, rate: rate, batch: batch,
+                concurrency: concurrency, durationLimitSeconds: durationLimit, drainTimeoutSeconds: drainTimeout),
+            appId: fixture.appId,
+            registrationsNotYetVisible: fixture.registrationsNotYetVisible,
+            sent: outcome.sent, requests: outcome.requests, accepted: accepted, failed: outcome.sent - accepted,
+            errorsByStatus: outcome.errors, stoppedByDurationLimit: outcome.stoppedByDurationLimit,
+            publishSeconds: publishSeconds, acceptedPerSecond: Double(accepted) / publishSeconds,
+            expectedPushes: analysis.expectedPushes, deliveredPushes: analysis.deliveredPushes,
+            lost: analysis.lost, duplicated: analysis.duplicated, unexpected: analysis.unexpected,
+            misrouted: analysis.misrouted, unreadable: await collector.unreadable,
+            pushesBeforeAccepted: analysis.beforeAccepted, drainTimedOut: drainTimedOut,
+            deliverySeconds: analysis.deliverySeconds,
+            deliveredPerSecond: analysis.deliverySeconds.map { Double(analysis.deliveredPushes) / Swift.max($0, 0.001) },
+            endToEndLatencyMs: LatencyStats(analysis.endToEnd),
+            publishLatencyMs: LatencyStats(analysis.publish),
+            peakMemory: ProcessMemory.read(pidDirectory: pidDir))
+        let markdown = report.markdown()
+        try ReportWriter.write(report: report, markdown: markdown, analysis: analysis, to: outputDirectory)
+        print(markdown)
+        Self.log("wrote \(outputDirectory)/report.json, report.md, latency.svg")
+        if report.lost > 0 {
+            Self.log("\(report.lost) of \(report.expectedPushes) pushes were lost")
+            return 1
+        }
+        return 0
+    }
+
+    private static func showProgress(_ counters: LiveCounters, count: Int, devices: Int) async {
+        let start = ContinuousClock.now
+        var previous = counters.snapshot
+        var previousTime = start
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            let now = ContinuousClock.now
+            let current = counters.snapshot
+            let seconds = Double((now - previousTime).components.seconds) + Double((now - previousTime).components.attoseconds) / 1e18
+            let acceptRate = Double(current.accepted - previous.accepted) / Swift.max(seconds, 0.001)
+            let pushRate = Double(current.delivered - previous.delivered) / Swift.max(seconds, 0.001)
+            log(String(
+                format: "sent %d/%d  accepted %d  failed %d  delivered %d/%d  (%.0f accepted/s, %.0f pushes/s)",
+                current.sent, count, current.accepted, current.failed, current.delivered, current.accepted * devices,
+                acceptRate, pushRate))
+            previous = current
+            previousTime = now
+        }
+    }
+
+    static func log(_ message: String) {
+        FileHandle.standardError.write(Data("loadgen: \(message)\n".utf8))
+    }
+}

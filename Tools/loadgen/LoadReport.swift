@@ -1,0 +1,80 @@
+import Foundation
+
+/// Everything a run measured; written as report.json and rendered as report.md.
+struct LoadReport: Codable, Sendable {
+    struct Settings: Codable, Sendable {
+        var ingestURL: String
+        var users: Int
+        var devicesPerUser: Int
+        var count: Int
+        var rate: Double
+        var batch: Int
+        var concurrency: Int
+        var durationLimitSeconds: Int
+        var drainTimeoutSeconds: Int
+    }
+
+    var startedAt: Date
+    var settings: Settings
+    var appId: String
+    var registrationsNotYetVisible: Int
+    var sent: Int
+    var requests: Int
+    var accepted: Int
+    var failed: Int
+    var errorsByStatus: [String: Int]
+    var stoppedByDurationLimit: Bool
+    var publishSeconds: Double
+    var acceptedPerSecond: Double
+    var expectedPushes: Int
+    var deliveredPushes: Int
+    var lost: Int
+    var duplicated: Int
+    var unexpected: Int
+    var misrouted: Int
+    var unreadable: Int
+    var pushesBeforeAccepted: Int
+    var drainTimedOut: Bool
+    var deliverySeconds: Double?
+    var deliveredPerSecond: Double?
+    var endToEndLatencyMs: LatencyStats
+    var publishLatencyMs: LatencyStats
+    var peakMemory: [ProcessMemory.Peak]
+
+    func markdown() -> String {
+        func number(_ value: Double) -> String { String(format: "%.1f", value) }
+        func ms(_ value: Double) -> String { String(format: "%.1f", value) }
+        let s = settings
+        var rows: [(String, String)] = [
+            ("Settings", "\(s.users) users × \(s.devicesPerUser) devices, \(s.count) notifications, rate \(s.rate == 0 ? "flat out" : number(s.rate) + "/s"), batch \(s.batch), concurrency \(s.concurrency)"),
+            ("Sent / accepted (202) / failed", "\(sent) / \(accepted) / \(failed) in \(requests) requests"),
+            ("Publish phase", "\(number(publishSeconds)) s\(stoppedByDurationLimit ? " (stopped by --duration-limit)" : "")"),
+            ("Accepted/s", number(acceptedPerSecond)),
+            ("Expected pushes", "\(expectedPushes)"),
+            ("Delivered pushes", "\(deliveredPushes)"),
+            ("Delivered pushes/s (first 202 → last push)", deliveredPerSecond.map(number) ?? "n/a"),
+            ("Lost", "\(lost)\(drainTimedOut ? " (drain timeout reached)" : "")"),
+            ("Duplicated", "\(duplicated)"),
+            ("E2E latency 202 → sandbox p50 / p90 / p99 / p99.9 / max (ms)",
+             "\(ms(endToEndLatencyMs.p50)) / \(ms(endToEndLatencyMs.p90)) / \(ms(endToEndLatencyMs.p99)) / \(ms(endToEndLatencyMs.p99_9)) / \(ms(endToEndLatencyMs.max))"),
+            ("Publish HTTP latency p50 / p90 / p99 / p99.9 / max (ms)",
+             "\(ms(publishLatencyMs.p50)) / \(ms(publishLatencyMs.p90)) / \(ms(publishLatencyMs.p99)) / \(ms(publishLatencyMs.p99_9)) / \(ms(publishLatencyMs.max))"),
+            ("Errors by status", errorsByStatus.isEmpty ? "none" : errorsByStatus.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")),
+        ]
+        if unexpected + misrouted + unreadable > 0 {
+            rows.append(("Unexpected / misrouted / unreadable pushes", "\(unexpected) / \(misrouted) / \(unreadable)"))
+        }
+        if pushesBeforeAccepted > 0 {
+            rows.append(("Pushes recorded before their 202 was read (latency 0)", "\(pushesBeforeAccepted)"))
+        }
+        if registrationsNotYetVisible > 0 {
+            rows.append(("Registrations answered 202 (not yet visible)", "\(registrationsNotYetVisible)"))
+        }
+        for peak in peakMemory {
+            rows.append(("Peak memory (VmHWM) \(peak.service)", peak.display))
+        }
+        var text = "# loadgen http — \(startedAt.formatted(.iso8601))\n\n| Metric | Value |\n|---|---|\n"
+        for (name, value) in rows { text += "| \(name) | \(value) |\n" }
+        return text
+    }
+}

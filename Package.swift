@@ -91,6 +91,7 @@ let package = Package(
             dependencies: [
                 "NotifyModels", "NotifyAMQP", "NotifyRuntime", "NotifyDatabase",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -39,6 +39,10 @@ struct IngestService {
             authenticator: authenticator, sender: sender, visibility: visibility,
             subscriptionLifetime: Double(try environment.integer(IngestCommandLine.subscriptionLifetimeDays)) * 86400
         ).register(on: router)
+        let reader = NotificationReader(client: database, logger: logger)
+        let changer = StateChanger(reader: reader, sender: sender, visibility: visibility)
+        MyNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)
+        AppNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)
         let http = Application(
             router: router,
             configuration: ApplicationConfiguration(

@@ -89,6 +89,13 @@ struct Migrations {
             )
             """,
         ]),
+        (2, [
+            "ALTER TABLE user_sequences ADD COLUMN purged_through bigint NOT NULL DEFAULT 0",
+            "CREATE INDEX notifications_due ON notifications (expires_at) WHERE status = 'active'",
+            "CREATE INDEX notifications_history ON notifications (app_id, user_id, created_at DESC, notification_id)",
+            "CREATE INDEX changes_by_time ON changes (changed_at)",
+            "CREATE INDEX applied_commands_by_time ON applied_commands (applied_at)",
+        ]),
     ]
 
     func run() async throws {

@@ -7,8 +7,14 @@ struct StorageCommandLine: ServiceCommand {
         "NOTIFY_DATABASE_READER_ROLE", "role granted SELECT on every table (ingest and fanout read through it)", default: "notify_reader")
     static let prefetch = EnvironmentVariable("NOTIFY_PREFETCH", "commands taken from the broker at once (also the largest batch)", default: "500")
 
+    static let expirySweep = EnvironmentVariable(
+        "NOTIFY_EXPIRY_SWEEP_SECONDS", "how often expired notifications are turned into expiry changes", default: "5")
+    static let tombstoneRetention = EnvironmentVariable(
+        "NOTIFY_TOMBSTONE_RETENTION_DAYS",
+        "how long deletions, expirations and the change log are kept for offline devices to sync; an older cursor must resync", default: "30")
+
     static let variables: [EnvironmentVariable] = [
-        .amqpURL, .databaseURL(role: "the writer: storage is the only service that writes"), readerRole, prefetch,
+        .amqpURL, .databaseURL(role: "the writer: storage is the only service that writes"), readerRole, prefetch, expirySweep, tombstoneRetention,
         .httpHost, .healthPort(default: 8081), .logLevel,
     ]
 

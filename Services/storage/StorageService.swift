@@ -32,8 +32,15 @@ struct StorageService {
             checks: ["amqp": { publisher.isConnected && consumer.isConnected }, "database": { await databaseHealth.check() }],
             logger: logger)
 
+        let sweeper = Sweeper(
+            publisher: publisher,
+            expiryInterval: .seconds(try environment.integer(StorageCommandLine.expirySweep)),
+            tombstoneRetention: Double(try environment.integer(StorageCommandLine.tombstoneRetention)) * 86400,
+            logger: logger)
+        let migrations = Migrations(client: database, readerRole: try environment.require(StorageCommandLine.readerRole), logger: logger)
+
         try await ServiceRunner.run(
-            [database, publisher, MigrationGate(migrations: Migrations(client: database, readerRole: try environment.require(StorageCommandLine.readerRole), logger: logger), then: consumer, logger: logger), health],
+            [database, publisher, MigrationGate(migrations: migrations, then: consumer, logger: logger), sweeper, health],
             logger: logger)
     }
 }

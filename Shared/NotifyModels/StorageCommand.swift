@@ -19,6 +19,11 @@ public struct StorageCommand: Codable, Sendable, Equatable {
         case registerSubscription(DeviceSubscription)
         case unregisterSubscription(appId: String, userId: String, subscriptionId: UUID)
         case publishNotification(PublishedNotification)
+        case changeNotificationState(NotificationStateChange)
+        /// Expires every active notification whose expiration passed by `dueBy` (sent by storage's sweeper).
+        case expireDueNotifications(dueBy: Date)
+        /// Forgets tombstones and changes older than `olderThan` (sent by storage's sweeper).
+        case purgeTombstones(olderThan: Date)
     }
 }
 
@@ -41,11 +46,12 @@ public struct PublishedNotification: Codable, Sendable, Equatable {
 
 extension StorageCommand.Action: Codable {
     private enum CodingKeys: String, CodingKey {
-        case type, app, appId, userId, credentials, subscription, subscriptionId, notification
+        case type, app, appId, userId, credentials, subscription, subscriptionId, notification, change, date
     }
 
     private enum Kind: String, Codable {
         case createApp, setAPNsCredentials, registerSubscription, unregisterSubscription, publishNotification
+        case changeNotificationState, expireDueNotifications, purgeTombstones
     }
 
     public init(from decoder: any Decoder) throws {
@@ -66,6 +72,12 @@ extension StorageCommand.Action: Codable {
                 subscriptionId: try container.decode(UUID.self, forKey: .subscriptionId))
         case .publishNotification:
             self = .publishNotification(try container.decode(PublishedNotification.self, forKey: .notification))
+        case .changeNotificationState:
+            self = .changeNotificationState(try container.decode(NotificationStateChange.self, forKey: .change))
+        case .expireDueNotifications:
+            self = .expireDueNotifications(dueBy: try container.decode(Date.self, forKey: .date))
+        case .purgeTombstones:
+            self = .purgeTombstones(olderThan: try container.decode(Date.self, forKey: .date))
         }
     }
 
@@ -90,6 +102,15 @@ extension StorageCommand.Action: Codable {
         case .publishNotification(let notification):
             try container.encode(Kind.publishNotification, forKey: .type)
             try container.encode(notification, forKey: .notification)
+        case .changeNotificationState(let change):
+            try container.encode(Kind.changeNotificationState, forKey: .type)
+            try container.encode(change, forKey: .change)
+        case .expireDueNotifications(let dueBy):
+            try container.encode(Kind.expireDueNotifications, forKey: .type)
+            try container.encode(dueBy, forKey: .date)
+        case .purgeTombstones(let olderThan):
+            try container.encode(Kind.purgeTombstones, forKey: .type)
+            try container.encode(olderThan, forKey: .date)
         }
     }
 }

@@ -1,0 +1,39 @@
+import Foundation
+import Hummingbird
+import NotifyModels
+
+/// The app server's handle on a stored notification (API key): read, change state, delete —
+/// by id (`/notifications/{id}`) or by its own id (`/users/{userId}/notifications/{appNotificationId}`).
+struct AppNotificationRoutes: Sendable {
+    let authenticator: Authenticator
+    let reader: NotificationReader
+    let changer: StateChanger
+
+    func register(on router: Router<BasicRequestContext>) {
+        for path in ["/v1/apps/:appId/notifications/:id", "/v1/apps/:appId/users/:userId/notifications/:appNotificationId"] {
+            router.get(RouterPath(path)) { request, context in
+                let (appId, id) = try await target(request, context)
+                return try JSONResponse.make(.ok, try await changer.activeNotification(appId: appId, id: id, userId: nil))
+            }
+            router.patch(RouterPath(path)) { request, context in
+                let (appId, id) = try await target(request, context)
+                let body = try await JSONResponse.decode(StateChangeRequest.self, from: request)
+                return try await changer.change(appId: appId, id: id, userId: nil, request: body, delete: false, origin: nil)
+            }
+            router.delete(RouterPath(path)) { request, context in
+                let (appId, id) = try await target(request, context)
+                return try await changer.change(appId: appId, id: id, userId: nil, request: nil, delete: true, origin: nil)
+            }
+        }
+    }
+
+    private func target(_ request: Request, _ context: BasicRequestContext) async throws -> (appId: String, id: UUID) {
+        let appId = try context.parameters.require("appId")
+        _ = try await authenticator.requireAppServer(request, appId: appId)
+        if let appNotificationId = context.parameters.get("appNotificationId") {
+            let userId = try context.parameters.require("userId")
+            return (appId, DeterministicID.notificationID(appId: appId, userId: userId, appNotificationId: appNotificationId))
+        }
+        return (appId, try ReaderQuery.uuid(try context.parameters.require("id"), field: "id"))
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NotifyModels
+
+/// A device's view of its user's notifications (user token): changes since a cursor, history, one
+/// notification, and state changes that reach the user's other devices.
+struct MyNotificationRoutes: Sendable {
+    let authenticator: Authenticator
+    let reader: NotificationReader
+    let changer: StateChanger
+
+    static let subscriptionHeader = HTTPField.Name("X-Subscription-Id")!
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("/v1/me/notifications/changes") { request, _ in try await changes(request) }
+        router.get("/v1/me/notifications") { request, _ in try await history(request) }
+        router.get("/v1/me/notifications/:id") { request, context in
+            let user = try await authenticator.requireUser(request)
+            let id = try ReaderQuery.uuid(try context.parameters.require("id"), field: "id")
+            guard let view = try await reader.notification(appId: user.appId, id: id), view.userId == user.userId else {
+                throw APIFailure(.notFound, code: "notification_not_found", message: "no notification with id \(id)", field: "id")
+            }
+            return try JSONResponse.make(.ok, view)
+        }
+        router.patch("/v1/me/notifications/:id") { request, context in
+            let user = try await authenticator.requireUser(request)
+            let id = try ReaderQuery.uuid(try context.parameters.require("id"), field: "id")
+            let body = try await JSONResponse.decode(StateChangeRequest.self, from: request)
+            return try await changer.change(appId: user.appId, id: id, userId: user.userId, request: body, delete: false, origin: try origin(request))
+        }
+        router.delete("/v1/me/notifications/:id") { request, context in
+            let user = try await authenticator.requireUser(request)
+            let id = try ReaderQuery.uuid(try context.parameters.require("id"), field: "id")
+            return try await changer.change(appId: user.appId, id: id, userId: user.userId, request: nil, delete: true, origin: try origin(request))
+        }
+    }
+
+    private func changes(_ request: Request) async throws -> Response {
+        let user = try await authenticator.requireUser(request)
+        let after = try cursor(request)
+        do {
+            let page = try await reader.changes(
+                appId: user.appId, userId: user.userId, after: after,
+                limit: try ReaderQuery.limit(request, default: 100, maximum: 1000), filter: try ReaderQuery.filter(request))
+            return try JSONResponse.make(.ok, page)
+        } catch is NotificationReader.CursorExpired {
+            throw APIFailure(
+                .gone, code: "cursor_expired",
+                message: "changes older than the retention were purged; resync from scratch: read the history and ask for changes without a cursor",
+                field: "cursor")
+        } catch let failure as APIFailure {
+            throw failure
+        } catch {
+            throw APIFailure.databaseUnavailable
+        }
+    }
+
+    private func history(_ request: Request) async throws -> Response {
+        let user = try await authenticator.requireUser(request)
+        do {
+            let page = try await reader.history(
+                appId: user.appId, userId: user.userId, filter: try ReaderQuery.filter(request),
+                limit: try ReaderQuery.limit(request, default: 50, maximum: 500),
+                pageToken: request.uri.queryParameters.get("pageToken").map { String($0) })
+            return try JSONResponse.make(.ok, page)
+        } catch let failure as APIFailure {
+            throw failure
+        } catch {
+            throw APIFailure.databaseUnavailable
+        }
+    }
+
+    private func cursor(_ request: Request) throws(APIFailure) -> Int64 {
+        do {
+            return try SyncCursor.decode(request.uri.queryParameters.get("cursor").map { String($0) })
+        } catch {
+            throw APIFailure(error)
+        }
+    }
+
+    private func origin(_ request: Request) throws(APIFailure) -> UUID? {
+        guard let header = request.headers[Self.subscriptionHeader] else { return nil }
+        return try ReaderQuery.uuid(header, field: "X-Subscription-Id")
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Logging
+import NotifyModels
+import PostgresNIO
+
+/// Reads notifications, history pages and change pages through the read-only role.
+struct NotificationReader: Sendable {
+    /// Reader options, as the Rome SDK's reader offers them.
+    struct Filter: Sendable {
+        var status: NotificationStatus?
+        var readState: ReadState?
+        var userActionState: UserActionState?
+
+        func matches(_ view: NotificationView) -> Bool {
+            (status == nil || view.status == status) && (readState == nil || view.readState == readState)
+                && (userActionState == nil || view.userActionState == userActionState)
+        }
+    }
+
+    /// A page of history and the token of the next page.
+    struct HistoryPage: Encodable, Sendable {
+        var notifications: [NotificationView]
+        var nextPageToken: String?
+    }
+
+    /// The cursor is older than the retained change log: the device must start over.
+    struct CursorExpired: Error {}
+
+    let client: PostgresClient
+    let logger: Logger
+
+    private static let columns = """
+        n.notification_id, n.user_id, n.content::text, n.read_state, n.user_action_state, n.status, n.sequence, n.created_at, n.updated_at
+        """
+
+    func notification(appId: String, id: UUID) async throws -> NotificationView? {
+        let rows = try await client.query(
+            PostgresQuery(unsafeSQL: "SELECT \(Self.columns) FROM notifications n WHERE n.app_id = $1 AND n.notification_id = $2",
+                          binds: try binds(appId, id)), logger: logger)
+        for try await row in rows.decode(Row.self) { return try Self.view(row) }
+        return nil
+    }
+
+    /// Changes after `sequence`, oldest first. Every change is listed (with the notification as it is now),
+    /// so a reader that follows the cursor sees each committed change exactly once.
+    func changes(appId: String, userId: String, after sequence: Int64, limit: Int, filter: Filter) async throws -> ChangePage {
+        if sequence > 0 {
+            let purged = try await client.query(
+                "SELECT purged_through FROM user_sequences WHERE app_id = \(appId) AND user_id = \(userId)", logger: logger)
+            for try await through in purged.decode(Int64.self) where sequence < through { throw CursorExpired() }
+        }
+        let rows = try await client.query(
+            PostgresQuery(
+                unsafeSQL: """
+                SELECT c.sequence, c.kind, c.changed_at, \(Self.columns)
+                FROM changes c JOIN notifications n ON n.notification_id = c.notification_id
+                WHERE c.app_id = $1 AND c.user_id = $2 AND c.sequence > $3
+                ORDER BY c.sequence LIMIT $4
+                """,
+                binds: try binds(appId, userId, sequence, limit + 1)),
+            logger: logger)
+        var changes: [NotificationChange] = []
+        var last = sequence
+        var scanned = 0
+        for try await (changeSequence, kind, changedAt, n0, n1, n2, n3, n4, n5, n6, n7, n8) in rows.decode(
+            (Int64, String, Date, UUID, String, String, String, String, String, Int64, Date, Date).self)
+        {
+            scanned += 1
+            if scanned > limit { break }
+            last = changeSequence
+            let view = try Self.view((n0, n1, n2, n3, n4, n5, n6, n7, n8))
+            let changeKind = ChangeKind(rawValue: kind) ?? .updated
+            // Deletions and expirations always pass the filter: the device must remove what it holds.
+            if changeKind == .deleted || changeKind == .expired || filter.matches(view) {
+                changes.append(NotificationChange(sequence: changeSequence, kind: changeKind, changedDateTime: changedAt, notification: view))
+            }
+        }
+        return ChangePage(changes: changes, cursor: SyncCursor.encode(last), hasMore: scanned > limit)
+    }
+
+    /// Active notifications, newest first, with stable keyset paging.
+    func history(appId: String, userId: String, filter: Filter, limit: Int, pageToken: String?) async throws -> HistoryPage {
+        var sql = "SELECT \(Self.columns) FROM notifications n WHERE n.app_id = $1 AND n.user_id = $2 AND n.status = $3"
+        var bindings = try binds(appId, userId, (filter.status ?? .active).rawValue)
+        if filter.status == nil || filter.status == .active {
+            sql += " AND n.expires_at > now()"
+        }
+        if let readState = filter.readState {
+            try bindings.append(readState.rawValue)
+            sql += " AND n.read_state = $\(bindings.count)"
+        }
+        if let actionState = filter.userActionState {
+            try bindings.append(actionState.rawValue)
+            sql += " AND n.user_action_state = $\(bindings.count)"
+        }
+        if let pageToken {
+            let (createdAt, id) = try PageToken.decode(pageToken)
+            try bindings.append(createdAt)
+            try bindings.append(id)
+            sql += " AND (n.created_at, n.notification_id) < ($\(bindings.count - 1), $\(bindings.count))"
+        }
+        try bindings.append(limit + 1)
+        sql += " ORDER BY n.created_at DESC, n.notification_id DESC LIMIT $\(bindings.count)"
+        var views: [NotificationView] = []
+        for try await row in try await client.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).decode(Row.self) {
+            views.append(try Self.view(row))
+        }
+        var next: String?
+        if views.count > limit {
+            views.removeLast()
+            if let last = views.last { next = PageToken.encode(createdAt: last.createdDateTime, id: last.id) }
+        }
+        return HistoryPage(notifications: views, nextPageToken: next)
+    }
+
+    // MARK: Rows
+
+    private typealias Row = (UUID, String, String, String, String, String, Int64, Date, Date)
+
+    private static func view(_ row: Row) throws -> NotificationView {
+        let content = try WireCoding.makeDecoder().decode(NotificationContent.self, from: Data(row.2.utf8))
+        return NotificationView(
+            id: row.0, userId: row.1, content: content,
+            readState: ReadState(rawValue: row.3) ?? .unread, userActionState: UserActionState(rawValue: row.4) ?? .noInteraction,
+            status: NotificationStatus(rawValue: row.5) ?? .active, sequence: row.6, createdDateTime: row.7, lastModifiedDateTime: row.8)
+    }
+
+    private func binds(_ values: any PostgresEncodable...) throws -> PostgresBindings {
+        var bindings = PostgresBindings()
+        for value in values { try bindings.append(value) }
+        return bindings
+    }
+}
+
+/// The opaque history page token: the creation time and id of the last notification shown.
+enum PageToken {
+    static func encode(createdAt: Date, id: UUID) -> String {
+        Data("\(Int64((createdAt.timeIntervalSince1970 * 1_000_000).rounded())).\(id.uuidString)".utf8).base64EncodedString()
+    }
+
+    static func decode(_ token: String) throws(APIFailure) -> (Date, UUID) {
+        guard let data = Data(base64Encoded: token), let text = String(data: data, encoding: .utf8) else { throw invalid }
+        let parts = text.split(separator: ".")
+        guard parts.count == 2, let micros = Int64(parts[0]), let id = UUID(uuidString: String(parts[1])) else { throw invalid }
+        return (Date(timeIntervalSince1970: Double(micros) / 1_000_000), id)
+    }
+
+    private static var invalid: APIFailure {
+        APIFailure(ValidationError.invalid("pageToken", "the page token is not one this service gave out"))
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Hummingbird
+import NotifyModels
+import PostgresNIO
+
+/// Applies a state change or deletion for a device or the app server: queues the command, waits until
+/// storage applied it, and answers with the notification as it now is.
+struct StateChanger: Sendable {
+    let reader: NotificationReader
+    let sender: CommandSender
+    let visibility: WriteVisibility
+
+    /// The current notification; 404 if it is not the caller's (or is already deleted/expired).
+    func activeNotification(appId: String, id: UUID, userId: String?) async throws -> NotificationView {
+        let view: NotificationView?
+        do {
+            view = try await reader.notification(appId: appId, id: id)
+        } catch {
+            throw APIFailure.databaseUnavailable
+        }
+        guard let view, userId == nil || view.userId == userId, view.status == .active else {
+            throw APIFailure(.notFound, code: "notification_not_found", message: "no active notification with id \(id)", field: "id")
+        }
+        return view
+    }
+
+    func change(
+        appId: String, id: UUID, userId: String?, request: StateChangeRequest?, delete: Bool, origin: UUID?
+    ) async throws -> Response {
+        if let request {
+            do {
+                try request.validate()
+            } catch {
+                throw APIFailure(error)
+            }
+        }
+        let current = try await activeNotification(appId: appId, id: id, userId: userId)
+        try await sender.send([StorageCommand(action: .changeNotificationState(NotificationStateChange(
+            appId: appId, userId: current.userId, notificationId: id, readState: request?.readState,
+            userActionState: request?.userActionState, delete: delete, originSubscriptionId: origin, requestedAt: Date())))])
+        let applied = await visibility.first(
+            Int64.self, "SELECT sequence FROM notifications WHERE notification_id = \(id) AND sequence > \(current.sequence)") != nil
+        if delete { return Response(status: applied ? .noContent : .accepted) }
+        guard applied, let updated = try? await reader.notification(appId: appId, id: id) else {
+            return Response(status: .accepted)
+        }
+        return try JSONResponse.make(.ok, updated)
+    }
+}
+
+/// Reads the reader options (status, readState, userActionState) and paging from the query string.
+enum ReaderQuery {
+    static func filter(_ request: Request) throws(APIFailure) -> NotificationReader.Filter {
+        NotificationReader.Filter(
+            status: try value(request, "status"), readState: try value(request, "readState"), userActionState: try value(request, "userActionState"))
+    }
+
+    static func limit(_ request: Request, default defaultLimit: Int, maximum: Int) throws(APIFailure) -> Int {
+        guard let text = request.uri.queryParameters.get("limit") else { return defaultLimit }
+        guard let limit = Int(text), (1...maximum).contains(limit) else {
+            throw APIFailure(ValidationError.invalid("limit", "limit must be between 1 and \(maximum)"))
+        }
+        return limit
+    }
+
+    private static func value<Value: RawRepresentable & CaseIterable>(_ request: Request, _ name: String) throws(APIFailure) -> Value?
+    where Value.RawValue == String {
+        guard let text = request.uri.queryParameters.get(name) else { return nil }
+        guard let value = Value(rawValue: text) else {
+            let allowed = Value.allCases.map(\.rawValue).joined(separator: ", ")
+            throw APIFailure(ValidationError.invalid(name, "\(name) must be one of: \(allowed)"))
+        }
+        return value
+    }
+
+    static func uuid(_ text: String, field: String) throws(APIFailure) -> UUID {
+        guard let id = UUID(uuidString: text) else { throw APIFailure(ValidationError.invalid(field, "\(field) must be a UUID")) }
+        return id
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Logging
+import NotifyModels
+import PostgresNIO
+
+/// Writes apps, provider credentials and device subscriptions.
+struct RegistryWriter {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    func apply(_ action: StorageCommand.Action) async throws {
+        switch action {
+        case .createApp(let app):
+            try await connection.query(
+                """
+                INSERT INTO apps (app_id, name, api_key_hash, client_signing_key, broker_user, created_at)
+                VALUES (\(app.appId), \(app.name), \(app.apiKeyHash), \(app.clientSigningKey), \(app.brokerUser), \(app.createdAt))
+                ON CONFLICT (app_id) DO NOTHING
+                """, logger: logger)
+        case .setAPNsCredentials(let appId, let credentials):
+            let json = String(decoding: try WireCoding.makeEncoder().encode(credentials), as: UTF8.self)
+            try await connection.query(
+                """
+                INSERT INTO app_credentials (app_id, provider, credentials, updated_at)
+                VALUES (\(appId), 'apns', \(json)::jsonb, now())
+                ON CONFLICT (app_id, provider) DO UPDATE SET credentials = EXCLUDED.credentials, updated_at = EXCLUDED.updated_at
+                """, logger: logger)
+        case .registerSubscription(let subscription):
+            try await connection.query(
+                """
+                INSERT INTO subscriptions (subscription_id, app_id, user_id, platform, push_token, app_package, display_name, expires_at, registered_at)
+                VALUES (\(subscription.subscriptionId), \(subscription.appId), \(subscription.userId), \(subscription.platform.rawValue),
+                        \(subscription.pushToken), \(subscription.appPackage), \(subscription.displayName),
+                        \(subscription.expirationDateTime), \(subscription.registeredAt))
+                ON CONFLICT (app_id, platform, push_token) DO UPDATE SET
+                    user_id = EXCLUDED.user_id, app_package = EXCLUDED.app_package, display_name = EXCLUDED.display_name,
+                    expires_at = EXCLUDED.expires_at, registered_at = EXCLUDED.registered_at
+                """, logger: logger)
+        case .unregisterSubscription(let appId, let userId, let subscriptionId):
+            try await connection.query(
+                "DELETE FROM subscriptions WHERE subscription_id = \(subscriptionId) AND app_id = \(appId) AND user_id = \(userId)",
+                logger: logger)
+        case .publishNotification, .changeNotificationState, .expireDueNotifications, .purgeTombstones:
+            preconditionFailure("not a registry command")
+        }
+    }
+}

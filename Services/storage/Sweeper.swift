@@ -1,0 +1,46 @@
+import Foundation
+import Logging
+import NotifyAMQP
+import NotifyModels
+import ServiceLifecycle
+
+/// Periodically asks storage (through its own command queue, so the work is batched, idempotent and
+/// emitted at least once like any command) to expire due notifications and to purge old tombstones.
+struct Sweeper: Service {
+    let publisher: AMQPPublisher
+    let expiryInterval: Duration
+    let tombstoneRetention: TimeInterval
+    let logger: Logger
+    private let purgeInterval: Duration = .seconds(3600)
+
+    init(publisher: AMQPPublisher, expiryInterval: Duration, tombstoneRetention: TimeInterval, logger: Logger) {
+        self.publisher = publisher
+        self.expiryInterval = expiryInterval
+        self.tombstoneRetention = tombstoneRetention
+        self.logger = logger
+    }
+
+    func run() async throws {
+        var sinceLastPurge = purgeInterval
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            let now = Date()
+            var commands = [StorageCommand(issuedAt: now, action: .expireDueNotifications(dueBy: now))]
+            if sinceLastPurge >= purgeInterval {
+                commands.append(StorageCommand(issuedAt: now, action: .purgeTombstones(olderThan: now.addingTimeInterval(-tombstoneRetention))))
+                sinceLastPurge = .zero
+            }
+            do {
+                let encoder = WireCoding.makeEncoder()
+                try await publisher.publish(try commands.map { command in
+                    AMQPOutboundMessage(
+                        routingKey: QueueNames.storageCommands, body: try encoder.encode(command),
+                        properties: AMQPProperties(messageId: command.commandId.uuidString))
+                })
+            } catch {
+                logger.debug("sweep not queued; will try again", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: expiryInterval)
+            sinceLastPurge += expiryInterval
+        }
+    }
+}

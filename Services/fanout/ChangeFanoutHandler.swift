@@ -5,7 +5,8 @@ import NotifyModels
 import ServiceLifecycle
 
 /// Takes batches of change-event messages, resolves every user's devices in one query,
-/// and publishes the push jobs per provider, many per message, before the consumer acks.
+/// and publishes the push jobs per provider, many per message, and the batches themselves to the
+/// live exchange, before the consumer acks.
 struct ChangeFanoutHandler: Sendable {
     let resolver: SubscriptionResolver
     let publisher: AMQPPublisher
@@ -15,6 +16,7 @@ struct ChangeFanoutHandler: Sendable {
     func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
         var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
         var events: [ChangeEvent] = []
+        var live: [AMQPOutboundMessage] = []
         var users = Set<UserKey>()
         let decoder = WireCoding.makeDecoder()
         for (index, delivery) in deliveries.enumerated() {
@@ -22,6 +24,8 @@ struct ChangeFanoutHandler: Sendable {
                 let batch = try decoder.decode(ChangeEventBatch.self, from: delivery.body)
                 for event in batch.events { users.insert(UserKey(appId: event.appId, userId: event.userId)) }
                 events.append(contentsOf: batch.events)
+                // Edges holding live streams get the batch as it is (no re-encoding); none listening is fine.
+                live.append(AMQPOutboundMessage(exchange: QueueNames.liveExchange, routingKey: "", body: delivery.body, mandatory: false))
             } catch {
                 dispositions[index] = .deadLetter(reason: "not a change-event batch: \(error)")
             }
@@ -30,7 +34,7 @@ struct ChangeFanoutHandler: Sendable {
         while true {
             do {
                 let devices = try await resolver.devices(of: users)
-                try await publisher.publish(try messages(for: events, devices: devices))
+                try await publisher.publish(try messages(for: events, devices: devices) + live)
                 return dispositions
             } catch {
                 logger.warning("could not fan out; retrying", metadata: ["error": "\(String(reflecting: error))"])

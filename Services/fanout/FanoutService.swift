@@ -8,9 +8,9 @@ import PostgresNIO
 struct FanoutService {
     let environment: ServiceEnvironment
 
-    /// The push exchange and one work queue per provider, so no push job is ever unroutable.
+    /// The push exchange and one work queue per provider, so no push job is ever unroutable; the live exchange.
     static let pushTopology: AMQPTopology = Platform.allCases.reduce(
-        AMQPTopology(exchanges: [.init(name: QueueNames.pushExchange, type: "direct")])
+        AMQPTopology(exchanges: [.init(name: QueueNames.pushExchange, type: "direct"), .init(name: QueueNames.liveExchange, type: "fanout")])
     ) { topology, platform in
         let queue = QueueNames.pushQueue(platform)
         return topology.merging(.workQueue(queue)).merging(AMQPTopology(bindings: [

@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import Logging
 import NotifyAMQP
@@ -43,6 +44,8 @@ struct IngestService {
         let changer = StateChanger(reader: reader, sender: sender, visibility: visibility)
         MyNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)
         AppNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)
+        let hub = LiveHub()
+        StreamRoutes(authenticator: authenticator, reader: reader, hub: hub, logger: logger).register(on: router)
         let http = Application(
             router: router,
             configuration: ApplicationConfiguration(
@@ -56,6 +59,16 @@ struct IngestService {
             options: .init(prefetch: prefetch, maximumBatch: prefetch), deadLetterPublisher: publisher, logger: logger,
             handler: AMQPIngestHandler(apps: apps, intake: intake, sender: sender, replies: publisher, logger: logger).handle)
 
-        try await ServiceRunner.run([database, publisher, consumer, http], logger: logger)
+        // Every instance gets every change batch on a queue of its own, gone when the instance is.
+        let liveQueue = "notify.live.\(UUID().uuidString.lowercased())"
+        let liveListener = AMQPConsumer(
+            configuration: amqp, queue: liveQueue,
+            topology: AMQPTopology(
+                exchanges: [.init(name: QueueNames.liveExchange, type: "fanout")],
+                queues: [.init(name: liveQueue, deadLetterQueue: nil, deliveryLimit: nil, durable: false)],
+                bindings: [.init(queue: liveQueue, exchange: QueueNames.liveExchange, routingKey: "")]),
+            options: .init(prefetch: 100, maximumBatch: 100), logger: logger, handler: hub.handle)
+
+        try await ServiceRunner.run([database, publisher, consumer, liveListener, http], logger: logger)
     }
 }

@@ -66,12 +66,18 @@ public final class AMQPConsumer: Service, Sendable {
 
     public func run() async throws {
         thread.start(name: "amqp-consumer-\(queue)") { [self] in threadMain() }
-        await withGracefulShutdownHandler {
-            while let batch = await buffer.next(maximumBatch: options.maximumBatch) {
-                let dispositions = await handler(batch)
-                await settle(batch, dispositions)
+        // Cancellation (e.g. a ServiceGroup cancelling all services after one failed) stops the consumer
+        // like a graceful shutdown; `buffer.next` alone would wait forever.
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                while let batch = await buffer.next(maximumBatch: options.maximumBatch) {
+                    let dispositions = await handler(batch)
+                    await settle(batch, dispositions)
+                }
+            } onGracefulShutdown: {
+                self.buffer.finish()
             }
-        } onGracefulShutdown: {
+        } onCancel: {
             self.buffer.finish()
         }
         shared.withLock { $0.stopping = true }

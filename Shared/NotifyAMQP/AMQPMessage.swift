@@ -27,18 +27,22 @@ public struct AMQPProperties: Sendable, Equatable {
     }
 }
 
-/// A message to publish. It is published `mandatory`: one that reaches no queue is an error.
+/// A message to publish.
 public struct AMQPOutboundMessage: Sendable {
     public var exchange: String
     public var routingKey: String
     public var body: Data
     public var properties: AMQPProperties
+    /// A mandatory message that reaches no queue is an error (the default); a non-mandatory one
+    /// (e.g. a live-update broadcast nobody listens to) is dropped by the broker.
+    public var mandatory: Bool
 
-    public init(exchange: String = "", routingKey: String, body: Data, properties: AMQPProperties = AMQPProperties()) {
+    public init(exchange: String = "", routingKey: String, body: Data, properties: AMQPProperties = AMQPProperties(), mandatory: Bool = true) {
         self.exchange = exchange
         self.routingKey = routingKey
         self.body = body
         self.properties = properties
+        self.mandatory = mandatory
     }
 }
 

@@ -150,11 +150,15 @@ public final class AMQPPublisher: Service, Sendable {
                 defer { state.inbox = [] }
                 return (state.inbox, state.stopping)
             }
+            // Track every request taken from the inbox before writing any of them: if a write throws,
+            // `failAll` must resume them all (the ones not tracked would wait forever).
+            for request in requests {
+                session.add(messages: request.messages, continuation: request.continuation)
+            }
             for request in requests {
                 for message in request.messages {
                     try connection.publish(message)
                 }
-                session.add(messages: request.messages, continuation: request.continuation)
             }
             while let event = try connection.nextEvent() {
                 switch event {
@@ -222,11 +226,13 @@ private struct ConfirmTracker {
         completeFinished()
     }
 
+    /// basic.return carries no delivery tag, only the message's properties: when several requests in flight
+    /// hold a message with this id (callers may reuse ids), every one of them fails, since the returned one
+    /// cannot be told apart and must never be reported as stored.
     mutating func markReturned(messageId: String?, reason: String) {
-        guard let index = inFlight.firstIndex(where: { request in
-            request.messages.contains { $0.properties.messageId == messageId }
-        }) else { return }
-        inFlight[index].failure = AMQPError(code: .unroutable, message: "the message reached no queue: \(reason)")
+        for index in inFlight.indices where inFlight[index].messages.contains(where: { $0.properties.messageId == messageId }) {
+            inFlight[index].failure = AMQPError(code: .unroutable, message: "the message reached no queue: \(reason)")
+        }
     }
 
     mutating func failAll(_ error: AMQPError) {

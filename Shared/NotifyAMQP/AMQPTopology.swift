@@ -16,10 +16,14 @@ public struct AMQPTopology: Sendable {
         public var deadLetterQueue: String?
         /// After this many failed deliveries a quorum queue dead-letters the message.
         public var deliveryLimit: Int?
-        public init(name: String, deadLetterQueue: String?, deliveryLimit: Int?) {
+        /// A durable quorum queue, or a transient one (classic, deleted with its last consumer) for
+        /// notifications of an instance that are worthless once it is gone.
+        public var durable: Bool
+        public init(name: String, deadLetterQueue: String?, deliveryLimit: Int?, durable: Bool = true) {
             self.name = name
             self.deadLetterQueue = deadLetterQueue
             self.deliveryLimit = deliveryLimit
+            self.durable = durable
         }
     }
 

@@ -11,6 +11,8 @@ public enum QueueNames {
     public static let pushExchange = "notify.push"
     /// The queue of one provider's push jobs.
     public static func pushQueue(_ platform: Platform) -> String { "push.\(platform.rawValue)" }
+    /// Fanout exchange every change-event batch is copied to, for the edges holding live streams.
+    public static let liveExchange = "notify.live"
     /// Delivery outcomes from push-dispatch to storage.
     public static let pushFeedback = "push.feedback"
 }

@@ -1,0 +1,96 @@
+import Foundation
+import NotifyAMQP
+import ServiceLifecycle
+import Synchronization
+
+/// RabbitMQ as an app server uses it: its own broker user, a publisher and a reply consumer.
+enum Broker {
+    /// `NOTIFY_AMQP_URL`, optionally logged in as another user.
+    static func configuration(user: String? = nil, password: String? = nil) throws -> AMQPConfiguration {
+        var configuration = try AMQPConfiguration(url: Stack.amqpURL)
+        if let user, let password {
+            configuration.user = user
+            configuration.password = password
+        }
+        configuration.connectTimeout = .seconds(2)
+        return configuration
+    }
+
+    static var virtualHost: String { (try? AMQPConfiguration(url: Stack.amqpURL).virtualHost) ?? "notify" }
+
+    /// `rabbitmqctl.sh ARGS...`; throws with its output if it fails.
+    static func ctl(_ arguments: [String]) async throws {
+        let result = try await Scripts.run("rabbitmqctl.sh", arguments, timeout: .seconds(60))
+        guard result.status == 0 else {
+            throw TestFailure("rabbitmqctl \(arguments.joined(separator: " ")) failed (\(result.status)): \(result.output)")
+        }
+    }
+
+    /// Runs `body` with a connected publisher (declaring `topology`), shutting it down afterwards.
+    static func withPublisher<Result: Sendable>(
+        _ configuration: AMQPConfiguration, topology: AMQPTopology = AMQPTopology(), _ body: (AMQPPublisher) async throws -> Result
+    ) async throws -> Result {
+        let publisher = AMQPPublisher(configuration: configuration, topology: topology, logger: testLogger)
+        publisher.startIfNeeded()
+        let outcome: Swift.Result<Result, any Error>
+        if await publisher.waitUntilConnected(timeout: .seconds(15)) {
+            do {
+                outcome = .success(try await body(publisher))
+            } catch {
+                outcome = .failure(error)
+            }
+        } else {
+            outcome = .failure(TestFailure("could not connect to the broker as \(configuration.user) within 15 s (see the test log for the reason)"))
+        }
+        await publisher.shutdown()
+        return try outcome.get()
+    }
+
+    /// Consumes `queue` into an inbox while `body` runs (acking everything), then shuts the consumer down.
+    static func withConsumer<Result: Sendable>(
+        _ configuration: AMQPConfiguration, queue: String, topology: AMQPTopology, _ body: (Inbox) async throws -> Result
+    ) async throws -> Result {
+        let inbox = Inbox()
+        let consumer = AMQPConsumer(configuration: configuration, queue: queue, topology: topology, logger: testLogger) { batch in
+            inbox.append(batch)
+            return batch.map { _ in .ack }
+        }
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [consumer], logger: testLogger))
+        return try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let outcome: Swift.Result<Result, any Error>
+            do {
+                let deadline = ContinuousClock.now + .seconds(15)
+                while !consumer.isConnected {
+                    guard ContinuousClock.now < deadline else { throw TestFailure("the consumer of \(queue) did not connect within 15 s") }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                outcome = .success(try await body(inbox))
+            } catch {
+                outcome = .failure(error)
+            }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+            return try outcome.get()
+        }
+    }
+
+    /// Messages a test consumer received.
+    final class Inbox: Sendable {
+        private let deliveries = Mutex<[AMQPDelivery]>([])
+
+        func append(_ batch: [AMQPDelivery]) {
+            deliveries.withLock { $0.append(contentsOf: batch) }
+        }
+
+        /// Polls until a message with this correlation id arrived, for up to `timeout`.
+        func reply(correlatedWith correlationId: String, timeout: Duration = .seconds(20)) async throws -> AMQPDelivery {
+            let deadline = ContinuousClock.now + timeout
+            while true {
+                if let reply = deliveries.withLock({ $0.first { $0.properties.correlationId == correlationId } }) { return reply }
+                guard ContinuousClock.now < deadline else { throw TestFailure("no reply with correlation id \(correlationId) within \(timeout)") }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+}

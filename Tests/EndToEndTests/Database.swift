@@ -1,0 +1,29 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Read access to what storage wrote, through the writer URL (`NOTIFY_WRITER_DATABASE_URL`).
+enum Database {
+    /// Runs `body` with a connected client, closing it afterwards.
+    static func withClient<Result>(_ body: (PostgresClient) async throws -> Result) async throws -> Result {
+        guard let url = URLComponents(string: Stack.writerDatabaseURL), let host = url.host, let user = url.user else {
+            throw TestFailure("NOTIFY_WRITER_DATABASE_URL is not postgres://user:password@host:port/database: \(Stack.writerDatabaseURL)")
+        }
+        let configuration = PostgresClient.Configuration(
+            host: host, port: url.port ?? 5432, username: user, password: url.password,
+            database: String(url.path.dropFirst()), tls: .disable)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: testLogger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            return try await body(client)
+        }
+    }
+
+    /// The single integer a query answers (e.g. a count).
+    static func integer(_ query: PostgresQuery, on client: PostgresClient) async throws -> Int64 {
+        let rows = try await client.query(query, logger: testLogger)
+        for try await value in rows.decode(Int64.self) { return value }
+        throw TestFailure("the query answered no row: \(query.sql)")
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import NotifyModels
+import Testing
+
+extension EndToEndTests {
+    @Suite("authentication and validation errors")
+    struct ErrorTests {
+        @Test("unknown apps, wrong API keys, forged or expired user tokens and a missing operator token are refused")
+        func authenticationErrors() async throws {
+            let app = try await TestApp.create()
+            let user = "user-\(uniqueSuffix())"
+            let notification = try StackClient.encode(NotificationRequest.alert(to: user))
+
+            let unknownApp = try await StackClient.send(
+                .POST, "\(Stack.ingestURL)/v1/apps/app_unknown\(uniqueSuffix())/notifications", bearer: app.apiKey, json: notification)
+            expectAPIError(unknownApp, status: 404, code: "app_not_found", field: "appId", "publishing to an unknown app")
+
+            let wrongKey = try await app.publish(NotificationRequest.alert(to: user), apiKey: "nk_not-this-apps-key")
+            expectAPIError(wrongKey, status: 401, field: "Authorization", "publishing with a wrong API key")
+
+            let device = SubscriptionRequest(platform: .apns, pushToken: randomHex(bytes: 32))
+            let forged = try UserTokens.mint(userId: user, appId: app.appId, signingKey: "a key that is not the app's")
+            expectAPIError(
+                try await app.registerDevice(device, token: forged), status: 401, field: "Authorization", "registering with a forged user token")
+            let expired = try UserTokens.mint(userId: user, appId: app.appId, signingKey: app.clientSigningKey, expiresIn: -3600)
+            expectAPIError(
+                try await app.registerDevice(device, token: expired), status: 401, field: "Authorization", "registering with an expired user token")
+
+            let noOperator = try await StackClient.send(.POST, "\(Stack.ingestURL)/v1/apps", json: Data(#"{"name":"no operator"}"#.utf8))
+            expectAPIError(noOperator, status: 401, field: "Authorization", "creating an app without the operator token")
+        }
+
+        @Test("a too distant expiration, a too large APNs payload and an invalid APNs token are refused, naming the field")
+        func validationErrors() async throws {
+            let app = try await TestApp.create()
+            let user = "user-\(uniqueSuffix())"
+
+            var distant = NotificationRequest.alert(to: user)
+            distant.expirationDateTime = Date().addingTimeInterval(40 * 24 * 3600)
+            expectAPIError(try await app.publish(distant), status: 400, field: "expirationDateTime", "expiring 40 days ahead")
+
+            let large = NotificationRequest.alert(to: user, body: String(repeating: "x", count: 4200))
+            expectAPIError(try await app.publish(large), status: 413, field: "payload", "an APNs payload over 4096 bytes")
+
+            let badToken = SubscriptionRequest(platform: .apns, pushToken: "not-an-apns-token")
+            expectAPIError(try await app.registerDevice(badToken, token: try app.userToken(user)), status: 400, field: "pushToken", "an invalid APNs token")
+        }
+    }
+}

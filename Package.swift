@@ -7,7 +7,7 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "notify",
-    platforms: [.macOS(.v15)],
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .executable(name: "ingest", targets: ["Ingest"]),
         .executable(name: "storage", targets: ["Storage"]),
@@ -16,6 +16,8 @@ let package = Package(
         .executable(name: "provider-sandbox", targets: ["ProviderSandbox"]),
         .executable(name: "loadgen", targets: ["LoadGenerator"]),
         .library(name: "NotifyModels", targets: ["NotifyModels"]),
+        .library(name: "NotifyClient", targets: ["NotifyClient"]),
+        .executable(name: "device-sim", targets: ["DeviceSimulator"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -164,6 +166,23 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Clients
+        .target(
+            name: "NotifyClient",
+            dependencies: ["NotifyModels"],
+            path: "Clients/NotifyClient",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "DeviceSimulator",
+            dependencies: [
+                "NotifyClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/device-sim",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Tests
         .testTarget(
             name: "NotifyModelsTests",
@@ -175,6 +194,16 @@ let package = Package(
             name: "AMQPIntegrationTests",
             dependencies: ["NotifyAMQP"],
             path: "Tests/AMQPIntegrationTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifyClientTests",
+            dependencies: [
+                "NotifyClient",
+                "NotifyModels",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Tests/NotifyClientTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,1 @@
+print("device-sim: not built yet")

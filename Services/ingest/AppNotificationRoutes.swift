@@ -3,13 +3,26 @@ import Hummingbird
 import NotifyModels
 
 /// The app server's handle on a stored notification (API key): read, change state, delete —
-/// by id (`/notifications/{id}`) or by its own id (`/users/{userId}/notifications/{appNotificationId}`).
+/// by id (`/notifications/{id}`) or by its own id (`/users/{userId}/notifications/{appNotificationId}`) —
+/// and its delivery log (`/notifications/{id}/deliveries`).
 struct AppNotificationRoutes: Sendable {
     let authenticator: Authenticator
     let reader: NotificationReader
     let changer: StateChanger
 
+    private struct DeliveryLog: Encodable {
+        var deliveries: [DeliveryRecord]
+    }
+
     func register(on router: Router<BasicRequestContext>) {
+        router.get("/v1/apps/:appId/notifications/:id/deliveries") { request, context in
+            let (appId, id) = try await target(request, context)
+            do {
+                return try JSONResponse.make(.ok, DeliveryLog(deliveries: try await reader.deliveries(appId: appId, notificationId: id)))
+            } catch {
+                throw APIFailure.databaseUnavailable
+            }
+        }
         for path in ["/v1/apps/:appId/notifications/:id", "/v1/apps/:appId/users/:userId/notifications/:appNotificationId"] {
             router.get(RouterPath(path)) { request, context in
                 let (appId, id) = try await target(request, context)

@@ -86,20 +86,20 @@ struct NotificationReader: Sendable {
             sql += " AND n.expires_at > now()"
         }
         if let readState = filter.readState {
-            try bindings.append(readState.rawValue)
+            bindings.append(readState.rawValue)
             sql += " AND n.read_state = $\(bindings.count)"
         }
         if let actionState = filter.userActionState {
-            try bindings.append(actionState.rawValue)
+            bindings.append(actionState.rawValue)
             sql += " AND n.user_action_state = $\(bindings.count)"
         }
         if let pageToken {
             let (createdAt, id) = try PageToken.decode(pageToken)
-            try bindings.append(createdAt)
-            try bindings.append(id)
+            bindings.append(createdAt)
+            bindings.append(id)
             sql += " AND (n.created_at, n.notification_id) < ($\(bindings.count - 1), $\(bindings.count))"
         }
-        try bindings.append(limit + 1)
+        bindings.append(limit + 1)
         sql += " ORDER BY n.created_at DESC, n.notification_id DESC LIMIT $\(bindings.count)"
         var views: [NotificationView] = []
         for try await row in try await client.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).decode(Row.self) {
@@ -147,5 +147,37 @@ enum PageToken {
 
     private static var invalid: APIFailure {
         APIFailure(ValidationError.invalid("pageToken", "the page token is not one this service gave out"))
+    }
+}
+
+/// One entry of a notification's delivery log (`GET /v1/apps/{appId}/notifications/{id}/deliveries`).
+struct DeliveryRecord: Encodable, Sendable {
+    var subscriptionId: UUID
+    var platform: String
+    var sequence: Int64
+    var attempt: Int
+    var result: String
+    var status: Int?
+    var reason: String?
+    var at: Date
+}
+
+extension NotificationReader {
+    /// What became of every push of a notification, oldest first.
+    func deliveries(appId: String, notificationId: UUID) async throws -> [DeliveryRecord] {
+        let rows = try await client.query(
+            """
+            SELECT subscription_id, platform, sequence, attempt, result, status, reason, at FROM delivery_log
+            WHERE app_id = \(appId) AND notification_id = \(notificationId) ORDER BY at, attempt
+            """, logger: logger)
+        var records: [DeliveryRecord] = []
+        for try await (subscription, platform, sequence, attempt, result, status, reason, at) in rows.decode(
+            (UUID, String, Int64, Int32, String, Int32?, String?, Date).self)
+        {
+            records.append(DeliveryRecord(
+                subscriptionId: subscription, platform: platform, sequence: sequence, attempt: Int(attempt), result: result,
+                status: status.map(Int.init), reason: reason, at: at))
+        }
+        return records
     }
 }

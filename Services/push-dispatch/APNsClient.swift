@@ -7,32 +7,25 @@ import NotifyModels
 /// Sends one push over the APNs provider API (HTTP/2, token auth).
 struct APNsClient: Sendable {
     /// What APNs answered.
-    enum Outcome: Sendable, Equatable {
-        case accepted(apnsId: String)
-        /// APNs refused it: status and Apple's reason (e.g. 410 Unregistered).
-        case rejected(status: Int, reason: String, retryAfter: Int?)
+    enum Answer: Sendable, Equatable {
+        case accepted
+        /// APNs refused it: status, Apple's reason (e.g. 410 Unregistered), Retry-After seconds,
+        /// and for 410 the time Apple says the token stopped being valid.
+        case rejected(status: Int, reason: String, retryAfter: Int?, invalidSince: Date?)
         /// No answer: connection refused, reset or timed out.
         case unreachable(String)
-
-        var isRetryable: Bool {
-            switch self {
-            case .accepted: return false
-            case .unreachable: return true
-            case .rejected(let status, _, _): return status == 429 || status >= 500
-            }
-        }
     }
 
     let connections: APNsConnectionPool
     let signer: APNsTokenSigner
     var timeout: TimeAmount = .seconds(10)
 
-    func send(_ job: PushJob, credentials: APNsCredentials) async -> Outcome {
+    func send(_ job: PushJob, credentials: APNsCredentials) async -> Answer {
         let token: String
         do {
             token = try signer.token(teamId: credentials.teamId, keyId: credentials.keyId, privateKeyPEM: credentials.privateKey)
         } catch {
-            return .rejected(status: 0, reason: "the app's .p8 key cannot sign: \(error)", retryAfter: nil)
+            return .rejected(status: 403, reason: "InvalidProviderToken", retryAfter: nil, invalidSince: nil)
         }
         var request = HTTPClientRequest(url: "\(credentials.baseURL)/3/device/\(job.deviceToken)")
         request.method = .POST
@@ -49,18 +42,20 @@ struct APNsClient: Sendable {
             let httpClient = connections.client(teamId: credentials.teamId, keyId: credentials.keyId, baseURL: credentials.baseURL)
             let response = try await httpClient.execute(request, timeout: timeout)
             let body = try await response.body.collect(upTo: 64 * 1024)
-            if response.status == .ok {
-                return .accepted(apnsId: response.headers.first(name: "apns-id") ?? "")
-            }
-            let reason = (try? JSONDecoder().decode(APNsErrorBody.self, from: Data(buffer: body)))?.reason ?? "HTTP \(response.status.code)"
-            return .rejected(status: Int(response.status.code), reason: reason, retryAfter: response.headers.first(name: "retry-after").flatMap { Int($0) })
+            if response.status == .ok { return .accepted }
+            let error = try? JSONDecoder().decode(APNsErrorBody.self, from: Data(buffer: body))
+            return .rejected(
+                status: Int(response.status.code), reason: error?.reason ?? "HTTP \(response.status.code)",
+                retryAfter: response.headers.first(name: "retry-after").flatMap { Int($0) },
+                invalidSince: error?.timestamp.map { Date(timeIntervalSince1970: $0 / 1000) })
         } catch {
             return .unreachable(String(describing: error))
         }
     }
 }
 
-/// APNs error body: `{"reason": "BadDeviceToken"}` (410 adds a timestamp).
+/// APNs error body: `{"reason": "BadDeviceToken"}`; 410 adds `"timestamp"` in milliseconds.
 private struct APNsErrorBody: Decodable {
     var reason: String
+    var timestamp: Double?
 }

@@ -34,6 +34,12 @@ final class APNsConnectionPool: Sendable {
         }
     }
 
+    /// Replaces the client of this key (after a provider-token refresh, so the new token starts on a new connection).
+    func reset(teamId: String, keyId: String, baseURL: String) {
+        let old = clients.withLock { $0.removeValue(forKey: "\(teamId).\(keyId)@\(baseURL)") }
+        if let old { Task { try? await old.shutdown() } }
+    }
+
     func shutdown() async {
         let all = clients.withLock { clients in
             defer { clients = [:] }

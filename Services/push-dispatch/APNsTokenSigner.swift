@@ -13,7 +13,9 @@ final class APNsTokenSigner: Sendable {
     }
 
     static let lifetime: TimeInterval = 50 * 60
-    private let cache = Mutex<[String: Token]>([:])
+    /// Apple: update the provider token no more than once every 20 minutes.
+    static let minimumAgeForRefresh: TimeInterval = 20 * 60
+    fileprivate let cache = Mutex<[String: Token]>([:])
 
     /// The current token for this key, signing a new one when the cached one is 50 minutes old.
     func token(teamId: String, keyId: String, privateKeyPEM: String, now: Date = Date()) throws -> String {
@@ -30,6 +32,20 @@ final class APNsTokenSigner: Sendable {
         let token = Token(value: "\(signingInput).\(Base64URL.encode(signature.rawRepresentation))", issuedAt: Date(timeIntervalSince1970: TimeInterval(issuedAt)))
         cache.withLock { $0[cacheKey] = token }
         return token.value
+    }
+}
+
+extension APNsTokenSigner {
+    /// Drops the cached token so the next push signs a new one, if the cached one is at least 20 minutes old.
+    /// Returns whether it did (a younger token is not replaced: APNs would refuse the update, and a fresh
+    /// token refused is a key problem that a new token does not fix).
+    func invalidate(teamId: String, keyId: String, now: Date = Date()) -> Bool {
+        cache.withLock { cache in
+            let key = "\(teamId).\(keyId)"
+            guard let token = cache[key], now.timeIntervalSince(token.issuedAt) >= Self.minimumAgeForRefresh else { return false }
+            cache[key] = nil
+            return true
+        }
     }
 }
 

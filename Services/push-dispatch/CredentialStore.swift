@@ -4,12 +4,18 @@ import NotifyModels
 import PostgresNIO
 import Synchronization
 
-/// Provider credentials per app, read from the database and cached for a minute.
+/// Provider credentials per app, read from the database and cached for ten seconds.
 final class CredentialStore: Sendable {
     private let client: PostgresClient
     private let logger: Logger
-    private let cache = Mutex<[String: (credentials: APNsCredentials?, loadedAt: ContinuousClock.Instant)]>([:])
-    private let lifetime: Duration = .seconds(60)
+    /// An app's credentials and whether APNs refused them (storage flags that from push feedback).
+    struct Entry: Sendable {
+        var credentials: APNsCredentials
+        var rejectedReason: String?
+    }
+
+    private let cache = Mutex<[String: (entry: Entry?, loadedAt: ContinuousClock.Instant)]>([:])
+    private let lifetime: Duration = .seconds(10)
 
     init(client: PostgresClient, logger: Logger) {
         self.client = client
@@ -17,18 +23,18 @@ final class CredentialStore: Sendable {
     }
 
     /// The app's APNs credentials, or nil when the app has none.
-    func apns(appId: String) async throws -> APNsCredentials? {
+    func apns(appId: String) async throws -> Entry? {
         let now = ContinuousClock.now
         if let cached = cache.withLock({ $0[appId] }), now - cached.loadedAt < lifetime {
-            return cached.credentials
+            return cached.entry
         }
         let rows = try await client.query(
-            "SELECT credentials::text FROM app_credentials WHERE app_id = \(appId) AND provider = 'apns'", logger: logger)
-        var credentials: APNsCredentials?
-        for try await json in rows.decode(String.self) {
-            credentials = try WireCoding.makeDecoder().decode(APNsCredentials.self, from: Data(json.utf8))
+            "SELECT credentials::text, rejected_reason FROM app_credentials WHERE app_id = \(appId) AND provider = 'apns'", logger: logger)
+        var entry: Entry?
+        for try await (json, rejected) in rows.decode((String, String?).self) {
+            entry = Entry(credentials: try WireCoding.makeDecoder().decode(APNsCredentials.self, from: Data(json.utf8)), rejectedReason: rejected)
         }
-        cache.withLock { $0[appId] = (credentials, now) }
-        return credentials
+        cache.withLock { $0[appId] = (entry, now) }
+        return entry
     }
 }

@@ -8,8 +8,12 @@ struct PushDispatchCommandLine: ServiceCommand {
     static let concurrency = EnvironmentVariable("NOTIFY_CONCURRENCY", "pushes in flight at once", default: "256")
     static let prefetch = EnvironmentVariable("NOTIFY_PREFETCH", "push-job messages taken from the broker at once (the batch sent concurrently)", default: "64")
 
+    static let retryDelays = EnvironmentVariable(
+        "NOTIFY_RETRY_DELAYS_MS", "comma-separated delays (ms) before each retry of a transient failure; their count bounds the retries",
+        default: "1000,5000,25000,125000,600000")
+
     static let variables: [EnvironmentVariable] = [
-        .amqpURL, .databaseURL(role: "read-only: provider credentials"), trustedCA, concurrency, prefetch,
+        .amqpURL, .databaseURL(role: "read-only: provider credentials"), trustedCA, concurrency, prefetch, retryDelays,
         .httpHost, .healthPort(default: 8083), .logLevel,
     ]
 

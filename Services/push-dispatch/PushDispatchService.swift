@@ -15,16 +15,21 @@ struct PushDispatchService {
         let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "reader")), logger: logger)
 
         let connections = APNsConnectionPool(trustedCAFile: environment.string(PushDispatchCommandLine.trustedCA))
-        let publisher = AMQPPublisher(configuration: amqp, topology: AMQPTopology(), logger: logger)
+        let retryPolicy = RetryPolicy(delaysMilliseconds: try Self.delays(environment))
+        let queue = QueueNames.pushQueue(.apns)
+        let topology = AMQPTopology.workQueue(queue)
+            .merging(retryPolicy.topology(.apns))
+            .merging(.workQueue(QueueNames.pushFeedback))
+        let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
         let handler = APNsDispatchHandler(
             client: APNsClient(connections: connections, signer: APNsTokenSigner()),
             credentials: CredentialStore(client: database, logger: logger),
+            publisher: publisher, retryPolicy: retryPolicy,
             concurrency: try environment.integer(PushDispatchCommandLine.concurrency),
             logger: logger)
-        let queue = QueueNames.pushQueue(.apns)
         let prefetch = try environment.integer(PushDispatchCommandLine.prefetch)
         let consumer = AMQPConsumer(
-            configuration: amqp, queue: queue, topology: .workQueue(queue),
+            configuration: amqp, queue: queue, topology: topology,
             options: .init(prefetch: prefetch, maximumBatch: prefetch),
             deadLetterPublisher: publisher, logger: logger, handler: handler.handle)
         let databaseHealth = DatabaseHealth(client: database, logger: logger)
@@ -33,6 +38,17 @@ struct PushDispatchService {
             checks: ["amqp": { consumer.isConnected }, "database": { await databaseHealth.check() }],
             logger: logger)
         try await ServiceRunner.run([database, ConnectionPoolService(pool: connections), publisher, consumer, health], logger: logger)
+    }
+}
+
+extension PushDispatchService {
+    static func delays(_ environment: ServiceEnvironment) throws(ConfigurationError) -> [Int] {
+        let text = try environment.require(PushDispatchCommandLine.retryDelays)
+        let delays = text.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !delays.isEmpty, delays.count == text.split(separator: ",").count, delays.allSatisfy({ $0 > 0 }) else {
+            throw ConfigurationError("NOTIFY_RETRY_DELAYS_MS must be positive integers separated by commas, got '\(text)'")
+        }
+        return delays
     }
 }
 

@@ -1,10 +1,11 @@
 import Logging
 import ServiceLifecycle
 
-/// Runs the migrations (retrying while the database is not reachable yet), then the wrapped service.
-struct MigrationGate<Wrapped: Service>: Service {
+/// Runs the migrations (retrying while the database is not reachable yet), then the services that need
+/// the schema, side by side.
+struct MigrationGate: Service {
     let migrations: Migrations
-    let then: Wrapped
+    let then: [any Service]
     let logger: Logger
 
     func run() async throws {
@@ -20,6 +21,10 @@ struct MigrationGate<Wrapped: Service>: Service {
                 try await Task.sleep(for: .seconds(1))
             }
         }
-        try await then.run()
+        try await withThrowingDiscardingTaskGroup { group in
+            for service in then {
+                group.addTask { try await service.run() }
+            }
+        }
     }
 }

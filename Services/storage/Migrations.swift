@@ -96,6 +96,26 @@ struct Migrations {
             "CREATE INDEX changes_by_time ON changes (changed_at)",
             "CREATE INDEX applied_commands_by_time ON applied_commands (applied_at)",
         ]),
+        (3, [
+            "ALTER TABLE app_credentials ADD COLUMN rejected_reason text, ADD COLUMN rejected_at timestamptz",
+            """
+            CREATE TABLE delivery_log (
+                push_id uuid NOT NULL,
+                attempt int NOT NULL,
+                result text NOT NULL,
+                app_id text NOT NULL,
+                notification_id uuid NOT NULL,
+                subscription_id uuid NOT NULL,
+                sequence bigint NOT NULL,
+                platform text NOT NULL,
+                status int,
+                reason text,
+                at timestamptz NOT NULL,
+                PRIMARY KEY (push_id, attempt, result)
+            )
+            """,
+            "CREATE INDEX delivery_log_by_notification ON delivery_log (app_id, notification_id, at)",
+        ]),
     ]
 
     func run() async throws {

@@ -23,7 +23,8 @@ struct RegistryWriter {
                 """
                 INSERT INTO app_credentials (app_id, provider, credentials, updated_at)
                 VALUES (\(appId), 'apns', \(json)::jsonb, now())
-                ON CONFLICT (app_id, provider) DO UPDATE SET credentials = EXCLUDED.credentials, updated_at = EXCLUDED.updated_at
+                ON CONFLICT (app_id, provider) DO UPDATE SET
+                    credentials = EXCLUDED.credentials, updated_at = EXCLUDED.updated_at, rejected_reason = NULL, rejected_at = NULL
                 """, logger: logger)
         case .registerSubscription(let subscription):
             try await connection.query(

@@ -26,10 +26,15 @@ struct StorageService {
             options: .init(prefetch: prefetch, maximumBatch: prefetch),
             deadLetterPublisher: publisher, logger: logger,
             handler: handler.handle)
+        let feedbackTopology = AMQPTopology.workQueue(QueueNames.pushFeedback)
+        let feedback = AMQPConsumer(
+            configuration: amqp, queue: QueueNames.pushFeedback, topology: feedbackTopology,
+            options: .init(prefetch: 100, maximumBatch: 100), deadLetterPublisher: publisher, logger: logger,
+            handler: FeedbackHandler(client: database, logger: logger).handle)
         let databaseHealth = DatabaseHealth(client: database, logger: logger)
         let health = HealthServer(
             host: try environment.require(.httpHost), port: try environment.integer(.healthPort(default: 8081)),
-            checks: ["amqp": { publisher.isConnected && consumer.isConnected }, "database": { await databaseHealth.check() }],
+            checks: ["amqp": { publisher.isConnected && consumer.isConnected && feedback.isConnected }, "database": { await databaseHealth.check() }],
             logger: logger)
 
         let sweeper = Sweeper(
@@ -40,7 +45,7 @@ struct StorageService {
         let migrations = Migrations(client: database, readerRole: try environment.require(StorageCommandLine.readerRole), logger: logger)
 
         try await ServiceRunner.run(
-            [database, publisher, MigrationGate(migrations: migrations, then: consumer, logger: logger), sweeper, health],
+            [database, publisher, MigrationGate(migrations: migrations, then: [consumer, feedback], logger: logger), sweeper, health],
             logger: logger)
     }
 }

@@ -1,0 +1,37 @@
+import Foundation
+import NotifyModels
+
+/// Maps each APNs answer to what dispatch does about it (Apple's "Handling notification responses").
+enum APNsAnswerClassifier {
+    enum Action: Equatable {
+        case accepted
+        /// Try again later (through a delay queue), no sooner than `after` seconds if given.
+        case retry(after: Int?)
+        /// The token is gone: remove the subscription unless re-registered after `since`.
+        case tokenInvalid(since: Date?)
+        /// The provider token was refused: refresh it once, then flag the credentials.
+        case credentials
+        /// A bug in the payload or request: retrying cannot help.
+        case fail
+    }
+
+    static func classify(_ answer: APNsClient.Answer) -> Action {
+        switch answer {
+        case .accepted:
+            return .accepted
+        case .unreachable:
+            return .retry(after: nil)
+        case .rejected(let status, let reason, let retryAfter, let invalidSince):
+            switch (status, reason) {
+            case (410, _), (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"):
+                return .tokenInvalid(since: invalidSince)
+            case (403, "InvalidProviderToken"), (403, "ExpiredProviderToken"), (403, "MissingProviderToken"):
+                return .credentials
+            case (429, _), (500...599, _):
+                return .retry(after: retryAfter)
+            default:
+                return .fail
+            }
+        }
+    }
+}

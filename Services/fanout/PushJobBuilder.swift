@@ -1,7 +1,7 @@
 import Foundation
 import NotifyModels
 
-/// Builds the push jobs of one change event: the payload once, then a job per target device.
+/// Builds the push jobs of one change event: each provider's payload once, then a job per target device.
 enum PushJobBuilder {
     static func jobs(for event: ChangeEvent, devices: [SubscriptionResolver.Device]) -> [PushJob] {
         let targets = devices.filter { device in
@@ -11,16 +11,35 @@ enum PushJobBuilder {
         guard !targets.isEmpty else { return [] }
         let isAlert = event.kind.isContentChange && (event.content?.isVisual ?? false)
         let marker = APNsPayloadBuilder.Marker(notificationId: event.notificationId, sequence: event.sequence, kind: event.kind)
-        let payload = String(decoding: APNsPayloadBuilder.payload(for: event.content, marker: marker, badge: event.unreadCount), as: UTF8.self)
         let priority: NotificationPriority = isAlert ? (event.content?.priority ?? .high) : .low
         let expiration = event.content?.expirationDateTime ?? event.changedAt.addingTimeInterval(24 * 3600)
         let collapseId = event.notificationId.uuidString.lowercased()
+        var payloads: [Platform: String] = [:]
+        func payload(_ platform: Platform) -> String {
+            if let built = payloads[platform] { return built }
+            let bytes: [UInt8]
+            switch platform {
+            case .apns:
+                bytes = APNsPayloadBuilder.payload(for: event.content, marker: marker, badge: event.unreadCount)
+            case .fcm:
+                bytes = ProviderPayloads.fcmMessage(
+                    for: event.content, marker: marker, badge: event.unreadCount, collapseKey: collapseId,
+                    highPriority: priority == .high, ttlSeconds: Int(expiration.timeIntervalSince(event.changedAt)))
+            case .wns where isAlert:
+                bytes = ProviderPayloads.wnsToast(for: event.content!, marker: marker)
+            case .wns, .webpush:
+                bytes = ProviderPayloads.data(for: event.content, marker: marker, badge: event.unreadCount)
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            payloads[platform] = text
+            return text
+        }
         return targets.map { device in
             PushJob(
                 pushId: DeterministicID.pushID(notificationId: event.notificationId, sequence: event.sequence, subscriptionId: device.subscriptionId),
                 appId: event.appId, subscriptionId: device.subscriptionId, platform: device.platform, deviceToken: device.pushToken,
                 notificationId: event.notificationId, sequence: event.sequence, kind: event.kind, isAlert: isAlert,
-                priority: priority, expiration: expiration, collapseId: collapseId, payload: payload)
+                priority: priority, expiration: expiration, collapseId: collapseId, payload: payload(device.platform), keys: device.keys)
         }
     }
 }

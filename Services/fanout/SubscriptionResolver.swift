@@ -10,6 +10,7 @@ struct SubscriptionResolver: Sendable {
         var subscriptionId: UUID
         var platform: Platform
         var pushToken: String
+        var keys: WebPushKeys?
     }
 
     let client: PostgresClient
@@ -21,15 +22,18 @@ struct SubscriptionResolver: Sendable {
         let userIds = users.map(\.userId)
         let rows = try await client.query(
             """
-            SELECT s.app_id, s.user_id, s.subscription_id, s.platform, s.push_token
+            SELECT s.app_id, s.user_id, s.subscription_id, s.platform, s.push_token, s.push_keys::text
             FROM subscriptions s
             JOIN unnest(\(appIds)::text[], \(userIds)::text[]) AS u(app, usr) ON s.app_id = u.app AND s.user_id = u.usr
             WHERE s.expires_at > now()
             """, logger: logger)
         var result: [UserKey: [Device]] = [:]
-        for try await (appId, userId, subscriptionId, platform, token) in rows.decode((String, String, UUID, String, String).self) {
+        let decoder = JSONDecoder()
+        for try await (appId, userId, subscriptionId, platform, token, keys) in rows.decode((String, String, UUID, String, String, String?).self) {
             guard let platform = Platform(rawValue: platform) else { continue }
-            result[UserKey(appId: appId, userId: userId), default: []].append(Device(subscriptionId: subscriptionId, platform: platform, pushToken: token))
+            let webPushKeys = keys.flatMap { try? decoder.decode(WebPushKeys.self, from: Data($0.utf8)) }
+            result[UserKey(appId: appId, userId: userId), default: []].append(
+                Device(subscriptionId: subscriptionId, platform: platform, pushToken: token, keys: webPushKeys))
         }
         return result
     }

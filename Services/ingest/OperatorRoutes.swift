@@ -22,14 +22,40 @@ struct OperatorRoutes: Sendable {
         var brokerUser: String?
     }
 
+    /// What is answered about stored credentials: never a secret.
     private struct StoredProvider: Encodable {
         var appId: String
-        var provider: String
-        var teamId: String
-        var keyId: String
-        var topic: String
-        var environment: APNsCredentials.Environment
+        var provider: Platform
+        var teamId: String?
+        var keyId: String?
+        var topic: String?
+        var environment: APNsCredentials.Environment?
         var endpoint: String?
+        var projectId: String?
+        var clientEmail: String?
+        var packageSid: String?
+        var subject: String?
+        /// The VAPID public key (base64url, uncompressed point): the browser's `applicationServerKey`.
+        var vapidPublicKey: String?
+
+        init(appId: String, credentials: ProviderCredentials) {
+            self.appId = appId
+            provider = credentials.platform
+            switch credentials {
+            case .apns(let apns):
+                (teamId, keyId, topic, environment, endpoint) = (apns.teamId, apns.keyId, apns.topic, apns.environment, apns.endpoint)
+            case .fcm(let fcm):
+                (projectId, clientEmail, endpoint) = (fcm.serviceAccount.projectId, fcm.serviceAccount.clientEmail, fcm.endpoint)
+            case .wns(let wns):
+                (packageSid, endpoint) = (wns.packageSid, wns.tokenURL)
+            case .webpush(let webPush):
+                subject = webPush.subject
+                vapidPublicKey = (try? P256.Signing.PrivateKey(pemRepresentation: webPush.vapidPrivateKey)).map {
+                    $0.publicKey.x963Representation.base64EncodedString()
+                        .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+                }
+            }
+        }
     }
 
     func register(on router: Router<BasicRequestContext>) {
@@ -60,30 +86,45 @@ struct OperatorRoutes: Sendable {
 
     private func setProvider(_ request: Request, appId: String, provider: String) async throws -> Response {
         try authenticator.requireOperator(request)
-        guard provider == "apns" else {
-            throw APIFailure(.badRequest, code: "unsupported_provider", message: "only apns credentials can be stored so far", field: "provider")
+        guard let platform = Platform(rawValue: provider) else {
+            throw APIFailure(.badRequest, code: "unsupported_provider", message: "provider must be apns, fcm, wns or webpush", field: "provider")
         }
         guard try await authenticator.apps.app(appId) != nil else {
             throw APIFailure(.notFound, code: "app_not_found", message: "no app with id \(appId)", field: "appId")
         }
-        let credentials = try await JSONResponse.decode(APNsCredentials.self, from: request)
+        let body: ByteBuffer
         do {
-            try credentials.validate()
+            body = try await request.body.collect(upTo: JSONResponse.maximumBodyBytes)
         } catch {
+            throw APIFailure(.contentTooLarge, code: "body_too_large", message: "the body may be at most \(JSONResponse.maximumBodyBytes) bytes")
+        }
+        let credentials: ProviderCredentials
+        do {
+            credentials = try ProviderCredentials.decode(platform, from: Data(body.readableBytesView), decoder: WireCoding.makeDecoder())
+            try credentials.validate()
+        } catch let error as DecodingError {
+            throw APIFailure(DecodingFailure.validationError(error))
+        } catch let error as ValidationError {
             throw APIFailure(error)
         }
-        guard (try? P256.Signing.PrivateKey(pemRepresentation: credentials.privateKey)) != nil else {
-            throw APIFailure(ValidationError.invalid("privateKey", "privateKey must be the PEM text of the .p8 (P-256) key"))
-        }
-        try await sender.send([StorageCommand(action: .setAPNsCredentials(appId: appId, credentials: credentials))])
-        let json = String(decoding: try WireCoding.makeEncoder().encode(credentials), as: UTF8.self)
+        try Self.checkKeys(credentials)
+        try await sender.send([StorageCommand(action: .setProviderCredentials(appId: appId, credentials: credentials))])
+        let json = String(decoding: try credentials.encoded(with: WireCoding.makeEncoder()), as: UTF8.self)
         let stored = await visibility.first(
-            Int.self, "SELECT 1 FROM app_credentials WHERE app_id = \(appId) AND provider = 'apns' AND credentials = \(json)::jsonb") != nil
-        return try JSONResponse.make(
-            stored ? .ok : .accepted,
-            StoredProvider(
-                appId: appId, provider: provider, teamId: credentials.teamId, keyId: credentials.keyId, topic: credentials.topic,
-                environment: credentials.environment, endpoint: credentials.endpoint))
+            Int.self, "SELECT 1 FROM app_credentials WHERE app_id = \(appId) AND provider = \(provider) AND credentials = \(json)::jsonb") != nil
+        return try JSONResponse.make(stored ? .ok : .accepted, StoredProvider(appId: appId, credentials: credentials))
+    }
+
+    /// Keys that can be parsed here are parsed, so a broken key is refused now rather than at the first push.
+    private static func checkKeys(_ credentials: ProviderCredentials) throws(APIFailure) {
+        switch credentials {
+        case .apns(let apns) where (try? P256.Signing.PrivateKey(pemRepresentation: apns.privateKey)) == nil:
+            throw APIFailure(ValidationError.invalid("privateKey", "privateKey must be the PEM text of the .p8 (P-256) key"))
+        case .webpush(let webPush) where (try? P256.Signing.PrivateKey(pemRepresentation: webPush.vapidPrivateKey)) == nil:
+            throw APIFailure(ValidationError.invalid("vapidPrivateKey", "vapidPrivateKey must be the PEM text of a P-256 key"))
+        default:
+            return
+        }
     }
 
     /// Random bytes as base64url text.

@@ -3,19 +3,7 @@ import NotifyModels
 
 /// Maps each APNs answer to what dispatch does about it (Apple's "Handling notification responses").
 enum APNsAnswerClassifier {
-    enum Action: Equatable {
-        case accepted
-        /// Try again later (through a delay queue), no sooner than `after` seconds if given.
-        case retry(after: Int?)
-        /// The token is gone: remove the subscription unless re-registered after `since`.
-        case tokenInvalid(since: Date?)
-        /// The provider token was refused: refresh it once, then flag the credentials.
-        case credentials
-        /// A bug in the payload or request: retrying cannot help.
-        case fail
-    }
-
-    static func classify(_ answer: APNsClient.Answer) -> Action {
+    static func classify(_ answer: APNsClient.Answer) -> PushAction {
         switch answer {
         case .accepted:
             return .accepted

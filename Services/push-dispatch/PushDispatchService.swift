@@ -16,28 +16,32 @@ struct PushDispatchService {
 
         let connections = APNsConnectionPool(trustedCAFile: environment.string(PushDispatchCommandLine.trustedCA))
         let retryPolicy = RetryPolicy(delaysMilliseconds: try Self.delays(environment))
-        let queue = QueueNames.pushQueue(.apns)
-        let topology = AMQPTopology.workQueue(queue)
-            .merging(retryPolicy.topology(.apns))
-            .merging(.workQueue(QueueNames.pushFeedback))
+        let providers: [any PushProvider] = [
+            APNsProvider(
+                client: APNsClient(connections: connections, signer: APNsTokenSigner()),
+                credentials: CredentialStore(platform: .apns, client: database, logger: logger)),
+        ]
+        let topology = providers.reduce(AMQPTopology.workQueue(QueueNames.pushFeedback)) { topology, provider in
+            topology.merging(.workQueue(QueueNames.pushQueue(provider.platform))).merging(retryPolicy.topology(provider.platform))
+        }
         let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
-        let handler = APNsDispatchHandler(
-            client: APNsClient(connections: connections, signer: APNsTokenSigner()),
-            credentials: CredentialStore(client: database, logger: logger),
-            publisher: publisher, retryPolicy: retryPolicy,
-            concurrency: try environment.integer(PushDispatchCommandLine.concurrency),
-            logger: logger)
+        let concurrency = try environment.integer(PushDispatchCommandLine.concurrency)
         let prefetch = try environment.integer(PushDispatchCommandLine.prefetch)
-        let consumer = AMQPConsumer(
-            configuration: amqp, queue: queue, topology: topology,
-            options: .init(prefetch: prefetch, maximumBatch: prefetch),
-            deadLetterPublisher: publisher, logger: logger, handler: handler.handle)
+        let consumers = providers.map { provider in
+            AMQPConsumer(
+                configuration: amqp, queue: QueueNames.pushQueue(provider.platform), topology: topology,
+                options: .init(prefetch: prefetch, maximumBatch: prefetch),
+                deadLetterPublisher: publisher, logger: logger,
+                handler: PushDispatchHandler(
+                    provider: provider, publisher: publisher, retryPolicy: retryPolicy, concurrency: concurrency, logger: logger
+                ).handle)
+        }
         let databaseHealth = DatabaseHealth(client: database, logger: logger)
         let health = HealthServer(
             host: try environment.require(.httpHost), port: try environment.integer(.healthPort(default: 8083)),
-            checks: ["amqp": { consumer.isConnected }, "database": { await databaseHealth.check() }],
+            checks: ["amqp": { publisher.isConnected && consumers.allSatisfy(\.isConnected) }, "database": { await databaseHealth.check() }],
             logger: logger)
-        try await ServiceRunner.run([database, ConnectionPoolService(pool: connections), publisher, consumer, health], logger: logger)
+        try await ServiceRunner.run([database, ConnectionPoolService(pool: connections), publisher] + consumers + [health], logger: logger)
     }
 }
 

@@ -116,6 +116,9 @@ struct Migrations {
             """,
             "CREATE INDEX delivery_log_by_notification ON delivery_log (app_id, notification_id, at)",
         ]),
+        (4, [
+            "ALTER TABLE subscriptions ADD COLUMN push_keys jsonb",
+        ]),
     ]
 
     func run() async throws {

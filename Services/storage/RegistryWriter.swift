@@ -17,24 +17,25 @@ struct RegistryWriter {
                 VALUES (\(app.appId), \(app.name), \(app.apiKeyHash), \(app.clientSigningKey), \(app.brokerUser), \(app.createdAt))
                 ON CONFLICT (app_id) DO NOTHING
                 """, logger: logger)
-        case .setAPNsCredentials(let appId, let credentials):
-            let json = String(decoding: try WireCoding.makeEncoder().encode(credentials), as: UTF8.self)
+        case .setProviderCredentials(let appId, let credentials):
+            let json = String(decoding: try credentials.encoded(with: WireCoding.makeEncoder()), as: UTF8.self)
             try await connection.query(
                 """
                 INSERT INTO app_credentials (app_id, provider, credentials, updated_at)
-                VALUES (\(appId), 'apns', \(json)::jsonb, now())
+                VALUES (\(appId), \(credentials.platform.rawValue), \(json)::jsonb, now())
                 ON CONFLICT (app_id, provider) DO UPDATE SET
                     credentials = EXCLUDED.credentials, updated_at = EXCLUDED.updated_at, rejected_reason = NULL, rejected_at = NULL
                 """, logger: logger)
         case .registerSubscription(let subscription):
+            let keys = try subscription.keys.map { String(decoding: try WireCoding.makeEncoder().encode($0), as: UTF8.self) }
             try await connection.query(
                 """
-                INSERT INTO subscriptions (subscription_id, app_id, user_id, platform, push_token, app_package, display_name, expires_at, registered_at)
+                INSERT INTO subscriptions (subscription_id, app_id, user_id, platform, push_token, push_keys, app_package, display_name, expires_at, registered_at)
                 VALUES (\(subscription.subscriptionId), \(subscription.appId), \(subscription.userId), \(subscription.platform.rawValue),
-                        \(subscription.pushToken), \(subscription.appPackage), \(subscription.displayName),
+                        \(subscription.pushToken), \(keys)::jsonb, \(subscription.appPackage), \(subscription.displayName),
                         \(subscription.expirationDateTime), \(subscription.registeredAt))
                 ON CONFLICT (app_id, platform, push_token) DO UPDATE SET
-                    user_id = EXCLUDED.user_id, app_package = EXCLUDED.app_package, display_name = EXCLUDED.display_name,
+                    user_id = EXCLUDED.user_id, push_keys = EXCLUDED.push_keys, app_package = EXCLUDED.app_package, display_name = EXCLUDED.display_name,
                     expires_at = EXCLUDED.expires_at, registered_at = EXCLUDED.registered_at
                 """, logger: logger)
         case .unregisterSubscription(let appId, let userId, let subscriptionId):

@@ -90,31 +90,26 @@ public final class AMQPConsumer: Service, Sendable {
     private func settle(_ batch: [AMQPDelivery], _ dispositions: [AMQPDisposition]) async {
         precondition(batch.count == dispositions.count, "the handler must answer one disposition per delivery")
         var settlements: [(UInt64, Settlement)] = []
-        var highestAck: AMQPDeliveryTag?
+        var acked: [AMQPDeliveryTag] = []
         for (delivery, disposition) in zip(batch, dispositions) {
             let tag = delivery.tag
             switch disposition {
             case .ack:
-                highestAck = tag
+                acked.append(tag)
             case .requeue:
                 settlements.append((tag.connectionGeneration, .reject(tag.value, requeue: true)))
             case .deadLetter(let reason):
                 if await republishToDeadLetterQueue(delivery, reason: reason) {
-                    highestAck = tag
+                    acked.append(tag)
                 } else {
                     settlements.append((tag.connectionGeneration, .reject(tag.value, requeue: false)))
                 }
             }
         }
-        if let highestAck {
-            let acksAreContiguous = settlements.allSatisfy { $0.0 == highestAck.connectionGeneration }
-            if acksAreContiguous && batch.allSatisfy({ $0.tag.connectionGeneration == highestAck.connectionGeneration }) {
-                settlements.append((highestAck.connectionGeneration, .ack(highestAck.value, multiple: true)))
-            } else {
-                for (delivery, disposition) in zip(batch, dispositions) where disposition == .ack {
-                    settlements.append((delivery.tag.connectionGeneration, .ack(delivery.tag.value, multiple: false)))
-                }
-            }
+        // Earlier batches are settled before this one is handed out, so one ack-multiple on the highest tag
+        // settles every ack of the batch (rejected tags are already settled by then).
+        if let highest = acked.max() {
+            settlements.append((highest.connectionGeneration, .ack(highest.value, multiple: true)))
         }
         shared.withLock { state in
             for (generation, settlement) in settlements {

@@ -3,14 +3,17 @@ import Foundation
 /// A device registering for pushes (`POST /v1/me/subscriptions`).
 public struct SubscriptionRequest: Codable, Sendable, Equatable {
     public var platform: Platform?
-    /// The APNs device token (hex), FCM registration token or WNS channel URI.
+    /// The APNs device token (hex), FCM registration token, WNS channel URI, or Web Push endpoint URL.
     public var pushToken: String?
+    /// Web Push only: the subscription's encryption keys (`PushSubscription.toJSON().keys`).
+    public var keys: WebPushKeys?
     public var appPackage: String?
     public var displayName: String?
 
-    public init(platform: Platform? = nil, pushToken: String? = nil, appPackage: String? = nil, displayName: String? = nil) {
+    public init(platform: Platform? = nil, pushToken: String? = nil, keys: WebPushKeys? = nil, appPackage: String? = nil, displayName: String? = nil) {
         self.platform = platform
         self.pushToken = pushToken
+        self.keys = keys
         self.appPackage = appPackage
         self.displayName = displayName
     }
@@ -25,8 +28,16 @@ public struct SubscriptionRequest: Codable, Sendable, Equatable {
             if !isHex || (pushToken.count != 64 && pushToken.count != 160) {
                 throw .invalid("pushToken", "an APNs device token is 64 (or 160) hexadecimal characters")
             }
-        case .fcm, .wns, .webpush:
+        case .fcm:
             if pushToken.utf8.count > 4096 { throw .invalid("pushToken", "pushToken may be at most 4096 bytes") }
+        case .wns, .webpush:
+            guard pushToken.hasPrefix("https://"), URL(string: pushToken) != nil, pushToken.utf8.count <= 4096 else {
+                throw .invalid("pushToken", platform == .wns ? "a WNS channel URI is an https URL" : "a Web Push endpoint is an https URL")
+            }
+        }
+        if platform == .webpush {
+            guard let keys else { throw .missing("keys") }
+            try keys.validate()
         }
         if let appPackage, appPackage.utf8.count > 256 { throw .invalid("appPackage", "appPackage may be at most 256 bytes") }
         if let displayName, displayName.utf8.count > 256 { throw .invalid("displayName", "displayName may be at most 256 bytes") }
@@ -41,15 +52,18 @@ public struct DeviceSubscription: Codable, Sendable, Equatable {
     public var userId: String
     public var platform: Platform
     public var pushToken: String
+    /// Web Push only: the encryption keys.
+    public var keys: WebPushKeys?
     public var appPackage: String?
     public var displayName: String?
     public var expirationDateTime: Date
     public var registeredAt: Date
 
     public init(
-        subscriptionId: UUID, appId: String, userId: String, platform: Platform, pushToken: String,
+        subscriptionId: UUID, appId: String, userId: String, platform: Platform, pushToken: String, keys: WebPushKeys? = nil,
         appPackage: String?, displayName: String?, expirationDateTime: Date, registeredAt: Date
     ) {
+        self.keys = keys
         self.subscriptionId = subscriptionId
         self.appId = appId
         self.userId = userId

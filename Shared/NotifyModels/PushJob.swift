@@ -21,12 +21,15 @@ public struct PushJob: Codable, Sendable, Equatable {
     public var payload: String
     /// How many times dispatch has tried this job before.
     public var attempt: Int
+    /// Web Push only: the keys the payload is encrypted for.
+    public var keys: WebPushKeys?
 
     public init(
         pushId: UUID, appId: String, subscriptionId: UUID, platform: Platform, deviceToken: String,
         notificationId: UUID, sequence: Int64, kind: ChangeKind, isAlert: Bool, priority: NotificationPriority,
-        expiration: Date, collapseId: String, payload: String, attempt: Int = 0
+        expiration: Date, collapseId: String, payload: String, attempt: Int = 0, keys: WebPushKeys? = nil
     ) {
+        self.keys = keys
         self.pushId = pushId
         self.appId = appId
         self.subscriptionId = subscriptionId

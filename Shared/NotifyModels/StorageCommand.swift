@@ -15,7 +15,7 @@ public struct StorageCommand: Codable, Sendable, Equatable {
     /// What to change.
     public enum Action: Sendable, Equatable {
         case createApp(AppRecord)
-        case setAPNsCredentials(appId: String, credentials: APNsCredentials)
+        case setProviderCredentials(appId: String, credentials: ProviderCredentials)
         case registerSubscription(DeviceSubscription)
         case unregisterSubscription(appId: String, userId: String, subscriptionId: UUID)
         case publishNotification(PublishedNotification)
@@ -50,7 +50,7 @@ extension StorageCommand.Action: Codable {
     }
 
     private enum Kind: String, Codable {
-        case createApp, setAPNsCredentials, registerSubscription, unregisterSubscription, publishNotification
+        case createApp, setProviderCredentials, registerSubscription, unregisterSubscription, publishNotification
         case changeNotificationState, expireDueNotifications, purgeTombstones
     }
 
@@ -59,10 +59,10 @@ extension StorageCommand.Action: Codable {
         switch try container.decode(Kind.self, forKey: .type) {
         case .createApp:
             self = .createApp(try container.decode(AppRecord.self, forKey: .app))
-        case .setAPNsCredentials:
-            self = .setAPNsCredentials(
+        case .setProviderCredentials:
+            self = .setProviderCredentials(
                 appId: try container.decode(String.self, forKey: .appId),
-                credentials: try container.decode(APNsCredentials.self, forKey: .credentials))
+                credentials: try container.decode(ProviderCredentials.self, forKey: .credentials))
         case .registerSubscription:
             self = .registerSubscription(try container.decode(DeviceSubscription.self, forKey: .subscription))
         case .unregisterSubscription:
@@ -87,8 +87,8 @@ extension StorageCommand.Action: Codable {
         case .createApp(let app):
             try container.encode(Kind.createApp, forKey: .type)
             try container.encode(app, forKey: .app)
-        case .setAPNsCredentials(let appId, let credentials):
-            try container.encode(Kind.setAPNsCredentials, forKey: .type)
+        case .setProviderCredentials(let appId, let credentials):
+            try container.encode(Kind.setProviderCredentials, forKey: .type)
             try container.encode(appId, forKey: .appId)
             try container.encode(credentials, forKey: .credentials)
         case .registerSubscription(let subscription):

@@ -3,23 +3,11 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// Request context of the APNs listener: Hummingbird's core context plus the connection the
-/// request arrived on (the parent of its HTTP/2 stream channel), for per-connection token rules.
-struct APNsRequestContext: RequestContext {
-    var coreContext: CoreRequestContextStorage
-    let connection: any Channel
-
-    init(source: ApplicationRequestContextSource) {
-        coreContext = CoreRequestContextStorage(source: source)
-        connection = source.channel.parent ?? source.channel
-    }
-}
-
 /// `POST /3/device/{deviceToken}` answered as api.push.apple.com answers it: provider token,
 /// token updates per connection, injected faults, then device token, headers and payload,
 /// and finally the delivery record. Every answer carries `apns-id`.
 struct APNsEndpoint: HTTPResponder {
-    typealias Context = APNsRequestContext
+    typealias Context = ConnectionRequestContext
 
     private static let provider = "apns"
     private static let devicePath = "/3/device"
@@ -43,35 +31,26 @@ struct APNsEndpoint: HTTPResponder {
             guard tokenTracker.accept(token, on: context.connection) else {
                 throw APNsError.tooManyProviderTokenUpdates
             }
-            if let fault = faults.take(provider: Self.provider, token: deviceToken) {
-                if fault.delayMilliseconds > 0 {
-                    try await Task.sleep(for: .milliseconds(fault.delayMilliseconds))
-                }
-                if fault.dropConnection {
-                    recorder.recordRejection(
-                        provider: Self.provider,
-                        deviceToken: String(deviceToken),
-                        status: 0,
-                        reason: "ConnectionDropped"
-                    )
-                    try? await context.connection.close()
-                    // Never delivered: the connection is gone.
-                    return Response(status: .serviceUnavailable)
-                }
-                if let status = fault.status, fault.answersWithError {
-                    let error = APNsError(status: status, reason: fault.reason ?? "")
-                    return reject(
-                        error,
-                        deviceToken: deviceToken,
-                        apnsID: apnsID,
-                        retryAfter: fault.retryAfter,
-                        timestamp: fault.timestamp
-                    )
-                }
+            switch try await faults.apply(
+                provider: Self.provider,
+                token: deviceToken,
+                connection: context.connection,
+                recorder: recorder
+            ) {
+            case .proceed: break
+            case .dropped: return Response(status: .serviceUnavailable)  // never delivered: the connection is gone
+            case .fail(let fault):
+                return reject(
+                    APNsError(status: fault.status ?? 500, reason: fault.reason ?? ""),
+                    deviceToken: deviceToken,
+                    apnsID: apnsID,
+                    retryAfter: fault.retryAfter,
+                    timestamp: fault.timestamp
+                )
             }
             try APNsRequestValidator.validateDeviceToken(deviceToken)
             let pushType = try APNsRequestValidator.validateHeaders(request.headers, key: token.key)
-            let body = try await Self.readBody(of: request, limit: pushType.maximumPayloadSize)
+            let body = try await request.bodyBytes(limit: pushType.maximumPayloadSize)
             let payload = try APNsRequestValidator.validatePayload(body, pushType: pushType)
             recorder.recordDelivery(
                 provider: Self.provider,
@@ -114,15 +93,5 @@ struct APNsEndpoint: HTTPResponder {
             headers: headers,
             body: ResponseBody(byteBuffer: ByteBuffer(string: body))
         )
-    }
-
-    /// The request body, read up to one byte past `limit`: enough to tell it is too large.
-    private static func readBody(of request: Request, limit: Int) async throws -> [UInt8] {
-        var body: [UInt8] = []
-        for try await buffer in request.body {
-            body.append(contentsOf: buffer.readableBytesView.prefix(limit + 1 - body.count))
-            if body.count > limit { break }
-        }
-        return body
     }
 }

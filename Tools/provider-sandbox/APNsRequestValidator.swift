@@ -54,14 +54,7 @@ enum APNsPushType: String, Sendable {
 enum APNsRequestValidator {
     /// Headers kept in a delivery record: every `apns-*` header and `content-type`.
     static func recordedHeaders(_ headers: HTTPFields) -> [String: String] {
-        var recorded: [String: String] = [:]
-        for field in headers {
-            let name = field.name.canonicalName
-            if name.hasPrefix("apns-") || name == "content-type" {
-                recorded[name] = field.value
-            }
-        }
-        return recorded
+        headers.recorded { $0.hasPrefix("apns-") || $0 == "content-type" }
     }
 
     /// A device token is 32 bytes (64 hex digits), or 80 bytes (160 hex digits).

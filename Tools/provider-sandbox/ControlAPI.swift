@@ -3,18 +3,25 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// The plain-HTTP control API: health, APNs keys (the sandbox playing Apple's developer portal),
-/// recorded deliveries and rejections, and fault injection. JSON bodies, camelCase.
+/// The plain-HTTP control API: health, credentials and device addresses (the sandbox playing each
+/// provider's developer console and a device), recorded deliveries and rejections, and fault
+/// injection. JSON bodies, camelCase.
 struct ControlAPI: Sendable {
     let keys: KeyRegistry
+    let fcmAccounts: FCMServiceAccounts
+    let webPushSubscriptions: WebPushSubscriptions
+    let wns: WNSRegistry
     let recorder: DeliveryRecorder
     let faults: FaultInjector
+    /// Origin of the providers listener, for the URLs handed out.
+    let providersOrigin: String
 
-    /// Providers whose endpoints the sandbox serves.
-    private static let providers: Set = ["apns"]
-    /// Apple's reason for a fault status, when a fault names none.
-    private static let defaultReasons = [
-        410: "Unregistered", 429: "TooManyRequests", 500: "InternalServerError", 503: "ServiceUnavailable",
+    /// For each provider the sandbox serves, the reason a fault status answers when a fault names none.
+    private static let defaultReasons: [String: [Int: String]] = [
+        "apns": [410: "Unregistered", 429: "TooManyRequests", 500: "InternalServerError", 503: "ServiceUnavailable"],
+        FCMEndpoint.provider: FCMEndpoint.faultReasons,
+        WebPushEndpoint.provider: WebPushEndpoint.faultReasons,
+        WNSEndpoint.provider: WNSEndpoint.faultReasons,
     ]
     private static let maximumBodySize = 1 << 20
 
@@ -26,6 +33,19 @@ struct ControlAPI: Sendable {
             try await registerKey(request, keyId: context.parameters.get("keyId") ?? "")
         }
         router.get("apns/keys") { _, _ in try listKeys() }
+        router.post("fcm/service-accounts") { request, _ in try await createServiceAccount(request) }
+        router.post("webpush/subscriptions") { request, _ in try await createSubscription(request) }
+        router.delete("webpush/subscriptions/{subscriptionId}") { _, context in
+            guard try webPushSubscriptions.unsubscribe(id: context.parameters.get("subscriptionId") ?? "") else {
+                throw ControlAPIError(
+                    status: .notFound,
+                    code: "not_found",
+                    message: "No subscription with that id.",
+                    field: "subscriptionId"
+                )
+            }
+            return Response(status: .noContent)
+        }
         router.get("deliveries") { request, _ in
             try Self.page(named: "deliveries", recorder.deliveries(Self.recordQuery(request)))
         }
@@ -38,6 +58,19 @@ struct ControlAPI: Sendable {
         }
         router.delete("rejections") { _, _ in
             recorder.clearRejections()
+            return Response(status: .noContent)
+        }
+        router.post("wns/apps") { _, _ in try Self.json(.created, try wns.createApp()) }
+        router.post("wns/channels") { request, _ in try await createChannel(request) }
+        router.delete("wns/channels/{channelId}") { _, context in
+            guard try wns.expireChannel(id: context.parameters.get("channelId") ?? "") else {
+                throw ControlAPIError(
+                    status: .notFound,
+                    code: "not_found",
+                    message: "No channel with that id.",
+                    field: "channelId"
+                )
+            }
             return Response(status: .noContent)
         }
         router.post("faults") { request, _ in try await addFault(request) }
@@ -129,6 +162,81 @@ struct ControlAPI: Sendable {
         return (teamId, topics)
     }
 
+    // MARK: FCM service accounts
+
+    private struct ServiceAccountRequest: Decodable {
+        let projectId: String?
+    }
+
+    /// `POST /fcm/service-accounts`: a new service account of the project, answered as the key file
+    /// Google's console downloads (private key included, once).
+    private func createServiceAccount(_ request: Request) async throws -> Response {
+        let body = try await Self.decode(ServiceAccountRequest.self, from: request)
+        guard let projectId = body.projectId, FCMServiceAccounts.isProjectId(projectId) else {
+            throw ControlAPIError.invalid(
+                "projectId must be 6 to 30 lowercase letters, digits or hyphens, starting with a letter.",
+                field: "projectId"
+            )
+        }
+        return try Self.json(.created, try fcmAccounts.create(projectId: projectId, tokenURI: providersOrigin + "/fcm/token"))
+    }
+
+    // MARK: Web Push subscriptions
+
+    private struct SubscriptionRequest: Decodable {
+        let applicationServerKey: String?
+    }
+
+    /// `POST /webpush/subscriptions`: subscribes as a browser does and answers the PushSubscription
+    /// JSON; with `applicationServerKey`, only that VAPID key may push to it.
+    private func createSubscription(_ request: Request) async throws -> Response {
+        let applicationServerKey = try await Self.decode(SubscriptionRequest.self, from: request).applicationServerKey
+        if let applicationServerKey {
+            guard let raw = Base64URL.decode(applicationServerKey),
+                (try? P256.Signing.PublicKey(x963Representation: raw)) != nil
+            else {
+                throw ControlAPIError.invalid(
+                    "applicationServerKey must be an uncompressed P-256 public key, base64url.",
+                    field: "applicationServerKey"
+                )
+            }
+        }
+        let subscription = try webPushSubscriptions.create(
+            applicationServerKey: applicationServerKey,
+            endpointBase: providersOrigin + "/webpush"
+        )
+        return try Self.json(.created, subscription)
+    }
+
+    // MARK: WNS channels
+
+    private struct ChannelRequest: Decodable {
+        let clientId: String?
+    }
+
+    private struct CreatedChannel: Encodable {
+        let channelUri: String
+        let channelId: String
+        let clientId: String?
+    }
+
+    /// `POST /wns/channels`: a new channel URI; with `clientId`, only that app may push to it.
+    private func createChannel(_ request: Request) async throws -> Response {
+        let clientId = try await Self.decode(ChannelRequest.self, from: request).clientId
+        if let clientId, wns.app(clientId: clientId) == nil {
+            throw ControlAPIError.invalid("clientId must be a registered app's client id.", field: "clientId")
+        }
+        let channel = try wns.createChannel(clientId: clientId)
+        return try Self.json(
+            .created,
+            CreatedChannel(
+                channelUri: providersOrigin + "/wns/channels/" + channel.channelId,
+                channelId: channel.channelId,
+                clientId: clientId
+            )
+        )
+    }
+
     // MARK: Faults
 
     private struct FaultRequest: Decodable {
@@ -147,8 +255,8 @@ struct ControlAPI: Sendable {
     private func addFault(_ request: Request) async throws -> Response {
         let body = try await Self.decode(FaultRequest.self, from: request)
         let provider = body.provider ?? "apns"
-        guard Self.providers.contains(provider) else {
-            let known = Self.providers.sorted().joined(separator: ", ")
+        guard let defaultReasons = Self.defaultReasons[provider] else {
+            let known = Self.defaultReasons.keys.sorted().joined(separator: ", ")
             throw ControlAPIError.invalid("provider must be one of: \(known).", field: "provider")
         }
         guard let token = body.token, !token.isEmpty else {
@@ -157,7 +265,7 @@ struct ControlAPI: Sendable {
         if let status = body.status, !(200...599).contains(status) {
             throw ControlAPIError.invalid("status must be an HTTP status between 200 and 599.", field: "status")
         }
-        let reason = body.reason ?? body.status.flatMap { Self.defaultReasons[$0] }
+        let reason = body.reason ?? body.status.flatMap { defaultReasons[$0] }
         if let status = body.status, status != 200, reason?.isEmpty ?? true {
             throw ControlAPIError.invalid("reason is required for status \(status).", field: "reason")
         }
@@ -232,7 +340,9 @@ struct ControlAPI: Sendable {
         var request = request
         let buffer = try await request.collectBody(upTo: maximumBodySize)
         do {
-            return try JSONDecoder().decode(Body.self, from: Data(buffer.readableBytesView))
+            // No body reads as `{}`: every field absent.
+            let json = buffer.readableBytes == 0 ? Data("{}".utf8) : Data(buffer.readableBytesView)
+            return try JSONDecoder().decode(Body.self, from: json)
         } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
             let field = context.codingPath.first?.stringValue
             throw ControlAPIError.invalid("\(field ?? "body") has the wrong type.", field: field)

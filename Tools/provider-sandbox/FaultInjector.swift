@@ -1,3 +1,4 @@
+import NIOCore
 import Synchronization
 
 /// A scripted answer for pushes to one device token: an error status, a delay, or a dropped connection.
@@ -60,5 +61,36 @@ final class FaultInjector: Sendable {
             }
             return fault
         }
+    }
+}
+
+/// What an injected fault makes of a request once its delay has passed.
+enum FaultOutcome {
+    /// No fault, or one that only delays: answer normally.
+    case proceed
+    /// Answer with this fault's error status, in the provider's own error shape.
+    case fail(Fault)
+    /// The connection was closed without an answer (recorded as a rejection with status 0).
+    case dropped
+}
+
+extension FaultInjector {
+    /// Takes the fault for a push to `token`, waits its delay, and drops `connection` if it says so.
+    func apply(
+        provider: String,
+        token: Substring,
+        connection: any Channel,
+        recorder: DeliveryRecorder
+    ) async throws -> FaultOutcome {
+        guard let fault = take(provider: provider, token: token) else { return .proceed }
+        if fault.delayMilliseconds > 0 {
+            try await Task.sleep(for: .milliseconds(fault.delayMilliseconds))
+        }
+        if fault.dropConnection {
+            recorder.recordRejection(provider: provider, deviceToken: String(token), status: 0, reason: "ConnectionDropped")
+            try? await connection.close()
+            return .dropped
+        }
+        return fault.answersWithError ? .fail(fault) : .proceed
     }
 }

@@ -64,17 +64,12 @@ final class ProviderTokenVerifier: Sendable {
     /// Decodes `jwt` and checks its ES256 signature (raw r||s) over `header.payload`.
     private func signedToken(_ jwt: String) throws(APNsError) -> SignedToken {
         if let cached = cache.withLock({ $0[jwt] }) { return cached }
-        let segments = jwt.split(separator: ".", omittingEmptySubsequences: false)
-        let decoder = JSONDecoder()
-        guard segments.count == 3,
-            let header = Self.base64URLDecoded(segments[0]).flatMap({ try? decoder.decode(Header.self, from: $0) }),
-            header.alg == "ES256", let keyId = header.kid,
-            let claims = Self.base64URLDecoded(segments[1]).flatMap({ try? decoder.decode(Claims.self, from: $0) }),
-            let issuer = claims.iss, let issuedAt = claims.iat,
-            let rawSignature = Self.base64URLDecoded(segments[2]),
-            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: rawSignature),
+        guard let token = CompactJWT(jwt),
+            let header = token.header(as: Header.self), header.alg == "ES256", let keyId = header.kid,
+            let claims = token.claims(as: Claims.self), let issuer = claims.iss, let issuedAt = claims.iat,
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: token.signature),
             let key = keys.key(id: keyId), let publicKey = try? key.publicKey(),
-            publicKey.isValidSignature(signature, for: Data("\(segments[0]).\(segments[1])".utf8))
+            publicKey.isValidSignature(signature, for: token.signingInput)
         else { throw .invalidProviderToken }
         let signed = SignedToken(keyId: keyId, issuer: issuer, issuedAt: issuedAt, publicKey: key.rawPublicKey)
         cache.withLock { cache in
@@ -82,11 +77,5 @@ final class ProviderTokenVerifier: Sendable {
             cache[jwt] = signed
         }
         return signed
-    }
-
-    private static func base64URLDecoded(_ text: Substring) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
     }
 }

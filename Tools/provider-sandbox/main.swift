@@ -1,11 +1,13 @@
 import Foundation
 import Hummingbird
+import HummingbirdHTTP2
 import Logging
 import ServiceLifecycle
 
 extension SandboxCommand {
-    /// Wires the sandbox: state directory, certificates, keys, recorder, the APNs endpoint and the
-    /// control API, run as one service group that shuts down gracefully on SIGTERM or SIGINT.
+    /// Wires the sandbox: state directory, certificates, credentials, recorder, the APNs listener,
+    /// the listener of the other providers (FCM, Web Push, WNS) and the control API, run as one
+    /// service group that shuts down gracefully on SIGTERM or SIGINT.
     func run() async throws {
         var logger = Logger(label: "provider-sandbox")
         logger.logLevel = logLevel
@@ -27,6 +29,9 @@ extension SandboxCommand {
         let recorder = try DeliveryRecorder(recordFile: recordFile, capacity: maxRecords)
         logger.info("Recording accepted pushes", metadata: ["file": "\(recordFile.path)"])
         let faults = FaultInjector()
+        let fcmAccounts = try FCMServiceAccounts(file: stateDirectory.appending(path: "fcm-service-accounts.json"))
+        let wns = try WNSRegistry(directory: stateDirectory)
+        let webPushSubscriptions = try WebPushSubscriptions(file: stateDirectory.appending(path: "webpush-subscriptions.json"))
 
         let apns = Application(
             responder: APNsEndpoint(
@@ -39,8 +44,42 @@ extension SandboxCommand {
             configuration: ApplicationConfiguration(address: .hostname(host, port: apnsPort)),
             logger: logger
         )
+        let providersRouter = Router(context: ConnectionRequestContext.self)
+        FCMEndpoint(
+            accounts: fcmAccounts,
+            tokens: AccessTokenIssuer(prefix: "ya29.", lifetime: 3600),
+            tokenURI: providersOrigin + "/fcm/token",
+            faults: faults,
+            recorder: recorder
+        ).register(on: providersRouter)
+        WebPushEndpoint(
+            subscriptions: webPushSubscriptions,
+            verifier: VAPIDVerifier(audience: providersOrigin),
+            faults: faults,
+            recorder: recorder
+        ).register(on: providersRouter)
+        WNSEndpoint(
+            registry: wns,
+            tokens: AccessTokenIssuer(prefix: "", lifetime: 86_400),
+            faults: faults,
+            recorder: recorder
+        ).register(on: providersRouter)
+        let providers = Application(
+            router: providersRouter,
+            server: try .http2Upgrade(tlsConfiguration: certificateAuthority.tlsConfiguration()),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: providersPort)),
+            logger: logger
+        )
         let control = Application(
-            router: ControlAPI(keys: keys, recorder: recorder, faults: faults).router(),
+            router: ControlAPI(
+                keys: keys,
+                fcmAccounts: fcmAccounts,
+                webPushSubscriptions: webPushSubscriptions,
+                wns: wns,
+                recorder: recorder,
+                faults: faults,
+                providersOrigin: providersOrigin
+            ).router(),
             configuration: ApplicationConfiguration(address: .hostname(host, port: controlPort)),
             logger: logger
         )
@@ -48,7 +87,7 @@ extension SandboxCommand {
         // Services stop in reverse order: the listeners first, then the recorder writes what is left.
         // Connections that ignore the shutdown (no answer to GOAWAY) are cut after 10 seconds.
         var configuration = ServiceGroupConfiguration(
-            services: [recorder, apns, control],
+            services: [recorder, apns, providers, control],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         )

@@ -48,7 +48,7 @@ service_config() {
     ARGS=()
     case "$1" in
         provider-sandbox)
-            ARGS=(--host 127.0.0.1 --apns-port "$NOTIFY_SANDBOX_APNS_PORT"
+            ARGS=(--host 127.0.0.1 --apns-port "$NOTIFY_SANDBOX_APNS_PORT" --providers-port "$NOTIFY_SANDBOX_PROVIDERS_PORT"
                 --control-port "$NOTIFY_SANDBOX_CONTROL_PORT" --state-dir "$SANDBOX_DIR")
             ;;
         storage)

@@ -4,13 +4,12 @@ import NotifyAMQP
 import NotifyModels
 import ServiceLifecycle
 
-/// Takes batches of push-job messages from `push.apns`, sends every job concurrently (bounded), and before
+/// Takes batches of push-job messages from a provider's queue, sends every job concurrently (bounded), and before
 /// the consumer acks, publishes (with confirms) what follows from each answer: transient failures to a delay
-/// queue for another attempt, hopeless ones to `push.apns.dead` with the reason, and every outcome to
+/// queue for another attempt, hopeless ones to `push.<provider>.dead` with the reason, and every outcome to
 /// `push.feedback` (storage removes invalid tokens, flags refused credentials, keeps the delivery log).
-struct APNsDispatchHandler: Sendable {
-    let client: APNsClient
-    let credentials: CredentialStore
+struct PushDispatchHandler: Sendable {
+    let provider: any PushProvider
     let publisher: AMQPPublisher
     let retryPolicy: RetryPolicy
     let concurrency: Int
@@ -18,9 +17,7 @@ struct APNsDispatchHandler: Sendable {
 
     private struct Attempt: Sendable {
         var job: PushJob
-        var action: APNsAnswerClassifier.Action
-        var status: Int?
-        var reason: String?
+        var verdict: PushVerdict
     }
 
     func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
@@ -62,37 +59,11 @@ struct APNsDispatchHandler: Sendable {
                     results.append(result)
                     running -= 1
                 }
-                group.addTask { await attempt(job) }
+                group.addTask { Attempt(job: job, verdict: await provider.deliver(job)) }
                 running += 1
             }
             for await result in group { results.append(result) }
             return results
-        }
-    }
-
-    private func attempt(_ job: PushJob) async -> Attempt {
-        let stored: CredentialStore.Entry?
-        do {
-            stored = try await credentials.apns(appId: job.appId)
-        } catch {
-            return Attempt(job: job, action: .retry(after: nil), status: nil, reason: "credentials lookup failed")
-        }
-        guard let stored else { return Attempt(job: job, action: .fail, status: nil, reason: "the app has no APNs credentials") }
-        if let refusal = stored.rejectedReason {
-            return Attempt(job: job, action: .fail, status: 403, reason: "the app's APNs credentials were refused (\(refusal)); store new ones")
-        }
-        var answer = await client.send(job, credentials: stored.credentials)
-        var action = APNsAnswerClassifier.classify(answer)
-        if action == .credentials, client.signer.invalidate(teamId: stored.credentials.teamId, keyId: stored.credentials.keyId) {
-            // Refresh the provider token once (on a new connection, so no connection sees the token change).
-            client.connections.reset(teamId: stored.credentials.teamId, keyId: stored.credentials.keyId, baseURL: stored.credentials.baseURL)
-            answer = await client.send(job, credentials: stored.credentials)
-            action = APNsAnswerClassifier.classify(answer)
-        }
-        switch answer {
-        case .accepted: return Attempt(job: job, action: action, status: 200, reason: nil)
-        case .rejected(let status, let reason, _, _): return Attempt(job: job, action: action, status: status, reason: reason)
-        case .unreachable(let reason): return Attempt(job: job, action: action, status: nil, reason: reason)
         }
     }
 
@@ -106,7 +77,8 @@ struct APNsDispatchHandler: Sendable {
             var job = attempt.job
             let result: PushOutcome.Result
             var invalidSince: Date?
-            switch attempt.action {
+            let verdict = attempt.verdict
+            switch verdict.action {
             case .accepted:
                 result = .accepted
             case .tokenInvalid(let since):
@@ -114,11 +86,13 @@ struct APNsDispatchHandler: Sendable {
                 invalidSince = since ?? now
             case .credentials:
                 result = .credentialsRejected
-                dead.append((job, "APNs refused the provider token: \(attempt.reason ?? "")"))
-                logger.error("APNs refused the app's provider token; its credentials are flagged", metadata: ["appId": "\(job.appId)"])
+                dead.append((job, "the provider refused the app's credentials: \(verdict.reason ?? "")"))
+                logger.error("the provider refused the app's credentials; they are flagged", metadata: [
+                    "appId": "\(job.appId)", "provider": "\(job.platform.rawValue)",
+                ])
             case .fail:
                 result = .failed
-                dead.append((job, attempt.reason ?? "failed"))
+                dead.append((job, verdict.reason ?? "failed"))
             case .retry(let after):
                 if let next = retryPolicy.nextAttempt(after: job.attempt, retryAfterSeconds: after) {
                     result = .retrying
@@ -127,17 +101,17 @@ struct APNsDispatchHandler: Sendable {
                     retries[queue, default: (next.wait, [])].jobs.append(job)
                 } else {
                     result = .failed
-                    dead.append((job, "gave up after \(retryPolicy.maximumAttempts) retries: \(attempt.reason ?? "")"))
+                    dead.append((job, "gave up after \(retryPolicy.maximumAttempts) retries: \(verdict.reason ?? "")"))
                 }
             }
             outcomes.append(PushOutcome(
                 pushId: job.pushId, appId: job.appId, subscriptionId: job.subscriptionId, notificationId: job.notificationId,
-                sequence: job.sequence, platform: job.platform, result: result, status: attempt.status, reason: attempt.reason,
+                sequence: job.sequence, platform: job.platform, result: result, status: verdict.status, reason: verdict.reason,
                 attempt: attempt.job.attempt, invalidSince: invalidSince, at: now))
             if result != .accepted {
                 logger.info("push not accepted", metadata: [
                     "pushId": "\(job.pushId)", "appId": "\(job.appId)", "result": "\(result.rawValue)",
-                    "status": "\(attempt.status.map(String.init) ?? "-")", "reason": "\(attempt.reason ?? "-")",
+                    "status": "\(verdict.status.map(String.init) ?? "-")", "reason": "\(verdict.reason ?? "-")",
                 ])
             }
         }

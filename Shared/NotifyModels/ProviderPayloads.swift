@@ -1,0 +1,119 @@
+import Foundation
+
+/// The keys a browser's push subscription gives for payload encryption (RFC 8291).
+public struct WebPushKeys: Codable, Sendable, Equatable {
+    /// The user agent's P-256 public key, base64url (uncompressed point).
+    public var p256dh: String
+    /// The 16-byte authentication secret, base64url.
+    public var auth: String
+
+    public init(p256dh: String, auth: String) {
+        self.p256dh = p256dh
+        self.auth = auth
+    }
+
+    public func validate() throws(ValidationError) {
+        guard let key = Base64URLCoding.decode(p256dh), key.count == 65, key.first == 4 else {
+            throw .invalid("keys.p256dh", "p256dh must be the base64url uncompressed P-256 public key (65 bytes)")
+        }
+        guard let secret = Base64URLCoding.decode(auth), secret.count == 16 else {
+            throw .invalid("keys.auth", "auth must be the base64url 16-byte secret")
+        }
+    }
+}
+
+/// Base64 with the URL alphabet and no padding.
+public enum Base64URLCoding {
+    public static func encode(_ data: some DataProtocol) -> String {
+        Data(data).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    public static func decode(_ text: String) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        return Data(base64Encoded: base64)
+    }
+}
+
+/// Payloads for the providers other than APNs. Each carries the same `notify` marker
+/// (`id`, `seq`, `kind`) so the client recognises the push and knows what to sync.
+public enum ProviderPayloads {
+    /// The app-visible JSON of a push without APNs's `aps` wrapper: the Web Push plaintext, the WNS raw body,
+    /// and the FCM `data` values. `{"notify": {...}, "title", "body", "badge", "rawContent", ...app data}`.
+    public static func data(for content: NotificationContent?, marker: APNsPayloadBuilder.Marker, badge: Int?) -> [UInt8] {
+        var writer = JSONWriter(capacity: 384)
+        writer.beginObject()
+        writeMarker(&writer, marker)
+        if let content, marker.kind.isContentChange {
+            if let title = content.payload.visualContent?.title { writer.key("title"); writer.string(title) }
+            if let body = content.payload.visualContent?.body { writer.key("body"); writer.string(body) }
+            if let raw = content.payload.rawContent { writer.key("rawContent"); writer.string(raw) }
+            if let data = content.push?.data {
+                for (name, value) in data.sorted(by: { $0.key < $1.key }) {
+                    writer.key(name)
+                    writer.value(value)
+                }
+            }
+        }
+        if let badge { writer.key("badge"); writer.integer(Int64(badge)) }
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// An FCM HTTP v1 `message` (without the device token, which dispatch adds): data-only for shoulder taps,
+    /// with a `notification` part for alerts. FCM data values must be strings, so the marker fields are strings.
+    public static func fcmMessage(
+        for content: NotificationContent?, marker: APNsPayloadBuilder.Marker, badge: Int?, collapseKey: String, highPriority: Bool, ttlSeconds: Int
+    ) -> [UInt8] {
+        var writer = JSONWriter(capacity: 512)
+        writer.beginObject()
+        writer.key("data")
+        writer.beginObject()
+        writer.key("notifyId"); writer.string(marker.notificationId.uuidString.lowercased())
+        writer.key("notifySeq"); writer.string(String(marker.sequence))
+        writer.key("notifyKind"); writer.string(marker.kind.rawValue)
+        if let badge { writer.key("badge"); writer.string(String(badge)) }
+        if let content, marker.kind.isContentChange, let raw = content.payload.rawContent { writer.key("rawContent"); writer.string(raw) }
+        writer.endObject()
+        if let content, marker.kind.isContentChange, let visual = content.payload.visualContent {
+            writer.key("notification")
+            writer.beginObject()
+            if let title = visual.title { writer.key("title"); writer.string(title) }
+            if let body = visual.body { writer.key("body"); writer.string(body) }
+            writer.endObject()
+        }
+        writer.key("android")
+        writer.beginObject()
+        writer.key("collapse_key"); writer.string(collapseKey)
+        writer.key("priority"); writer.string(highPriority ? "HIGH" : "NORMAL")
+        writer.key("ttl"); writer.string("\(max(ttlSeconds, 0))s")
+        writer.endObject()
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// A WNS toast (`X-WNS-Type: wns/toast`) showing the title and body; the marker rides in `launch`.
+    public static func wnsToast(for content: NotificationContent, marker: APNsPayloadBuilder.Marker) -> [UInt8] {
+        let visual = content.payload.visualContent
+        let launch = "notifyId=\(marker.notificationId.uuidString.lowercased())&notifySeq=\(marker.sequence)"
+        let xml = "<toast launch=\"\(escapeXML(launch))\"><visual><binding template=\"ToastGeneric\">"
+            + "<text>\(escapeXML(visual?.title ?? ""))</text><text>\(escapeXML(visual?.body ?? ""))</text>"
+            + "</binding></visual></toast>"
+        return Array(xml.utf8)
+    }
+
+    private static func writeMarker(_ writer: inout JSONWriter, _ marker: APNsPayloadBuilder.Marker) {
+        writer.key("notify")
+        writer.beginObject()
+        writer.key("id"); writer.string(marker.notificationId.uuidString.lowercased())
+        writer.key("seq"); writer.integer(marker.sequence)
+        writer.key("kind"); writer.string(marker.kind.rawValue)
+        writer.endObject()
+    }
+
+    private static func escapeXML(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+}

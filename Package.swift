@@ -158,7 +158,8 @@ let package = Package(
         .executableTarget(
             name: "LoadGenerator",
             dependencies: [
-                "NotifyModels",
+                "NotifyModels", "NotifyAMQP", "NotifyDatabase",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

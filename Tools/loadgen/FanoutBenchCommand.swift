@@ -1,0 +1,179 @@
+import ArgumentParser
+import Foundation
+import Logging
+import NotifyAMQP
+import NotifyDatabase
+import NotifyModels
+import PostgresNIO
+
+/// `loadgen fanout`: push jobs per second out of the fanout worker alone.
+struct FanoutBenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fanout",
+        abstract: "Measure the fan-out worker alone: change events in, push jobs out.",
+        discussion: """
+            Seeds an app with --users x --devices APNs subscriptions straight into PostgreSQL, publishes \
+            --events change events (kind created, visual content) to fanout.changes as fast as the broker \
+            confirms them, and counts the push jobs fanout publishes to push.apns by consuming that queue \
+            itself. Stop push-dispatch first (deploy/local/services.sh stop push-dispatch) so that this \
+            command is push.apns's only consumer; start it again afterwards. Reports push jobs/s from the \
+            first job to the last, and the whole run's time.
+            """
+    )
+
+    @Option(help: "RabbitMQ URL. (default: $NOTIFY_AMQP_URL, else the local stack's)")
+    var amqpURL: String?
+    @Option(help: "PostgreSQL URL of the writer role, for seeding. (default: $NOTIFY_WRITER_DATABASE_URL, else the local stack's)")
+    var databaseURL: String?
+    @Option(help: "Users to seed.")
+    var users = 10_000
+    @Option(help: "APNs devices per user.")
+    var devices = 3
+    @Option(help: "Change events to publish (at most 1,000,000).")
+    var events = 100_000
+    @Option(help: "Change events per AMQP message (as storage batches them).")
+    var eventsPerMessage = 100
+    @Option(help: "Seconds to wait for the last push job.")
+    var timeout = 300
+    @Option(help: "Directory for report.json and report.md. (default: .local/loadgen/fanout-<time>)")
+    var output: String?
+
+    func validate() throws {
+        guard (1...1_000_000).contains(events), users >= 1, devices >= 1, users * devices <= 1_000_000 else {
+            throw ValidationError("--events at most 1,000,000 and --users x --devices at most 1,000,000")
+        }
+    }
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let amqp = try AMQPConfiguration(url: amqpURL ?? environment["NOTIFY_AMQP_URL"] ?? "amqp://notify:notify@127.0.0.1:35672/notify")
+        let databaseURL = databaseURL ?? environment["NOTIFY_WRITER_DATABASE_URL"]
+            ?? "postgres://notify_writer:notify_writer@127.0.0.1:35432/notify"
+        var logger = Logger(label: "loadgen")
+        logger.logLevel = .warning
+        let appId = "loadgen_fanout_\(Int(Date().timeIntervalSince1970))"
+
+        let database = try DatabaseURL.makeClient(databaseURL, maximumConnections: 2, logger: logger)
+        let seeding = Task { await database.run() }
+        let seedStarted = ContinuousClock.now
+        try await seed(database, appId: appId, logger: logger)
+        seeding.cancel()
+        FileHandle.standardError.write(Data("seeded \(users * devices) subscriptions in \(ContinuousClock.now - seedStarted)\n".utf8))
+
+        let jobsQueue = QueueNames.pushQueue(.apns)
+        let counter = DeliveryCounter()
+        let consumer = AMQPConsumer(
+            configuration: amqp, queue: jobsQueue, topology: .workQueue(jobsQueue), options: .init(prefetch: 200, maximumBatch: 200),
+            logger: logger
+        ) { deliveries in
+            // Count jobs by their "pushId" keys rather than decoding: the consumer must not be the bottleneck.
+            let marker = Array("\"pushId\"".utf8)
+            var jobs = 0
+            for delivery in deliveries { jobs += delivery.body.occurrences(of: marker) }
+            await counter.add(jobs)
+            return deliveries.map { _ in .ack }
+        }
+        let consuming = Task { try await consumer.run() }
+
+        let publisher = AMQPPublisher(configuration: amqp, topology: .workQueue(QueueNames.fanoutChanges), logger: logger)
+        publisher.startIfNeeded()
+        guard await publisher.waitUntilConnected(timeout: .seconds(10)) else { throw ValidationError("cannot connect to the broker") }
+        let started = ContinuousClock.now
+        try await publishEvents(publisher, appId: appId)
+        let published = ContinuousClock.now - started
+        FileHandle.standardError.write(Data("published \(events) change events in \(published)\n".utf8))
+        let expected = events * devices
+        let reached = await counter.wait(for: expected, timeout: .seconds(timeout))
+        let total = ContinuousClock.now - started
+        consuming.cancel()
+        _ = try? await consuming.value
+        await publisher.shutdown()
+        let jobs = await counter.count
+        guard reached, let first = await counter.first, let last = await counter.last else {
+            throw ValidationError("only \(jobs) of \(expected) push jobs arrived within \(timeout) s (is push-dispatch stopped? is fanout running?)")
+        }
+        func seconds(_ duration: Duration) -> Double { Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
+        let report = BenchmarkReport(
+            mode: "fanout", date: Date(),
+            settings: ["users": "\(users)", "devices": "\(devices)", "events": "\(events)", "eventsPerMessage": "\(eventsPerMessage)"],
+            figures: [
+                .init(name: "push jobs out of fanout (first to last job)", value: Double(jobs) / max(seconds(last - first), 0.001), unit: "jobs/s"),
+                .init(name: "change events in (publish with confirms)", value: Double(events) / max(seconds(published), 0.001), unit: "events/s"),
+                .init(name: "whole run, first event published to last job", value: seconds(total), unit: "s"),
+                .init(name: "push jobs", value: Double(jobs), unit: ""),
+            ])
+        try report.write(to: output ?? BenchmarkReport.defaultOutput("fanout"))
+    }
+
+    /// The app and its users' subscriptions, straight into PostgreSQL (what storage would have written).
+    private func seed(_ database: PostgresClient, appId: String, logger: Logger) async throws {
+        try await database.query(
+            """
+            INSERT INTO apps (app_id, name, api_key_hash, client_signing_key, created_at)
+            VALUES (\(appId), 'loadgen fanout', \(UUID().uuidString), \(UUID().uuidString), now())
+            """, logger: logger)
+        let total = users * devices
+        var start = 0
+        while start < total {
+            let end = min(start + 10_000, total)
+            let ids = (start..<end).map { _ in UUID() }
+            let userIds = (start..<end).map { "user-\($0 / devices)" }
+            let tokens = (start..<end).map { _ in String(repeating: "0", count: 32) + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() }
+            try await database.query(
+                """
+                INSERT INTO subscriptions (subscription_id, app_id, user_id, platform, push_token, expires_at, registered_at)
+                SELECT id, \(appId), usr, 'apns', token, now() + interval '1 day', now()
+                FROM unnest(\(ids)::uuid[], \(userIds)::text[], \(tokens)::text[]) AS t(id, usr, token)
+                """, logger: logger)
+            start = end
+        }
+    }
+
+    private func publishEvents(_ publisher: AMQPPublisher, appId: String) async throws {
+        let content = NotificationContent(
+            appNotificationId: nil, groupName: nil, priority: .high, expirationDateTime: Date().addingTimeInterval(86400),
+            displayTimeToLive: nil, platformTypes: nil,
+            payload: NotificationPayload(visualContent: VisualContent(title: "Fan-out benchmark", body: "One change, one push per device")),
+            push: nil)
+        let encoder = WireCoding.makeEncoder()
+        var messages: [AMQPOutboundMessage] = []
+        var index = 0
+        while index < events {
+            let end = min(index + eventsPerMessage, events)
+            let batch = ChangeEventBatch(events: (index..<end).map { number in
+                ChangeEvent(
+                    appId: appId, userId: "user-\(number % users)", sequence: Int64(number / users + 1), kind: .created,
+                    notificationId: UUID(), content: content, readState: .unread, userActionState: .noInteraction,
+                    originSubscriptionId: nil, unreadCount: 1, changedAt: Date())
+            })
+            messages.append(AMQPOutboundMessage(routingKey: QueueNames.fanoutChanges, body: try encoder.encode(batch)))
+            if messages.count == 50 {
+                try await publisher.publish(messages)
+                messages = []
+            }
+            index = end
+        }
+        try await publisher.publish(messages)
+    }
+}
+
+extension Data {
+    /// How many times `pattern` occurs (non-overlapping).
+    func occurrences(of pattern: [UInt8]) -> Int {
+        var count = 0
+        withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+            let bytes = buffer.bindMemory(to: UInt8.self)
+            var index = 0
+            let last = bytes.count - pattern.count
+            while index <= last {
+                if bytes[index] == pattern[0] && zip(pattern.indices, pattern).allSatisfy({ bytes[index + $0.0] == $0.1 }) {
+                    count += 1
+                    index += pattern.count
+                } else {
+                    index += 1
+                }
+            }
+        }
+        return count
+    }
+}

@@ -9,6 +9,7 @@ import ServiceLifecycle
 /// live exchange, before the consumer acks.
 struct ChangeFanoutHandler: Sendable {
     let resolver: SubscriptionResolver
+    let broadcasts: BroadcastStreamer
     let publisher: AMQPPublisher
     let logger: Logger
     var jobsPerMessage = 500
@@ -22,7 +23,7 @@ struct ChangeFanoutHandler: Sendable {
         for (index, delivery) in deliveries.enumerated() {
             do {
                 let batch = try decoder.decode(ChangeEventBatch.self, from: delivery.body)
-                for event in batch.events { users.insert(UserKey(appId: event.appId, userId: event.userId)) }
+                for event in batch.events where event.eventSource == nil { users.insert(UserKey(appId: event.appId, userId: event.userId)) }
                 events.append(contentsOf: batch.events)
                 // Edges holding live streams get the batch as it is (no re-encoding); none listening is fine.
                 live.append(AMQPOutboundMessage(exchange: QueueNames.liveExchange, routingKey: "", body: delivery.body, mandatory: false))
@@ -34,7 +35,10 @@ struct ChangeFanoutHandler: Sendable {
         while true {
             do {
                 let devices = try await resolver.devices(of: users)
-                try await publisher.publish(try messages(for: events, devices: devices) + live)
+                try await publisher.publish(try messages(for: events.filter { $0.eventSource == nil }, devices: devices) + live)
+                for event in events where event.eventSource != nil {
+                    try await broadcast(event)
+                }
                 return dispositions
             } catch {
                 logger.warning("could not fan out; retrying", metadata: ["error": "\(String(reflecting: error))"])
@@ -47,14 +51,31 @@ struct ChangeFanoutHandler: Sendable {
         }
     }
 
+    /// Streams a broadcast's audience and publishes its jobs page by page (each page confirmed before the next).
+    /// A redelivered broadcast starts over: the repeated pushes carry the same ids and collapse ids.
+    private func broadcast(_ event: ChangeEvent) async throws {
+        var pushed = 0
+        try await broadcasts.forEachPage(appId: event.appId, eventSource: event.eventSource ?? "") { devices in
+            let jobs = PushJobBuilder.jobs(for: event, devices: devices)
+            pushed += jobs.count
+            try await publisher.publish(try messages(for: jobs))
+        }
+        logger.info("broadcast fanned out", metadata: ["notificationId": "\(event.notificationId)", "pushes": "\(pushed)"])
+    }
+
     private func messages(for events: [ChangeEvent], devices: [UserKey: [SubscriptionResolver.Device]]) throws -> [AMQPOutboundMessage] {
-        var jobsByPlatform: [Platform: [PushJob]] = [:]
+        var jobs: [PushJob] = []
         for event in events {
             guard let userDevices = devices[UserKey(appId: event.appId, userId: event.userId)] else { continue }
-            for job in PushJobBuilder.jobs(for: event, devices: userDevices) {
-                jobsByPlatform[job.platform, default: []].append(job)
-            }
+            jobs += PushJobBuilder.jobs(for: event, devices: userDevices)
         }
+        return try messages(for: jobs)
+    }
+
+    /// Push jobs grouped per provider, `jobsPerMessage` to a message.
+    private func messages(for jobs: [PushJob]) throws -> [AMQPOutboundMessage] {
+        var jobsByPlatform: [Platform: [PushJob]] = [:]
+        for job in jobs { jobsByPlatform[job.platform, default: []].append(job) }
         let encoder = WireCoding.makeEncoder()
         var messages: [AMQPOutboundMessage] = []
         for (platform, jobs) in jobsByPlatform {

@@ -27,6 +27,7 @@ struct FanoutService {
         let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
         let handler = ChangeFanoutHandler(
             resolver: SubscriptionResolver(client: database, logger: logger),
+            broadcasts: BroadcastStreamer(client: database, logger: logger),
             publisher: publisher,
             logger: logger)
         let consumer = AMQPConsumer(

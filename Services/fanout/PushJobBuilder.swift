@@ -14,21 +14,23 @@ enum PushJobBuilder {
         let priority: NotificationPriority = isAlert ? (event.content?.priority ?? .high) : .low
         let expiration = event.content?.expirationDateTime ?? event.changedAt.addingTimeInterval(24 * 3600)
         let collapseId = event.notificationId.uuidString.lowercased()
+        // A broadcast is not counted in any user's unread count, so it leaves the badge alone.
+        let badge = event.eventSource == nil ? event.unreadCount : nil
         var payloads: [Platform: String] = [:]
         func payload(_ platform: Platform) -> String {
             if let built = payloads[platform] { return built }
             let bytes: [UInt8]
             switch platform {
             case .apns:
-                bytes = APNsPayloadBuilder.payload(for: event.content, marker: marker, badge: event.unreadCount)
+                bytes = APNsPayloadBuilder.payload(for: event.content, marker: marker, badge: badge)
             case .fcm:
                 bytes = ProviderPayloads.fcmMessage(
-                    for: event.content, marker: marker, badge: event.unreadCount, collapseKey: collapseId,
+                    for: event.content, marker: marker, badge: badge, collapseKey: collapseId,
                     highPriority: priority == .high, ttlSeconds: Int(expiration.timeIntervalSince(event.changedAt)))
             case .wns where isAlert:
                 bytes = ProviderPayloads.wnsToast(for: event.content!, marker: marker)
             case .wns, .webpush:
-                bytes = ProviderPayloads.data(for: event.content, marker: marker, badge: event.unreadCount)
+                bytes = ProviderPayloads.data(for: event.content, marker: marker, badge: badge)
             }
             let text = String(decoding: bytes, as: UTF8.self)
             payloads[platform] = text

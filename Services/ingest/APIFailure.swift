@@ -32,6 +32,11 @@ struct APIFailure: HTTPResponseError {
     static let brokerUnavailable = APIFailure(
         .serviceUnavailable, code: "broker_unavailable", message: "the message broker is unavailable; nothing was accepted", retryAfterSeconds: 5)
 
+    static let cursorExpired = APIFailure(
+        .gone, code: "cursor_expired",
+        message: "changes older than the retention were purged; resync from scratch: read the history and ask for changes without a cursor",
+        field: "cursor")
+
     static let databaseUnavailable = APIFailure(
         .serviceUnavailable, code: "database_unavailable", message: "the database is unavailable", retryAfterSeconds: 5)
 }

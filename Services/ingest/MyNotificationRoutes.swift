@@ -45,10 +45,7 @@ struct MyNotificationRoutes: Sendable {
                 limit: try ReaderQuery.limit(request, default: 100, maximum: 1000), filter: try ReaderQuery.filter(request))
             return try JSONResponse.make(.ok, page)
         } catch is NotificationReader.CursorExpired {
-            throw APIFailure(
-                .gone, code: "cursor_expired",
-                message: "changes older than the retention were purged; resync from scratch: read the history and ask for changes without a cursor",
-                field: "cursor")
+            throw APIFailure.cursorExpired
         } catch let failure as APIFailure {
             throw failure
         } catch {

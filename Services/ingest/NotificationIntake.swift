@@ -33,24 +33,27 @@ struct NotificationIntake: Sendable {
                 outcome.results.append(ItemResult(index: index, status: error.code == "payload_too_large" ? 413 : 400, id: nil, error: APIErrorBody(error).error))
                 continue
             }
+            let scope = validated.userId.map { "user:\($0)" } ?? "source:\(validated.eventSource ?? "")"
             let notificationId: UUID
-            let commandId: UUID
-            if let appNotificationId = validated.content.appNotificationId {
-                notificationId = DeterministicID.notificationID(appId: appId, userId: validated.userId, appNotificationId: appNotificationId)
+            if let appNotificationId = validated.content.appNotificationId, let userId = validated.userId {
+                notificationId = DeterministicID.notificationID(appId: appId, userId: userId, appNotificationId: appNotificationId)
+            } else if let appNotificationId = validated.content.appNotificationId {
+                notificationId = DeterministicID.make("notification", appId, scope, appNotificationId)
             } else if let idempotencyKey {
                 notificationId = DeterministicID.make("notification", appId, idempotencyKey, String(index))
             } else {
                 notificationId = UUID()
             }
-            if let idempotencyKey {
-                commandId = DeterministicID.make("command", appId, idempotencyKey, String(index))
+            let commandId = idempotencyKey.map { DeterministicID.make("command", appId, $0, String(index)) } ?? UUID()
+            let action: StorageCommand.Action
+            if let userId = validated.userId {
+                action = .publishNotification(PublishedNotification(
+                    appId: appId, userId: userId, notificationId: notificationId, content: validated.content, receivedAt: now))
             } else {
-                commandId = UUID()
+                action = .publishBroadcast(PublishedBroadcast(
+                    appId: appId, eventSource: validated.eventSource ?? "", notificationId: notificationId, content: validated.content, receivedAt: now))
             }
-            outcome.commands.append(StorageCommand(
-                commandId: commandId, issuedAt: now,
-                action: .publishNotification(PublishedNotification(
-                    appId: appId, userId: validated.userId, notificationId: notificationId, content: validated.content, receivedAt: now))))
+            outcome.commands.append(StorageCommand(commandId: commandId, issuedAt: now, action: action))
             outcome.results.append(ItemResult(index: index, status: 202, id: notificationId, error: nil))
         }
         return outcome

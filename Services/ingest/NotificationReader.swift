@@ -44,11 +44,7 @@ struct NotificationReader: Sendable {
     /// Changes after `sequence`, oldest first. Every change is listed (with the notification as it is now),
     /// so a reader that follows the cursor sees each committed change exactly once.
     func changes(appId: String, userId: String, after sequence: Int64, limit: Int, filter: Filter) async throws -> ChangePage {
-        if sequence > 0 {
-            let purged = try await client.query(
-                "SELECT purged_through FROM user_sequences WHERE app_id = \(appId) AND user_id = \(userId)", logger: logger)
-            for try await through in purged.decode(Int64.self) where sequence < through { throw CursorExpired() }
-        }
+        try await ensureRetained(appId: appId, userId: userId, after: sequence)
         let rows = try await client.query(
             PostgresQuery(
                 unsafeSQL: """
@@ -76,6 +72,14 @@ struct NotificationReader: Sendable {
             }
         }
         return ChangePage(changes: changes, cursor: SyncCursor.encode(last), hasMore: scanned > limit)
+    }
+
+    /// Throws `CursorExpired` when changes after `sequence` were purged (a cursor of 0 means "from scratch").
+    func ensureRetained(appId: String, userId: String, after sequence: Int64) async throws {
+        guard sequence > 0 else { return }
+        let purged = try await client.query(
+            "SELECT purged_through FROM user_sequences WHERE app_id = \(appId) AND user_id = \(userId)", logger: logger)
+        for try await through in purged.decode(Int64.self) where sequence < through { throw CursorExpired() }
     }
 
     /// Active notifications, newest first, with stable keyset paging.

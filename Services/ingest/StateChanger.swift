@@ -35,6 +35,13 @@ struct StateChanger: Sendable {
             }
         }
         let current = try await activeNotification(appId: appId, id: id, userId: userId)
+        let changesSomething = delete
+            || (request?.readState.map { $0 != current.readState } ?? false)
+            || (request?.userActionState.map { $0 != current.userActionState } ?? false)
+        if !changesSomething {
+            // Already so (e.g. a retried PATCH): no change, no push.
+            return try JSONResponse.make(.ok, current)
+        }
         try await sender.send([StorageCommand(action: .changeNotificationState(NotificationStateChange(
             appId: appId, userId: current.userId, notificationId: id, readState: request?.readState,
             userActionState: request?.userActionState, delete: delete, originSubscriptionId: origin, requestedAt: Date())))])

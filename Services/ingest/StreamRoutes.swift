@@ -36,6 +36,13 @@ struct StreamRoutes: Sendable {
         } catch let error as ValidationError {
             throw APIFailure(error)
         }
+        do {
+            try await reader.ensureRetained(appId: user.appId, userId: user.userId, after: start)
+        } catch is NotificationReader.CursorExpired {
+            throw APIFailure.cursorExpired
+        } catch {
+            throw APIFailure.databaseUnavailable
+        }
         let (listener, wakeUps) = hub.subscribe(appId: user.appId, userId: user.userId)
         let reader = self.reader
         let hub = self.hub

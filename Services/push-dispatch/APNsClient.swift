@@ -16,7 +16,7 @@ struct APNsClient: Sendable {
         case unreachable(String)
     }
 
-    let connections: APNsConnectionPool
+    let connections: HTTPClientPool
     let signer: APNsTokenSigner
     var timeout: TimeAmount = .seconds(10)
 
@@ -58,4 +58,17 @@ struct APNsClient: Sendable {
 private struct APNsErrorBody: Decodable {
     var reason: String
     var timestamp: Double?
+}
+
+/// APNs ties a connection to the provider token it first saw: changing the token on a connection more often
+/// than every 20 minutes gets 429 TooManyProviderTokenUpdates. So each signing key and endpoint has its own client.
+extension HTTPClientPool {
+    func client(teamId: String, keyId: String, baseURL: String) -> HTTPClient {
+        client(for: "apns \(teamId).\(keyId)@\(baseURL)")
+    }
+
+    /// Replaces the client of this key (after a provider-token refresh, so the new token starts on a new connection).
+    func reset(teamId: String, keyId: String, baseURL: String) {
+        reset(key: "apns \(teamId).\(keyId)@\(baseURL)")
+    }
 }

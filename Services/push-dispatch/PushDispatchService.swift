@@ -14,12 +14,15 @@ struct PushDispatchService {
         let amqp = try environment.amqpConfiguration()
         let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "reader")), logger: logger)
 
-        let connections = APNsConnectionPool(trustedCAFile: environment.string(PushDispatchCommandLine.trustedCA))
+        let connections = HTTPClientPool(trustedCAFile: environment.string(PushDispatchCommandLine.trustedCA))
         let retryPolicy = RetryPolicy(delaysMilliseconds: try Self.delays(environment))
         let providers: [any PushProvider] = [
             APNsProvider(
                 client: APNsClient(connections: connections, signer: APNsTokenSigner()),
                 credentials: CredentialStore(platform: .apns, client: database, logger: logger)),
+            FCMProvider(
+                client: FCMClient(http: connections.client(for: "fcm"), tokens: AccessTokenCache()),
+                credentials: CredentialStore(platform: .fcm, client: database, logger: logger)),
         ]
         let topology = providers.reduce(AMQPTopology.workQueue(QueueNames.pushFeedback)) { topology, provider in
             topology.merging(.workQueue(QueueNames.pushQueue(provider.platform))).merging(retryPolicy.topology(provider.platform))
@@ -58,7 +61,7 @@ extension PushDispatchService {
 
 /// Closes the provider connections after the consumer stopped using them.
 struct ConnectionPoolService: Service {
-    let pool: APNsConnectionPool
+    let pool: HTTPClientPool
 
     func run() async throws {
         try? await gracefulShutdown()

@@ -63,6 +63,9 @@ struct CommandBatchApplier: Sendable {
                 try await flush()
                 produced += try await writer.expireDue(by: dueBy, commandId: command.commandId)
                 continue
+            case .publishBroadcast(let broadcast):
+                produced.append(try await writer.broadcast(broadcast, commandId: command.commandId))
+                continue
             case .purgeTombstones(let olderThan):
                 try await TombstonePurger(connection: connection, logger: logger).purge(olderThan: olderThan)
                 continue
@@ -100,12 +103,13 @@ struct CommandBatchApplier: Sendable {
 
     /// Every event carries its user's unread count once the whole batch is applied (the badge).
     private func fillUnreadCounts(_ produced: inout [NotificationChangeWriter.Produced], on connection: PostgresConnection) async throws {
-        let events = produced.flatMap(\.events)
+        let events = produced.flatMap(\.events).filter { $0.eventSource == nil }
         guard !events.isEmpty else { return }
         let unread = try await UnreadCounter(logger: logger).counts(appIds: events.map(\.appId), userIds: events.map(\.userId), on: connection)
         for index in produced.indices {
             for eventIndex in produced[index].events.indices {
                 let event = produced[index].events[eventIndex]
+                guard event.eventSource == nil else { continue }
                 produced[index].events[eventIndex].unreadCount = unread[UserKey(appId: event.appId, userId: event.userId)] ?? 0
             }
         }

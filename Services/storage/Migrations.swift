@@ -119,6 +119,27 @@ struct Migrations {
         (4, [
             "ALTER TABLE subscriptions ADD COLUMN push_keys jsonb",
         ]),
+        (5, [
+            """
+            CREATE TABLE event_source_members (
+                app_id text NOT NULL,
+                event_source text NOT NULL,
+                subscription_id uuid NOT NULL REFERENCES subscriptions ON DELETE CASCADE,
+                PRIMARY KEY (app_id, event_source, subscription_id)
+            )
+            """,
+            "CREATE INDEX event_source_members_by_subscription ON event_source_members (subscription_id)",
+            """
+            CREATE TABLE broadcasts (
+                notification_id uuid PRIMARY KEY,
+                app_id text NOT NULL,
+                event_source text NOT NULL,
+                content jsonb NOT NULL,
+                created_at timestamptz NOT NULL,
+                updated_at timestamptz NOT NULL
+            )
+            """,
+        ]),
     ]
 
     func run() async throws {

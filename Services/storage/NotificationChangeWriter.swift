@@ -76,6 +76,25 @@ struct NotificationChangeWriter {
         return [Produced(commandId: commandId, events: events)]
     }
 
+    /// Stores a notification for an event source's subscribers. Broadcasts are not part of any user's
+    /// change log (one row, whatever the audience); fanout streams the audience.
+    func broadcast(_ broadcast: PublishedBroadcast, commandId: UUID) async throws -> Produced {
+        let content = String(decoding: try WireCoding.makeEncoder().encode(broadcast.content), as: UTF8.self)
+        let rows = try await connection.query(
+            """
+            INSERT INTO broadcasts (notification_id, app_id, event_source, content, created_at, updated_at)
+            VALUES (\(broadcast.notificationId), \(broadcast.appId), \(broadcast.eventSource), \(content)::jsonb, \(broadcast.receivedAt), \(broadcast.receivedAt))
+            ON CONFLICT (notification_id) DO UPDATE SET content = EXCLUDED.content, updated_at = EXCLUDED.updated_at
+            RETURNING (xmax = 0)
+            """, logger: logger)
+        var created = true
+        for try await isNew in rows.decode(Bool.self) { created = isNew }
+        return Produced(commandId: commandId, events: [ChangeEvent(
+            appId: broadcast.appId, userId: "", sequence: 0, kind: created ? .created : .updated, notificationId: broadcast.notificationId,
+            content: broadcast.content, readState: .unread, userActionState: .noInteraction, originSubscriptionId: nil,
+            unreadCount: 0, changedAt: broadcast.receivedAt, eventSource: broadcast.eventSource)])
+    }
+
     // MARK: Publish
 
     private func writePublishes(_ publishes: [(commandId: UUID, notification: PublishedNotification)], sequences: [Int64]) async throws -> [Produced] {
@@ -123,18 +142,27 @@ struct NotificationChangeWriter {
 
     // MARK: State changes and deletions
 
-    /// The changes whose notification exists, belongs to the user, and is still active (locked for this transaction).
+    /// The changes whose notification exists, belongs to the user, is still active (locked for this transaction),
+    /// and would change something: setting a state it already has is not a change (so a retried PATCH is harmless).
     private func applicableChanges(_ changes: [(commandId: UUID, change: NotificationStateChange)]) async throws -> [(commandId: UUID, change: NotificationStateChange)] {
         guard !changes.isEmpty else { return [] }
         let ids = changes.map(\.change.notificationId)
-        var owners: [UUID: UserKey] = [:]
+        var current: [UUID: (owner: UserKey, readState: String, actionState: String)] = [:]
         let rows = try await connection.query(
-            "SELECT notification_id, app_id, user_id FROM notifications WHERE notification_id = ANY(\(ids)::uuid[]) AND status = 'active' FOR UPDATE",
-            logger: logger)
-        for try await (id, appId, userId) in rows.decode((UUID, String, String).self) {
-            owners[id] = UserKey(appId: appId, userId: userId)
+            """
+            SELECT notification_id, app_id, user_id, read_state, user_action_state FROM notifications
+            WHERE notification_id = ANY(\(ids)::uuid[]) AND status = 'active' FOR UPDATE
+            """, logger: logger)
+        for try await (id, appId, userId, readState, actionState) in rows.decode((UUID, String, String, String, String).self) {
+            current[id] = (UserKey(appId: appId, userId: userId), readState, actionState)
         }
-        return changes.filter { owners[$0.change.notificationId] == UserKey(appId: $0.change.appId, userId: $0.change.userId) }
+        return changes.filter { item in
+            let change = item.change
+            guard let now = current[change.notificationId], now.owner == UserKey(appId: change.appId, userId: change.userId) else { return false }
+            return change.delete
+                || (change.readState.map { $0.rawValue != now.readState } ?? false)
+                || (change.userActionState.map { $0.rawValue != now.actionState } ?? false)
+        }
     }
 
     private func writeStateChanges(_ changes: [(commandId: UUID, change: NotificationStateChange)], sequences: [Int64]) async throws -> [Produced] {

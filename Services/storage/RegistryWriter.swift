@@ -28,7 +28,7 @@ struct RegistryWriter {
                 """, logger: logger)
         case .registerSubscription(let subscription):
             let keys = try subscription.keys.map { String(decoding: try WireCoding.makeEncoder().encode($0), as: UTF8.self) }
-            try await connection.query(
+            let stored = try await connection.query(
                 """
                 INSERT INTO subscriptions (subscription_id, app_id, user_id, platform, push_token, push_keys, app_package, display_name, expires_at, registered_at)
                 VALUES (\(subscription.subscriptionId), \(subscription.appId), \(subscription.userId), \(subscription.platform.rawValue),
@@ -37,12 +37,23 @@ struct RegistryWriter {
                 ON CONFLICT (app_id, platform, push_token) DO UPDATE SET
                     user_id = EXCLUDED.user_id, push_keys = EXCLUDED.push_keys, app_package = EXCLUDED.app_package, display_name = EXCLUDED.display_name,
                     expires_at = EXCLUDED.expires_at, registered_at = EXCLUDED.registered_at
+                RETURNING subscription_id
                 """, logger: logger)
+            if let sources = subscription.eventSources {
+                var storedId = subscription.subscriptionId
+                for try await id in stored.decode(UUID.self) { storedId = id }
+                try await connection.query("DELETE FROM event_source_members WHERE subscription_id = \(storedId)", logger: logger)
+                try await connection.query(
+                    """
+                    INSERT INTO event_source_members (app_id, event_source, subscription_id)
+                    SELECT \(subscription.appId), source, \(storedId) FROM unnest(\(Array(Set(sources)))::text[]) AS t(source)
+                    """, logger: logger)
+            }
         case .unregisterSubscription(let appId, let userId, let subscriptionId):
             try await connection.query(
                 "DELETE FROM subscriptions WHERE subscription_id = \(subscriptionId) AND app_id = \(appId) AND user_id = \(userId)",
                 logger: logger)
-        case .publishNotification, .changeNotificationState, .expireDueNotifications, .purgeTombstones:
+        case .publishNotification, .publishBroadcast, .changeNotificationState, .expireDueNotifications, .purgeTombstones:
             preconditionFailure("not a registry command")
         }
     }

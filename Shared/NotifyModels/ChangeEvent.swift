@@ -24,12 +24,15 @@ public struct ChangeEvent: Codable, Sendable, Equatable {
     /// The user's unread count for the app once this change committed (the badge).
     public var unreadCount: Int
     public var changedAt: Date
+    /// Set for a broadcast: every device subscribed to this event source is a target (and `userId` is empty).
+    public var eventSource: String?
 
     public init(
         appId: String, userId: String, sequence: Int64, kind: ChangeKind, notificationId: UUID,
         content: NotificationContent?, readState: ReadState, userActionState: UserActionState,
-        originSubscriptionId: UUID?, unreadCount: Int, changedAt: Date
+        originSubscriptionId: UUID?, unreadCount: Int, changedAt: Date, eventSource: String? = nil
     ) {
+        self.eventSource = eventSource
         self.appId = appId
         self.userId = userId
         self.sequence = sequence

@@ -9,8 +9,14 @@ public struct SubscriptionRequest: Codable, Sendable, Equatable {
     public var keys: WebPushKeys?
     public var appPackage: String?
     public var displayName: String?
+    /// Event sources the device subscribes to (broadcast targets); registering again replaces the set.
+    public var eventSources: [String]?
 
-    public init(platform: Platform? = nil, pushToken: String? = nil, keys: WebPushKeys? = nil, appPackage: String? = nil, displayName: String? = nil) {
+    public init(
+        platform: Platform? = nil, pushToken: String? = nil, keys: WebPushKeys? = nil, appPackage: String? = nil, displayName: String? = nil,
+        eventSources: [String]? = nil
+    ) {
+        self.eventSources = eventSources
         self.platform = platform
         self.pushToken = pushToken
         self.keys = keys
@@ -41,6 +47,12 @@ public struct SubscriptionRequest: Codable, Sendable, Equatable {
         }
         if let appPackage, appPackage.utf8.count > 256 { throw .invalid("appPackage", "appPackage may be at most 256 bytes") }
         if let displayName, displayName.utf8.count > 256 { throw .invalid("displayName", "displayName may be at most 256 bytes") }
+        if let eventSources {
+            if eventSources.count > 100 { throw .invalid("eventSources", "a device may subscribe to at most 100 event sources") }
+            for (index, source) in eventSources.enumerated() where source.isEmpty || source.utf8.count > 256 {
+                throw .invalid("eventSources[\(index)]", "an event source name is 1 to 256 bytes")
+            }
+        }
         return (platform, platform == .apns ? pushToken.lowercased() : pushToken)
     }
 }
@@ -58,11 +70,14 @@ public struct DeviceSubscription: Codable, Sendable, Equatable {
     public var displayName: String?
     public var expirationDateTime: Date
     public var registeredAt: Date
+    /// The event sources the device subscribes to (nil leaves them as they are).
+    public var eventSources: [String]?
 
     public init(
         subscriptionId: UUID, appId: String, userId: String, platform: Platform, pushToken: String, keys: WebPushKeys? = nil,
-        appPackage: String?, displayName: String?, expirationDateTime: Date, registeredAt: Date
+        appPackage: String?, displayName: String?, expirationDateTime: Date, registeredAt: Date, eventSources: [String]? = nil
     ) {
+        self.eventSources = eventSources
         self.keys = keys
         self.subscriptionId = subscriptionId
         self.appId = appId

@@ -14,9 +14,10 @@ public struct NotificationValidator: Sendable {
         }
     }
 
-    /// A request that passed validation.
+    /// A request that passed validation: for one user, or for every subscriber of an event source.
     public struct Validated: Sendable, Equatable {
-        public var userId: String
+        public var userId: String?
+        public var eventSource: String?
         public var content: NotificationContent
     }
 
@@ -39,10 +40,8 @@ public struct NotificationValidator: Sendable {
         if request.subscriptionId != nil {
             throw ValidationError(code: "unsupported_target", message: "targeting one subscription is not supported yet; target the userId", field: "subscriptionId")
         }
-        if request.eventSource != nil {
-            throw ValidationError(code: "unsupported_target", message: "event-source targets are not supported yet; target the userId", field: "eventSource")
-        }
-        let userId = try checkIdentifier(request.userId, field: "userId", required: true)!
+        let userId = try checkIdentifier(request.userId, field: "userId", required: false)
+        let eventSource = try checkIdentifier(request.eventSource, field: "eventSource", required: false)
         let appNotificationId = try checkIdentifier(request.appNotificationId, field: "appNotificationId", required: false)
         let groupName = try checkIdentifier(request.groupName, field: "groupName", required: false)
 
@@ -94,7 +93,7 @@ public struct NotificationValidator: Sendable {
                 message: "the APNs payload would be \(size) bytes; APNs accepts at most \(APNsPayloadBuilder.maximumPayloadBytes)",
                 field: "payload")
         }
-        return Validated(userId: userId, content: content)
+        return Validated(userId: userId, eventSource: eventSource, content: content)
     }
 
     private func checkIdentifier(_ value: String?, field: String, required: Bool) throws(ValidationError) -> String? {

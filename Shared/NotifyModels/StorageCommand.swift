@@ -19,11 +19,30 @@ public struct StorageCommand: Codable, Sendable, Equatable {
         case registerSubscription(DeviceSubscription)
         case unregisterSubscription(appId: String, userId: String, subscriptionId: UUID)
         case publishNotification(PublishedNotification)
+        /// A notification for every device subscribed to an event source.
+        case publishBroadcast(PublishedBroadcast)
         case changeNotificationState(NotificationStateChange)
         /// Expires every active notification whose expiration passed by `dueBy` (sent by storage's sweeper).
         case expireDueNotifications(dueBy: Date)
         /// Forgets tombstones and changes older than `olderThan` (sent by storage's sweeper).
         case purgeTombstones(olderThan: Date)
+    }
+}
+
+/// A validated notification for an event source's subscribers, with its identity.
+public struct PublishedBroadcast: Codable, Sendable, Equatable {
+    public var appId: String
+    public var eventSource: String
+    public var notificationId: UUID
+    public var content: NotificationContent
+    public var receivedAt: Date
+
+    public init(appId: String, eventSource: String, notificationId: UUID, content: NotificationContent, receivedAt: Date) {
+        self.appId = appId
+        self.eventSource = eventSource
+        self.notificationId = notificationId
+        self.content = content
+        self.receivedAt = receivedAt
     }
 }
 
@@ -46,12 +65,12 @@ public struct PublishedNotification: Codable, Sendable, Equatable {
 
 extension StorageCommand.Action: Codable {
     private enum CodingKeys: String, CodingKey {
-        case type, app, appId, userId, credentials, subscription, subscriptionId, notification, change, date
+        case type, app, appId, userId, credentials, subscription, subscriptionId, notification, broadcast, change, date
     }
 
     private enum Kind: String, Codable {
         case createApp, setProviderCredentials, registerSubscription, unregisterSubscription, publishNotification
-        case changeNotificationState, expireDueNotifications, purgeTombstones
+        case changeNotificationState, expireDueNotifications, purgeTombstones, publishBroadcast
     }
 
     public init(from decoder: any Decoder) throws {
@@ -72,6 +91,8 @@ extension StorageCommand.Action: Codable {
                 subscriptionId: try container.decode(UUID.self, forKey: .subscriptionId))
         case .publishNotification:
             self = .publishNotification(try container.decode(PublishedNotification.self, forKey: .notification))
+        case .publishBroadcast:
+            self = .publishBroadcast(try container.decode(PublishedBroadcast.self, forKey: .broadcast))
         case .changeNotificationState:
             self = .changeNotificationState(try container.decode(NotificationStateChange.self, forKey: .change))
         case .expireDueNotifications:
@@ -102,6 +123,9 @@ extension StorageCommand.Action: Codable {
         case .publishNotification(let notification):
             try container.encode(Kind.publishNotification, forKey: .type)
             try container.encode(notification, forKey: .notification)
+        case .publishBroadcast(let broadcast):
+            try container.encode(Kind.publishBroadcast, forKey: .type)
+            try container.encode(broadcast, forKey: .broadcast)
         case .changeNotificationState(let change):
             try container.encode(Kind.changeNotificationState, forKey: .type)
             try container.encode(change, forKey: .change)

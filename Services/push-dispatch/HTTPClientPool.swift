@@ -3,12 +3,9 @@ import NIOCore
 import NIOSSL
 import Synchronization
 
-/// One HTTP/2 client (so its own connections) per APNs signing key and endpoint.
-///
-/// APNs ties a connection to the provider token it first saw: changing the token on a connection
-/// more often than every 20 minutes gets 429 TooManyProviderTokenUpdates. Apps with different keys
-/// therefore never share a connection.
-final class APNsConnectionPool: Sendable {
+/// HTTP clients (so their own HTTP/2 connections) for the provider endpoints, one per key the caller chooses,
+/// all trusting the extra CA of the provider sandbox when one is configured.
+final class HTTPClientPool: Sendable {
     private let configuration: HTTPClient.Configuration
     private let clients = Mutex<[String: HTTPClient]>([:])
 
@@ -23,10 +20,9 @@ final class APNsConnectionPool: Sendable {
         self.configuration = configuration
     }
 
-    /// The client for pushes signed with this team's key to this endpoint.
-    func client(teamId: String, keyId: String, baseURL: String) -> HTTPClient {
-        let key = "\(teamId).\(keyId)@\(baseURL)"
-        return clients.withLock { clients in
+    /// The client for `key`, made on first use.
+    func client(for key: String) -> HTTPClient {
+        clients.withLock { clients in
             if let client = clients[key] { return client }
             let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             clients[key] = client
@@ -34,9 +30,9 @@ final class APNsConnectionPool: Sendable {
         }
     }
 
-    /// Replaces the client of this key (after a provider-token refresh, so the new token starts on a new connection).
-    func reset(teamId: String, keyId: String, baseURL: String) {
-        let old = clients.withLock { $0.removeValue(forKey: "\(teamId).\(keyId)@\(baseURL)") }
+    /// Replaces the client of `key`: the next request opens new connections.
+    func reset(key: String) {
+        let old = clients.withLock { $0.removeValue(forKey: key) }
         if let old { Task { try? await old.shutdown() } }
     }
 

@@ -1,2 +1,0 @@
-/// Placeholder until the client library lands.
-enum NotifyClientPlaceholder {}

@@ -1,0 +1,39 @@
+import Foundation
+import Logging
+import NotifyModels
+import PostgresNIO
+
+/// Reads the audience of an event source page by page (keyset on the subscription id), so a broadcast to
+/// a million devices never holds more than one page in memory.
+struct BroadcastStreamer: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+    var pageSize = 5000
+
+    /// Calls `page` with each page of the event source's active subscriptions, in order.
+    func forEachPage(appId: String, eventSource: String, _ page: ([SubscriptionResolver.Device]) async throws -> Void) async throws {
+        var after = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        let decoder = JSONDecoder()
+        while true {
+            let rows = try await client.query(
+                """
+                SELECT s.subscription_id, s.platform, s.push_token, s.push_keys::text
+                FROM event_source_members m JOIN subscriptions s ON s.subscription_id = m.subscription_id
+                WHERE m.app_id = \(appId) AND m.event_source = \(eventSource) AND m.subscription_id > \(after) AND s.expires_at > now()
+                ORDER BY m.subscription_id LIMIT \(pageSize)
+                """, logger: logger)
+            var devices: [SubscriptionResolver.Device] = []
+            devices.reserveCapacity(pageSize)
+            for try await (id, platform, token, keys) in rows.decode((UUID, String, String, String?).self) {
+                after = id
+                guard let platform = Platform(rawValue: platform) else { continue }
+                devices.append(SubscriptionResolver.Device(
+                    subscriptionId: id, platform: platform, pushToken: token,
+                    keys: keys.flatMap { try? decoder.decode(WebPushKeys.self, from: Data($0.utf8)) }))
+            }
+            if devices.isEmpty { return }
+            try await page(devices)
+            if devices.count < pageSize { return }
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NotifyModels
+
+/// Sends one message over FCM HTTP v1 with the service account's OAuth access token.
+struct FCMClient: Sendable {
+    let http: HTTPClient
+    let tokens: AccessTokenCache
+
+    /// The service account's access token: cached, or exchanged for a signed assertion.
+    func accessToken(for account: FCMCredentials.ServiceAccount) async -> Result<String, AccessTokenFailure> {
+        do {
+            return .success(try await tokens.token(for: Self.cacheKey(account)) { [http] in
+                let assertion: String
+                do {
+                    assertion = try FCMAssertion.make(for: account)
+                } catch {
+                    throw AccessTokenFailure(answer: .rejected(status: 400, reason: "invalid_grant: the private key cannot sign: \(error)", retryAfter: nil))
+                }
+                return try await OAuthTokenRequest.exchange(
+                    url: account.tokenUri, form: [("grant_type", FCMAssertion.grantType), ("assertion", assertion)], on: http)
+            })
+        } catch let failure as AccessTokenFailure {
+            return .failure(failure)
+        } catch {
+            return .failure(AccessTokenFailure(answer: .unreachable(String(describing: error))))
+        }
+    }
+
+    /// Forgets an access token FCM refused, so the next push gets a new one.
+    func invalidate(_ accessToken: String, of account: FCMCredentials.ServiceAccount) {
+        tokens.invalidate(key: Self.cacheKey(account), value: accessToken)
+    }
+
+    /// `POST {base}/v1/projects/{project}/messages:send` with `{"message": <the job's message with its token>}`.
+    func send(_ job: PushJob, accessToken: String, credentials: FCMCredentials) async -> ProviderAnswer {
+        let project = credentials.serviceAccount.projectId
+        var request = HTTPClientRequest(url: "\(credentials.baseURL)/v1/projects/\(project)/messages:send")
+        request.method = .POST
+        request.headers.add(name: "authorization", value: "Bearer \(accessToken)")
+        request.headers.add(name: "content-type", value: "application/json; charset=UTF-8")
+        request.body = .bytes(ByteBuffer(string: Self.body(job)))
+        return await ProviderAnswer.send(request, on: http) { response, body in
+            let error = try? JSONDecoder().decode(FCMErrorBody.self, from: Data(buffer: body)).error
+            return error?.details?.lazy.compactMap(\.errorCode).first ?? error?.status ?? "HTTP \(response.status.code)"
+        }.answer
+    }
+
+    /// The request body: fanout's `message` object with `token` added as its first member.
+    static func body(_ job: PushJob) -> String {
+        let token = String(decoding: (try? JSONEncoder().encode(job.deviceToken)) ?? Data("\"\"".utf8), as: UTF8.self)
+        let members = job.payload.drop { $0 != "{" }.dropFirst()
+        let separator = members.first { !$0.isWhitespace } == "}" ? "" : ","
+        return "{\"message\":{\"token\":\(token)\(separator)\(members)}"
+    }
+
+    private static func cacheKey(_ account: FCMCredentials.ServiceAccount) -> String {
+        "\(account.clientEmail) \(account.privateKeyId) \(account.tokenUri)"
+    }
+}
+
+/// FCM's error body: `{"error": {"code", "message", "status", "details": [{"@type", "errorCode"}]}}`.
+private struct FCMErrorBody: Decodable {
+    struct Error: Decodable {
+        struct Detail: Decodable {
+            var errorCode: String?
+        }
+
+        var status: String?
+        var details: [Detail]?
+    }
+
+    var error: Error
+}

@@ -1,0 +1,52 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+
+/// What an HTTP provider endpoint (FCM, WNS, Web Push, or their token endpoints) answered.
+enum ProviderAnswer: Sendable, Equatable {
+    case accepted(status: Int)
+    /// Refused: the status, the provider's reason (FCM `errorCode`, WNS error description, push service
+    /// message) and Retry-After seconds if given.
+    case rejected(status: Int, reason: String, retryAfter: Int?)
+    /// No answer: connection refused, reset or timed out.
+    case unreachable(String)
+
+    /// Sends `request` and reads the answer; `reason` names a refusal from the response and its body.
+    static func send(
+        _ request: HTTPClientRequest, on client: HTTPClient, timeout: TimeAmount = .seconds(10),
+        reason: (HTTPClientResponse, ByteBuffer) -> String
+    ) async -> (answer: ProviderAnswer, body: ByteBuffer) {
+        do {
+            let response = try await client.execute(request, timeout: timeout)
+            let body = try await response.body.collect(upTo: 64 * 1024)
+            if (200..<300).contains(response.status.code) { return (.accepted(status: Int(response.status.code)), body) }
+            let answer = ProviderAnswer.rejected(
+                status: Int(response.status.code), reason: reason(response, body),
+                retryAfter: response.headers.first(name: "retry-after").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) })
+            return (answer, body)
+        } catch {
+            return (.unreachable(String(describing: error)), ByteBuffer())
+        }
+    }
+
+    var status: Int? {
+        switch self {
+        case .accepted(let status), .rejected(let status, _, _): return status
+        case .unreachable: return nil
+        }
+    }
+
+    var reason: String? {
+        switch self {
+        case .accepted: return nil
+        case .rejected(_, let reason, _), .unreachable(let reason): return reason
+        }
+    }
+}
+
+extension PushVerdict {
+    /// The verdict of `answer` with the action it was classified as.
+    init(_ action: PushAction, _ answer: ProviderAnswer) {
+        self.init(action: action, status: answer.status, reason: answer.reason)
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import NotifyClient
+import NotifyModels
+import Testing
+
+/// The client library against the running stack (deploy/local/services.sh): real ingest, storage, fanout.
+@Suite("NotifyClient against the running stack", .serialized, .timeLimit(.minutes(1)))
+struct NotifyClientTests {
+    @Test("a dismiss on one device reaches the other device's live stream, and the first device's sync")
+    func dismissReachesOtherDevice() async throws {
+        let app = try await Stack.createApp()
+        let a = try makeClient(app, userId: "alice", storage: temporaryStorage())
+        let b = try makeClient(app, userId: "alice", storage: temporaryStorage())
+        try await a.subscribe(pushToken: randomPushToken(), displayName: "phone")
+        try await b.subscribe(pushToken: randomPushToken(), displayName: "tablet")
+        let id = try await Stack.publish(app, to: "alice", title: "Your order shipped")
+        for client in [a, b] {
+            _ = try await eventually("the notification on each device") { () async throws -> Bool? in
+                try await client.sync()
+                return await client.notification(id: id) != nil ? true : nil
+            }
+        }
+
+        let observed = b.changes
+        await b.startLiveUpdates()
+        defer { Task { await b.stopLiveUpdates() } }
+        try await a.setState(of: id, userActionState: .dismissed)
+        #expect(await a.pendingChangeCount == 0)
+        #expect(await a.notification(id: id)?.userActionState == .dismissed)
+
+        let seen = await first(of: observed) { $0.notification.id == id && $0.kind == .stateChanged }
+        #expect(seen?.notification.userActionState == .dismissed)
+        #expect(await b.notification(id: id)?.userActionState == .dismissed)
+
+        let own = try await eventually("the dismiss in A's own sync") { () async throws -> NotificationChange? in
+            try await a.sync().first { $0.notification.id == id && $0.kind == .stateChanged }
+        }
+        #expect(own.notification.userActionState == .dismissed)
+        #expect(own.sequence == seen?.sequence)
+        #expect(await a.readBatch(filter: NotificationFilter(userActionState: .dismissed)).map(\.id) == [id])
+    }
+
+    @Test("the cache and cursor survive re-creating the client from the same storage")
+    func cacheSurvivesRelaunch() async throws {
+        let app = try await Stack.createApp()
+        let storage = temporaryStorage()
+        let first = [try await Stack.publish(app, to: "bob", title: "one"), try await Stack.publish(app, to: "bob", title: "two")]
+        do {
+            let client = try makeClient(app, userId: "bob", storage: storage)
+            _ = try await eventually("both notifications synced") { () async throws -> Bool? in
+                try await client.sync()
+                return await client.readBatch().count == 2 ? true : nil
+            }
+        }
+
+        let counter = TokenCounter()
+        let relaunched = try makeClient(app, userId: "bob", storage: storage, counter: counter)
+        let cached = await relaunched.readBatch()
+        #expect(Set(cached.map(\.id)) == Set(first))
+        #expect(cached.first?.id == first[1], "newest first")
+        #expect(counter.calls == 0, "read from the cache, no network call")
+
+        let third = try await Stack.publish(app, to: "bob", title: "three")
+        var synced: [NotificationChange] = []
+        _ = try await eventually("the new notification synced") { () async throws -> Bool? in
+            synced += try await relaunched.sync()
+            return synced.contains { $0.notification.id == third } ? true : nil
+        }
+        #expect(synced.map(\.notification.id) == [third])
+        #expect(synced.map(\.kind) == [.created])
+        #expect(await relaunched.readBatch().count == 3)
+    }
+
+    @Test("a push that never arrived is caught up when the next one is processed")
+    func missedPushIsCaughtUp() async throws {
+        let app = try await Stack.createApp()
+        let client = try makeClient(app, userId: "carol", storage: temporaryStorage())
+        var ids: [UUID] = []
+        for title in ["first", "second", "third"] { ids.append(try await Stack.publish(app, to: "carol", title: title)) }
+        var views: [NotificationView] = []
+        for id in ids {
+            views.append(try await eventually("notification stored") { try await Stack.notification(app, id) })
+        }
+
+        // Exactly what APNs delivers for the last notification (built by the service's own payload builder).
+        let last = views[2]
+        let payload = APNsPayloadBuilder.payload(
+            for: nil, marker: .init(notificationId: last.id, sequence: last.sequence, kind: .created), badge: 3)
+        let userInfo = try #require(try JSONSerialization.jsonObject(with: Data(payload)) as? [AnyHashable: Any])
+
+        let result = try await client.processPushNotification(userInfo)
+        guard case .processed(let changes) = result else {
+            Issue.record("the service's push was not recognised: \(result)")
+            return
+        }
+        #expect(changes.filter { $0.kind == .created }.map(\.notification.id) == ids)
+        #expect(Set(await client.readBatch().map(\.id)) == Set(ids))
+        #expect(try await client.processPushNotification(userInfo) == .processed([]), "an already synced push changes nothing")
+    }
+
+    @Test("an expired token is refreshed once through the provider")
+    func expiredTokenIsRefreshedOnce() async throws {
+        let app = try await Stack.createApp()
+        let counter = TokenCounter()
+        let client = try NotifyClient(
+            configuration: .init(baseURL: Stack.ingestURL, appId: app.appId, storageDirectory: temporaryStorage()),
+            tokenProvider: { counter.next { call in Stack.userToken(app, "dave", lifetime: call == 1 ? -600 : 3600) } })
+        let subscription = try await client.subscribe(pushToken: randomPushToken())
+        #expect(counter.calls == 2)
+        #expect(subscription.expirationDateTime > Date().addingTimeInterval(86_400))
+        try await client.sync()
+        #expect(counter.calls == 2, "the fresh token is reused")
+    }
+
+    @Test("a dismiss made offline is sent once when the network is back")
+    func offlineDismissIsSentOnce() async throws {
+        let app = try await Stack.createApp()
+        let storage = temporaryStorage()
+        let id = try await Stack.publish(app, to: "erin", title: "read me later")
+        do {
+            let online = try makeClient(app, userId: "erin", storage: storage)
+            try await online.subscribe(pushToken: randomPushToken())
+            _ = try await eventually("the notification synced") { () async throws -> Bool? in
+                try await online.sync()
+                return await online.notification(id: id) != nil ? true : nil
+            }
+        }
+
+        do {
+            let offline = try makeClient(app, userId: "erin", storage: storage, baseURL: Stack.deadURL)
+            try await offline.setState(of: id, userActionState: .dismissed)
+            #expect(await offline.pendingChangeCount == 1)
+            #expect(await offline.notification(id: id)?.userActionState == .dismissed)
+            let error = await #expect(throws: NotifyClientError.self) { try await offline.flushPendingChanges() }
+            #expect(error?.code == .network)
+            #expect(await offline.pendingChangeCount == 1)
+        }
+        #expect(try await Stack.notification(app, id)?.userActionState == .noInteraction)
+
+        let back = try makeClient(app, userId: "erin", storage: storage)
+        #expect(await back.pendingChangeCount == 1, "the outbox survived the relaunch")
+        try await back.flushPendingChanges()
+        try await back.flushPendingChanges()
+        #expect(await back.pendingChangeCount == 0)
+        _ = try await eventually("the server shows the dismiss") { () async throws -> Bool? in
+            try await Stack.notification(app, id)?.userActionState == .dismissed ? true : nil
+        }
+        let synced = try await back.sync()
+        #expect(synced.map(\.kind) == [.stateChanged])
+        let stateChanges = try await Stack.allChanges(app, userId: "erin").filter { $0.notification.id == id && $0.kind == .stateChanged }
+        #expect(stateChanges.count == 1)
+    }
+
+    @Test("a push of another service is not ours, and needs no network")
+    func foreignPushIsNotOurs() async throws {
+        let app = try await Stack.createApp()
+        let counter = TokenCounter()
+        let client = try makeClient(app, userId: "frank", storage: temporaryStorage(), counter: counter)
+        #expect(try await client.processPushNotification(["aps": ["alert": "hi"]]) == .notOurs)
+        #expect(try await client.processPushNotification(["aps": ["content-available": 1], "notify": ["seq": 4]]) == .notOurs)
+        #expect(counter.calls == 0)
+    }
+
+    @Test("the live stream delivers a notification published while it is open")
+    func liveStreamDeliversNewNotification() async throws {
+        let app = try await Stack.createApp()
+        let client = try makeClient(app, userId: "gina", storage: temporaryStorage())
+        let observed = client.changes
+        await client.startLiveUpdates()
+        defer { Task { await client.stopLiveUpdates() } }
+        try await Task.sleep(for: .seconds(1))  // past the initial sync: the stream is what delivers
+        let id = try await Stack.publish(app, to: "gina", title: "live")
+        let seen = await first(of: observed) { $0.notification.id == id }
+        #expect(seen?.kind == .created)
+        #expect(await client.readBatch().map(\.id) == [id])
+    }
+
+    @Test("re-subscribing keeps the id for the same token and replaces the subscription for a new one")
+    func resubscribe() async throws {
+        let app = try await Stack.createApp()
+        let storage = temporaryStorage()
+        let client = try makeClient(app, userId: "hank", storage: storage)
+        let token = randomPushToken()
+        let first = try await client.subscribe(pushToken: token, displayName: "phone")
+        let again = try await client.subscribe(pushToken: token, displayName: "phone")
+        #expect(again.id == first.id)
+        let rotated = try await client.subscribe(pushToken: randomPushToken(), displayName: "phone")
+        #expect(rotated.id != first.id)
+        let stored = await (try makeClient(app, userId: "hank", storage: storage)).subscription
+        #expect(stored?.id == rotated.id && stored?.pushToken == rotated.pushToken, "the cache holds the new subscription")
+        #expect(try await client.renewSubscriptionIfNeeded(within: 3600) == false)
+        #expect(try await client.renewSubscriptionIfNeeded(within: 400 * 86_400) == true)
+        #expect(await client.subscription?.id == rotated.id)
+        try await client.unsubscribe()
+        #expect(await client.subscription == nil)
+    }
+}

@@ -1,1 +1,0 @@
-print("device-sim: not built yet")

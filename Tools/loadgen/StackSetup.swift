@@ -32,7 +32,8 @@ struct StackSetup: Sendable {
     private struct Subscription: Encodable { let platform: String; let pushToken: String; let displayName: String }
     private struct Ignored: Decodable {}
 
-    func run(users userCount: Int, devicesPerUser: Int, concurrency: Int, runTag: String) async throws -> LoadFixture {
+    /// An app whose APNs credentials point at the sandbox: (appId, apiKey, clientSigningKey).
+    func createApp(runTag: String) async throws -> (appId: String, apiKey: String, clientSigningKey: String) {
         let app = try await client.call(
             .POST, "\(ingestURL)/v1/apps", bearer: adminToken, json: ["name": "loadgen \(runTag)"], as: CreatedApp.self)
         let key = try await apnsKey()
@@ -41,6 +42,11 @@ struct StackSetup: Sendable {
             environment: "sandbox", endpoint: sandboxAPNsURL)
         _ = try await client.call(
             .PUT, "\(ingestURL)/v1/apps/\(app.appId)/providers/apns", bearer: adminToken, json: credentials, as: Ignored.self)
+        return (app.appId, app.apiKey, app.clientSigningKey)
+    }
+
+    func run(users userCount: Int, devicesPerUser: Int, concurrency: Int, runTag: String) async throws -> LoadFixture {
+        let app = try await createApp(runTag: runTag)
 
         let users = (0..<userCount).map { "loadgen-user-\($0)" }
         let tokens = users.map { _ in (0..<devicesPerUser).map { _ in Self.randomDeviceToken() } }

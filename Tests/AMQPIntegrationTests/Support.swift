@@ -33,15 +33,16 @@ enum TestBroker {
     /// The vhost of `url` (for rabbitmqctl's `-p`).
     static var virtualHost: String { (try? AMQPConfiguration(url: url).virtualHost) ?? "notify" }
 
-    static func configuration() throws -> AMQPConfiguration {
+    static func configuration(url: String = TestBroker.url) throws -> AMQPConfiguration {
         var configuration = try AMQPConfiguration(url: url)
         configuration.connectTimeout = .seconds(2)
         return configuration
     }
 
+    /// Quiet unless `NOTIFY_AMQP_TEST_LOG_LEVEL` asks for more (the layer logs every dead-lettering at error level).
     static let logger: Logger = {
         var logger = Logger(label: "amqp-integration-tests")
-        logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .error
+        logger.logLevel = ProcessInfo.processInfo.environment["NOTIFY_AMQP_TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
         return logger
     }()
 
@@ -96,16 +97,87 @@ enum TestBroker {
         }
     }
 
-    /// Deletes test queues; failures are ignored (the queues are uniquely named, leftovers are harmless).
+    /// Deletes test queues (and policies, named "policy:NAME"); failures are ignored (the names are unique,
+    /// leftovers are harmless).
     static func deleteQueues(_ names: [String]) async {
         for name in names {
-            _ = try? await runProcess(ctlScript, ["-q", "delete_queue", "-p", virtualHost, name], timeout: .seconds(30))
+            let arguments = name.hasPrefix("policy:")
+                ? ["-q", "clear_policy", "-p", virtualHost, String(name.dropFirst("policy:".count))]
+                : ["-q", "delete_queue", "-p", virtualHost, name]
+            _ = try? await runProcess(ctlScript, arguments, timeout: .seconds(30))
         }
     }
 
     /// A queue name no other test (or earlier run) uses.
     static func uniqueQueueName(_ purpose: String) -> String {
         "test.amqp.\(purpose).\(UUID().uuidString.prefix(8).lowercased())"
+    }
+}
+
+/// A RabbitMQ node of its own (same script, own ports and state directory) for a test that stops the
+/// broker: the other suites of the same `swift test` run (EndToEndTests share the process and run in
+/// parallel) and a stack running on the shared node keep theirs.
+struct PrivateBroker: Sendable {
+    let stateDirectory: String
+    let port: Int
+    let environment: [String: String]
+    var url: String { "amqp://notify:notify@127.0.0.1:\(port)/notify" }
+
+    /// Starts a fresh node on free ports; `body` gets it, and it is stopped and removed afterwards.
+    static func with<Result: Sendable>(_ body: (PrivateBroker) async throws -> Result) async throws -> Result {
+        let ports = try freePorts(4)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("amqp-private-broker-\(UUID().uuidString.prefix(8))").path
+        let broker = PrivateBroker(
+            stateDirectory: directory, port: ports[0],
+            environment: [
+                "NOTIFY_STATE_DIR": directory,
+                "NOTIFY_RABBITMQ_PORT": "\(ports[0])", "NOTIFY_RABBITMQ_MANAGEMENT_PORT": "\(ports[1])",
+                "NOTIFY_RABBITMQ_DIST_PORT": "\(ports[2])", "NOTIFY_EPMD_PORT": "\(ports[3])",
+                "NOTIFY_AMQP_URL": "amqp://notify:notify@127.0.0.1:\(ports[0])/notify",
+            ])
+        let outcome: Swift.Result<Result, any Error>
+        do {
+            let (status, output) = try await broker.control("start")
+            guard status == 0 else { throw TestFailure("starting a private RabbitMQ node failed (\(status)): \(output)") }
+            outcome = .success(try await body(broker))
+        } catch {
+            outcome = .failure(error)
+        }
+        _ = try? await broker.control("stop")
+        try? FileManager.default.removeItem(atPath: directory)
+        return try outcome.get()
+    }
+
+    /// Runs `rabbitmq.sh COMMAND` for this node.
+    func control(_ command: String, timeout: Duration = .seconds(120)) async throws -> (status: Int32, output: String) {
+        try await runProcess(TestBroker.script, [command], environment: environment, timeout: timeout)
+    }
+
+    /// Ports nothing listens on right now (bound to port 0 and released again).
+    private static func freePorts(_ count: Int) throws -> [Int] {
+        var sockets: [Int32] = []
+        defer { for socket in sockets { close(socket) } }
+        var ports: [Int] = []
+        for _ in 0..<count {
+            #if os(Linux)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            #else
+            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+            #endif
+            guard descriptor >= 0 else { throw TestFailure("socket() failed") }
+            sockets.append(descriptor)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = 0
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+            }
+            guard bound else { throw TestFailure("could not find a free port") }
+            ports.append(Int(UInt16(bigEndian: address.sin_port)))
+        }
+        return ports
     }
 }
 
@@ -119,14 +191,16 @@ struct TestFailure: Error, CustomStringConvertible {
 /// Not `Foundation.Process`: on Linux it notices a child's exit through a socket the child inherits, so a
 /// daemon the program starts (`rabbitmq-server -detached`) keeps that socket open and `waitUntilExit` never
 /// returns. Here the child gets only stdin (/dev/null) and stdout/stderr (a temporary file).
-func runProcess(_ executable: String, _ arguments: [String], timeout: Duration) async throws -> (status: Int32, output: String) {
+func runProcess(
+    _ executable: String, _ arguments: [String], environment: [String: String] = [:], timeout: Duration
+) async throws -> (status: Int32, output: String) {
     try await withTimeout(timeout, "\(executable) \(arguments.joined(separator: " "))") {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(status: Int32, output: String), any Error>) in
             let thread = Thread {
                 let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("amqp-test-\(UUID().uuidString).log").path
                 defer { unlink(outputPath) }
                 do {
-                    let status = try spawnAndWait(executable, arguments, outputPath: outputPath)
+                    let status = try spawnAndWait(executable, arguments, environment: environment, outputPath: outputPath)
                     let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
                     continuation.resume(returning: (status, output))
                 } catch {
@@ -148,7 +222,7 @@ private let addCloseFrom: AddCloseFrom? = {
 }()
 
 /// Spawns the program with default signal handling, waits for it, and returns its exit status (128 + n if killed by signal n).
-private func spawnAndWait(_ executable: String, _ arguments: [String], outputPath: String) throws -> Int32 {
+private func spawnAndWait(_ executable: String, _ arguments: [String], environment: [String: String], outputPath: String) throws -> Int32 {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -172,8 +246,11 @@ private func spawnAndWait(_ executable: String, _ arguments: [String], outputPat
 
     let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
     defer { for argument in argv { free(argument) } }
+    let variables = ProcessInfo.processInfo.environment.merging(environment) { _, override in override }
+    let envp: [UnsafeMutablePointer<CChar>?] = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { for variable in envp { free(variable) } }
     var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+    let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
     guard spawned == 0 else {
         throw TestFailure("cannot run \(executable): \(String(cString: strerror(spawned)))")
     }
@@ -185,7 +262,7 @@ private func spawnAndWait(_ executable: String, _ arguments: [String], outputPat
     return signal == 0 ? (status >> 8) & 0xff : 128 + signal
 }
 #else
-private func spawnAndWait(_ executable: String, _ arguments: [String], outputPath: String) throws -> Int32 {
+private func spawnAndWait(_ executable: String, _ arguments: [String], environment: [String: String], outputPath: String) throws -> Int32 {
     _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
     let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
     defer { try? output.close() }
@@ -195,6 +272,7 @@ private func spawnAndWait(_ executable: String, _ arguments: [String], outputPat
     process.standardOutput = output
     process.standardError = output
     process.standardInput = FileHandle.nullDevice
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, override in override }
     try process.run()
     process.waitUntilExit()
     return process.terminationStatus
@@ -283,9 +361,9 @@ func withServices<Result: Sendable>(
 
 /// A publisher started outside a ServiceGroup and connected; shut down after `body`.
 func withPublisher<Result: Sendable>(
-    topology: AMQPTopology, _ body: @Sendable (AMQPPublisher) async throws -> Result
+    topology: AMQPTopology, url: String = TestBroker.url, _ body: @Sendable (AMQPPublisher) async throws -> Result
 ) async throws -> Result {
-    let publisher = AMQPPublisher(configuration: try TestBroker.configuration(), topology: topology, logger: TestBroker.logger)
+    let publisher = AMQPPublisher(configuration: try TestBroker.configuration(url: url), topology: topology, logger: TestBroker.logger)
     publisher.startIfNeeded()
     let outcome: Swift.Result<Result, any Error>
     if await publisher.waitUntilConnected(timeout: .seconds(15)) {
@@ -295,7 +373,7 @@ func withPublisher<Result: Sendable>(
             outcome = .failure(error)
         }
     } else {
-        outcome = .failure(TestFailure("the publisher did not connect to \(TestBroker.url) within 15 s"))
+        outcome = .failure(TestFailure("the publisher did not connect to \(url) within 15 s"))
     }
     await publisher.shutdown()
     return try outcome.get()
@@ -350,11 +428,11 @@ final class DeliveryLog: Sendable {
 
 /// A consumer of `queue` that records every batch and answers with `decide`.
 func makeConsumer(
-    queue: String, topology: AMQPTopology, options: AMQPConsumer.Options = .init(), deadLetterPublisher: AMQPPublisher? = nil,
-    log: DeliveryLog, decide: @escaping @Sendable (AMQPDelivery) -> AMQPDisposition = { _ in .ack }
+    queue: String, topology: AMQPTopology, url: String = TestBroker.url, options: AMQPConsumer.Options = .init(),
+    deadLetterPublisher: AMQPPublisher? = nil, log: DeliveryLog, decide: @escaping @Sendable (AMQPDelivery) -> AMQPDisposition = { _ in .ack }
 ) throws -> AMQPConsumer {
     AMQPConsumer(
-        configuration: try TestBroker.configuration(), queue: queue, topology: topology, options: options,
+        configuration: try TestBroker.configuration(url: url), queue: queue, topology: topology, options: options,
         deadLetterPublisher: deadLetterPublisher, logger: TestBroker.logger
     ) { batch in
         log.record(batch)
@@ -363,9 +441,9 @@ func makeConsumer(
 }
 
 /// Consumes `queue` for `duration` and returns what arrived (acking everything).
-func drain(_ queue: String, topology: AMQPTopology, for duration: Duration) async throws -> [DeliveryLog.Entry] {
+func drain(_ queue: String, topology: AMQPTopology, url: String = TestBroker.url, for duration: Duration) async throws -> [DeliveryLog.Entry] {
     let log = DeliveryLog()
-    let consumer = try makeConsumer(queue: queue, topology: topology, log: log)
+    let consumer = try makeConsumer(queue: queue, topology: topology, url: url, log: log)
     try await withServices([consumer]) {
         _ = await eventually(.seconds(10)) { consumer.isConnected }
         try await Task.sleep(for: duration)
@@ -373,7 +451,7 @@ func drain(_ queue: String, topology: AMQPTopology, for duration: Duration) asyn
     return log.entries
 }
 
-/// Runs `body`, then deletes the queues (also when `body` failed).
+/// Runs `body`, then deletes the queues and policies (also when `body` failed); see `TestBroker.deleteQueues`.
 func withQueues(_ names: [String], _ body: () async throws -> Void) async throws {
     do {
         try await body()

@@ -30,11 +30,11 @@ enum StackClient {
     }
 
     enum Method: String, Sendable {
-        case GET, POST, PUT
+        case GET, POST, PUT, PATCH, DELETE
     }
 
     static func send(
-        _ method: Method, _ url: String, bearer: String? = nil, json: Data? = nil,
+        _ method: Method, _ url: String, bearer: String? = nil, json: Data? = nil, headers: [String: String] = [:],
         retry: Retry = .whileUnavailable, deadline: Duration = .seconds(30)
     ) async throws -> HTTPAnswer {
         let end = ContinuousClock.now + deadline
@@ -42,6 +42,7 @@ enum StackClient {
             var request = HTTPClientRequest(url: url)
             request.method = .init(rawValue: method.rawValue)
             if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
+            for (name, value) in headers { request.headers.add(name: name, value: value) }
             if let json {
                 request.headers.add(name: "Content-Type", value: "application/json")
                 request.body = .bytes(json)
@@ -117,11 +118,19 @@ struct TestApp: Sendable {
 
     /// Registers an APNs device of `userId` with a new random device token and returns the token.
     func registerDevice(of userId: String) async throws -> String {
+        try await registerSubscribedDevice(of: userId).pushToken
+    }
+
+    /// Registers an APNs device of `userId` with a new random device token; returns the token and the subscription id.
+    func registerSubscribedDevice(of userId: String) async throws -> (pushToken: String, subscriptionId: String) {
+        struct Registered: Decodable {
+            var subscriptionId: String
+        }
         let pushToken = randomHex(bytes: 32)
         let answer = try await registerDevice(SubscriptionRequest(platform: .apns, pushToken: pushToken, displayName: "e2e device"), token: try userToken(userId))
         // 201 once stored; 202 if storage had not applied it within ingest's wait (it is queued before any later publish).
         guard answer.status == 201 || answer.status == 202 else { throw TestFailure("POST /v1/me/subscriptions answered \(answer.status): \(answer.text)") }
-        return pushToken
+        return (pushToken, try answer.decode(Registered.self).subscriptionId)
     }
 
     func registerDevice(_ request: SubscriptionRequest, token: String) async throws -> HTTPAnswer {

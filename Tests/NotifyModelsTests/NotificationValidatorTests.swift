@@ -31,6 +31,7 @@ import Testing
         #expect(field(of: NotificationRequest(payload: visual())) == "userId")
         #expect(field(of: NotificationRequest(userId: "a", eventSource: "e", payload: visual())) == "userId")
         #expect(field(of: NotificationRequest(userId: "", payload: visual())) == "userId")
+        #expect(field(of: NotificationRequest(eventSource: "news", payload: visual())) == nil)
     }
 
     @Test func requiresAPayloadWithContent() {

@@ -5,7 +5,7 @@ import NotifyRuntime
 import PostgresNIO
 import ServiceLifecycle
 
-/// Wires push-dispatch together: HTTP/2 client, credentials from the database, the APNs consumer, health.
+/// Wires push-dispatch together: HTTP clients, credentials from the database, a consumer per provider, health.
 struct PushDispatchService {
     let environment: ServiceEnvironment
 
@@ -23,6 +23,12 @@ struct PushDispatchService {
             FCMProvider(
                 client: FCMClient(http: connections.client(for: "fcm"), tokens: AccessTokenCache()),
                 credentials: CredentialStore(platform: .fcm, client: database, logger: logger)),
+            WebPushProvider(
+                client: WebPushClient(http: connections.client(for: "webpush"), vapid: VAPIDSigner()),
+                credentials: CredentialStore(platform: .webpush, client: database, logger: logger)),
+            WNSProvider(
+                client: WNSClient(http: connections.client(for: "wns"), tokens: AccessTokenCache()),
+                credentials: CredentialStore(platform: .wns, client: database, logger: logger)),
         ]
         let topology = providers.reduce(AMQPTopology.workQueue(QueueNames.pushFeedback)) { topology, provider in
             topology.merging(.workQueue(QueueNames.pushQueue(provider.platform))).merging(retryPolicy.topology(provider.platform))
@@ -33,7 +39,7 @@ struct PushDispatchService {
         let consumers = providers.map { provider in
             AMQPConsumer(
                 configuration: amqp, queue: QueueNames.pushQueue(provider.platform), topology: topology,
-                options: .init(prefetch: prefetch, maximumBatch: prefetch),
+                options: .init(prefetch: prefetch, maximumBatch: max(prefetch / 4, 1), concurrentBatches: 4),
                 deadLetterPublisher: publisher, logger: logger,
                 handler: PushDispatchHandler(
                     provider: provider, publisher: publisher, retryPolicy: retryPolicy, concurrency: concurrency, logger: logger

@@ -18,9 +18,13 @@ public final class AMQPConsumer: Service, Sendable {
     public struct Options: Sendable {
         public var prefetch: Int
         public var maximumBatch: Int
-        public init(prefetch: Int = 500, maximumBatch: Int = 500) {
+        /// Batches handled at once. With 1 (the default) batches are handled in order and settled with one
+        /// ack-multiple each; with more, a slow batch does not hold up the next ones, and acks are per message.
+        public var concurrentBatches: Int
+        public init(prefetch: Int = 500, maximumBatch: Int = 500, concurrentBatches: Int = 1) {
             self.prefetch = prefetch
             self.maximumBatch = maximumBatch
+            self.concurrentBatches = max(concurrentBatches, 1)
         }
     }
 
@@ -70,9 +74,23 @@ public final class AMQPConsumer: Service, Sendable {
         // like a graceful shutdown; `buffer.next` alone would wait forever.
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
-                while let batch = await buffer.next(maximumBatch: options.maximumBatch) {
-                    let dispositions = await handler(batch)
-                    await settle(batch, dispositions)
+                await withDiscardingTaskGroup { group in
+                    var running = 0
+                    let (finished, reportFinished) = AsyncStream<Void>.makeStream()
+                    var finishedIterator = finished.makeAsyncIterator()
+                    while let batch = await buffer.next(maximumBatch: options.maximumBatch) {
+                        if running == options.concurrentBatches {
+                            await finishedIterator.next()
+                            running -= 1
+                        }
+                        running += 1
+                        group.addTask {
+                            let dispositions = await self.handler(batch)
+                            await self.settle(batch, dispositions)
+                            reportFinished.yield()
+                        }
+                    }
+                    reportFinished.finish()
                 }
             } onGracefulShutdown: {
                 self.buffer.finish()
@@ -106,9 +124,11 @@ public final class AMQPConsumer: Service, Sendable {
                 }
             }
         }
-        // Earlier batches are settled before this one is handed out, so one ack-multiple on the highest tag
-        // settles every ack of the batch (rejected tags are already settled by then).
-        if let highest = acked.max() {
+        if options.concurrentBatches > 1 {
+            for tag in acked { settlements.append((tag.connectionGeneration, .ack(tag.value, multiple: false))) }
+        } else if let highest = acked.max() {
+            // Earlier batches are settled before this one is handed out, so one ack-multiple on the highest tag
+            // settles every ack of the batch (rejected tags are already settled by then).
             settlements.append((highest.connectionGeneration, .ack(highest.value, multiple: true)))
         }
         shared.withLock { state in

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Measures this machine in one run: builds release binaries, starts the stack with them (on the
+# benchmark's own ports and state directory), and runs loadgen's modes in turn: the broker's ceiling,
+# sustained HTTP publishing to 3 devices per user, latency at a fixed rate, the fan-out worker alone, and
+# a broadcast. Writes every report under .local/bench/<time>/ and a summary (summary.md) with the ratios
+# to the broker's ceiling. Every run is bounded in count and time. Stops what it started.
+set -euo pipefail
+here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
+if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
+    sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
+    cat <<USAGE
+Sizes (environment, defaults in brackets): BENCH_SUSTAINED_COUNT [60000], BENCH_LATENCY_RATE [1000],
+BENCH_LATENCY_COUNT [20000], BENCH_FANOUT_EVENTS [100000], BENCH_BROADCAST_DEVICES [100000],
+BENCH_BROKER_MESSAGES [200000].
+USAGE
+    exit 0
+fi
+root="$(cd -- "$here/../.." && pwd -P)"
+export NOTIFY_STATE_DIR="${NOTIFY_BENCH_STATE_DIR:-$root/.local/bench-stack}"
+export NOTIFY_RABBITMQ_PORT=55672 NOTIFY_RABBITMQ_MANAGEMENT_PORT=55673 NOTIFY_RABBITMQ_DIST_PORT=55674 NOTIFY_EPMD_PORT=55675
+export NOTIFY_POSTGRES_PORT=55432 NOTIFY_INGEST_PORT=58080 NOTIFY_STORAGE_HEALTH_PORT=58081 NOTIFY_FANOUT_HEALTH_PORT=58082
+export NOTIFY_DISPATCH_HEALTH_PORT=58083 NOTIFY_SANDBOX_CONTROL_PORT=58090 NOTIFY_SANDBOX_APNS_PORT=58443 NOTIFY_SANDBOX_PROVIDERS_PORT=58444
+export NOTIFY_BIN_DIR="$root/.build-release/release" LOG_LEVEL=warning
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+
+out="$root/.local/bench/$(date -u +%Y%m%dT%H%M%SZ)"
+mkdir -p "$out"
+"$here/install-deps.sh"
+echo "== building release binaries (the first time takes ~15 minutes)"
+(cd "$root" && swift build -c release --scratch-path .build-release 2>&1 | grep -E "error|Compiling Notify|Build complete" || true)
+[ -x "$NOTIFY_BIN_DIR/loadgen" ] || notify_die "the release build failed"
+cleanup() { "$here/services.sh" stop || true; "$here/rabbitmq.sh" stop || true; "$here/postgres.sh" stop || true; }
+trap cleanup EXIT
+"$here/rabbitmq.sh" start
+"$here/postgres.sh" start
+"$here/services.sh" start
+
+loadgen="$NOTIFY_BIN_DIR/loadgen"
+api="http://127.0.0.1:$NOTIFY_INGEST_PORT" sandbox="http://127.0.0.1:$NOTIFY_SANDBOX_CONTROL_PORT"
+apns="https://localhost:$NOTIFY_SANDBOX_APNS_PORT"
+common=(--ingest-url "$api" --sandbox-url "$sandbox" --sandbox-apns-url "$apns")
+
+echo "== broker ceiling"
+"$loadgen" broker --amqp-url "$NOTIFY_AMQP_URL" --messages "${BENCH_BROKER_MESSAGES:-200000}" --output "$out/broker" || true
+echo "== sustained: flat out over HTTP, batches of 100, 1000 users x 3 devices"
+"$loadgen" http "${common[@]}" --users 1000 --devices 3 --count "${BENCH_SUSTAINED_COUNT:-60000}" --batch 100 --concurrency 8 \
+    --duration-limit 120 --drain-timeout 300 --output "$out/sustained" || true
+echo "== latency at ${BENCH_LATENCY_RATE:-1000}/s"
+"$loadgen" http "${common[@]}" --users 1000 --devices 3 --count "${BENCH_LATENCY_COUNT:-20000}" --rate "${BENCH_LATENCY_RATE:-1000}" \
+    --concurrency 64 --duration-limit 120 --drain-timeout 120 --output "$out/latency" || true
+echo "== fan-out worker alone (push-dispatch stopped)"
+"$here/services.sh" stop push-dispatch
+"$loadgen" fanout --amqp-url "$NOTIFY_AMQP_URL" --database-url "$NOTIFY_WRITER_DATABASE_URL" --users 10000 --devices 3 \
+    --events "${BENCH_FANOUT_EVENTS:-100000}" --timeout 300 --output "$out/fanout" || true
+"$here/services.sh" start push-dispatch
+echo "== broadcast"
+"$loadgen" broadcast "${common[@]}" --database-url "$NOTIFY_WRITER_DATABASE_URL" --devices "${BENCH_BROADCAST_DEVICES:-100000}" \
+    --timeout 600 --output "$out/broadcast" || true
+
+{
+    echo "# Benchmark $(date -u +%Y-%m-%d) on $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"
+    for part in broker sustained latency fanout broadcast; do
+        [ -f "$out/$part/report.md" ] && { echo; cat "$out/$part/report.md"; }
+    done
+    if [ -f "$out/broker/report.json" ] && [ -f "$out/sustained/report.json" ]; then
+        ceiling=$(jq '.figures[] | select(.name == "publish and consume at once") | .value' "$out/broker/report.json")
+        accepted=$(jq '.acceptedPerSecond' "$out/sustained/report.json")
+        delivered=$(jq '.deliveredPerSecond // 0' "$out/sustained/report.json")
+        echo
+        echo "### Ratios to the broker's ceiling (publish and consume at once: ${ceiling} msg/s)"
+        echo
+        echo "| figure | value | ratio |"
+        echo "|---|---|---|"
+        echo "| notifications accepted/s (sustained) | ${accepted} | $(jq -n "$accepted / $ceiling * 1000 | round / 1000") |"
+        echo "| pushes delivered/s (sustained) | ${delivered} | $(jq -n "$delivered / $ceiling * 1000 | round / 1000") |"
+        if [ -f "$out/fanout/report.json" ]; then
+            jobs=$(jq '.figures[0].value' "$out/fanout/report.json")
+            echo "| push jobs/s out of fanout alone | ${jobs} | $(jq -n "$jobs / $ceiling * 1000 | round / 1000") |"
+        fi
+    fi
+} > "$out/summary.md"
+echo "== summary: $out/summary.md"
+cat "$out/summary.md"

@@ -3,6 +3,9 @@ import NotifyModels
 
 /// Builds the push jobs of one change event: each provider's payload once, then a job per target device.
 enum PushJobBuilder {
+    /// FCM refuses a TTL over 28 days (INVALID_ARGUMENT).
+    static let fcmMaximumTTL = 28 * 24 * 3600
+
     static func jobs(for event: ChangeEvent, devices: [SubscriptionResolver.Device]) -> [PushJob] {
         let targets = devices.filter { device in
             device.subscriptionId != event.originSubscriptionId
@@ -26,7 +29,7 @@ enum PushJobBuilder {
             case .fcm:
                 bytes = ProviderPayloads.fcmMessage(
                     for: event.content, marker: marker, badge: badge, collapseKey: collapseId,
-                    highPriority: priority == .high, ttlSeconds: Int(expiration.timeIntervalSince(event.changedAt)))
+                    highPriority: priority == .high, ttlSeconds: min(Int(expiration.timeIntervalSince(event.changedAt)), Self.fcmMaximumTTL))
             case .wns where isAlert:
                 bytes = ProviderPayloads.wnsToast(for: event.content!, marker: marker)
             case .wns, .webpush:

@@ -33,26 +33,39 @@ struct FCMClient: Sendable {
         tokens.invalidate(key: Self.cacheKey(account), value: accessToken)
     }
 
-    /// `POST {base}/v1/projects/{project}/messages:send` with `{"message": <the job's message with its token>}`.
-    func send(_ job: PushJob, accessToken: String, credentials: FCMCredentials) async -> ProviderAnswer {
+    /// `POST {base}/v1/projects/{project}/messages:send` with the `body` made by `body(_:)`.
+    func send(_ body: Data, accessToken: String, credentials: FCMCredentials) async -> ProviderAnswer {
         let project = credentials.serviceAccount.projectId
         var request = HTTPClientRequest(url: "\(credentials.baseURL)/v1/projects/\(project)/messages:send")
         request.method = .POST
         request.headers.add(name: "authorization", value: "Bearer \(accessToken)")
         request.headers.add(name: "content-type", value: "application/json; charset=UTF-8")
-        request.body = .bytes(ByteBuffer(string: Self.body(job)))
+        request.body = .bytes(ByteBuffer(bytes: body))
         return await ProviderAnswer.send(request, on: http) { response, body in
             let error = try? JSONDecoder().decode(FCMErrorBody.self, from: Data(buffer: body)).error
             return error?.details?.lazy.compactMap(\.errorCode).first ?? error?.status ?? "HTTP \(response.status.code)"
         }.answer
     }
 
-    /// The request body: fanout's `message` object with `token` added as its first member.
-    static func body(_ job: PushJob) -> String {
-        let token = String(decoding: (try? JSONEncoder().encode(job.deviceToken)) ?? Data("\"\"".utf8), as: UTF8.self)
-        let members = job.payload.drop { $0 != "{" }.dropFirst()
-        let separator = members.first { !$0.isWhitespace } == "}" ? "" : ","
-        return "{\"message\":{\"token\":\(token)\(separator)\(members)}"
+    /// FCM's longest `android.ttl`: 28 days.
+    static let maximumTTL = 2_419_200
+
+    /// The request body: fanout's `message` object with the device token, and `android.ttl` counted to the job's
+    /// expiration from now (so a retry asks for no more than is left) and capped at FCM's 28 days.
+    static func body(_ job: PushJob, now: Date = Date()) throws(UnsendablePush) -> Data {
+        guard case .object(var message) = try? JSONDecoder().decode(JSONValue.self, from: Data(job.payload.utf8)) else {
+            throw UnsendablePush(action: .fail, reason: "the job's payload is not an FCM message object")
+        }
+        message["token"] = .string(job.deviceToken)
+        if case .object(var android) = message["android"] {
+            let ttl = min(max(Int(job.expiration.timeIntervalSince(now)), 0), maximumTTL)
+            android["ttl"] = .string("\(ttl)s")
+            message["android"] = .object(android)
+        }
+        guard let body = try? JSONEncoder().encode(JSONValue.object(["message": .object(message)])) else {
+            throw UnsendablePush(action: .fail, reason: "the FCM message cannot be encoded")
+        }
+        return body
     }
 
     private static func cacheKey(_ account: FCMCredentials.ServiceAccount) -> String {

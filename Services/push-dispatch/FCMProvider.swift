@@ -1,3 +1,4 @@
+import Foundation
 import NotifyModels
 
 /// FCM HTTP v1: the service account's access token (a new one once when FCM refuses it), answers mapped to actions.
@@ -9,21 +10,28 @@ struct FCMProvider: PushProvider {
 
     func deliver(_ job: PushJob) async -> PushVerdict {
         switch await credentials.lookup(appId: job.appId, providerName: "FCM") {
-        case .usable(let stored): return await send(job, credentials: stored, renewingRefusedToken: true)
+        case .usable(let stored):
+            let body: Data
+            do {
+                body = try FCMClient.body(job)
+            } catch {
+                return error.verdict
+            }
+            return await send(body, credentials: stored, renewingRefusedToken: true)
         case .unusable(let verdict): return verdict
         }
     }
 
-    private func send(_ job: PushJob, credentials: FCMCredentials, renewingRefusedToken: Bool) async -> PushVerdict {
+    private func send(_ body: Data, credentials: FCMCredentials, renewingRefusedToken: Bool) async -> PushVerdict {
         let accessToken: String
         switch await client.accessToken(for: credentials.serviceAccount) {
         case .success(let token): accessToken = token
         case .failure(let failure): return failure.verdict
         }
-        let answer = await client.send(job, accessToken: accessToken, credentials: credentials)
+        let answer = await client.send(body, accessToken: accessToken, credentials: credentials)
         if case .rejected(401, _, _) = answer, renewingRefusedToken {
             client.invalidate(accessToken, of: credentials.serviceAccount)
-            return await send(job, credentials: credentials, renewingRefusedToken: false)
+            return await send(body, credentials: credentials, renewingRefusedToken: false)
         }
         return PushVerdict(FCMAnswerClassifier.classify(answer), answer)
     }

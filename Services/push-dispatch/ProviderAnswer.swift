@@ -50,3 +50,11 @@ extension PushVerdict {
         self.init(action: action, status: answer.status, reason: answer.reason)
     }
 }
+
+/// A push that is not sent because its request cannot be built: what to do about it, and why.
+struct UnsendablePush: Error {
+    var action: PushAction
+    var reason: String
+
+    var verdict: PushVerdict { PushVerdict(action: action, status: nil, reason: reason) }
+}

@@ -1,0 +1,53 @@
+import Crypto
+import Foundation
+import Synchronization
+
+/// RFC 8292 VAPID authorization: `vapid t=<ES256 JWT>, k=<public key>`, the JWT naming the push service's
+/// origin as `aud`, expiring in 12 hours, and reused for an hour per key and origin.
+final class VAPIDSigner: Sendable {
+    static let lifetime: TimeInterval = 12 * 3600
+    static let reuse: TimeInterval = 3600
+
+    private struct Header: Encodable {
+        var typ = "JWT"
+        var alg = "ES256"
+    }
+
+    private struct Claims: Encodable {
+        var aud: String
+        var exp: Int
+        var sub: String
+    }
+
+    private let cache = Mutex<[String: (authorization: String, signedAt: Date)]>([:])
+
+    /// The `Authorization` value for pushes to `endpoint` signed with the PEM key, `sub` = `subject`.
+    func authorization(privateKeyPEM: String, subject: String, endpoint: String, now: Date = Date()) throws -> String {
+        let audience = try Self.origin(of: endpoint)
+        let cacheKey = "\(privateKeyPEM)\n\(subject)\n\(audience)"
+        if let cached = cache.withLock({ $0[cacheKey] }), now.timeIntervalSince(cached.signedAt) < Self.reuse {
+            return cached.authorization
+        }
+        let key = try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        let header = Base64URL.encode(try encoder.encode(Header()))
+        let claims = Base64URL.encode(try encoder.encode(Claims(aud: audience, exp: Int(now.timeIntervalSince1970 + Self.lifetime), sub: subject)))
+        let signingInput = "\(header).\(claims)"
+        let signature = try key.signature(for: Data(signingInput.utf8))
+        let authorization = "vapid t=\(signingInput).\(Base64URL.encode(signature.rawRepresentation)), k=\(Base64URL.encode(key.publicKey.x963Representation))"
+        cache.withLock { $0[cacheKey] = (authorization, now) }
+        return authorization
+    }
+
+    struct InvalidEndpoint: Error {}
+
+    /// `scheme://host[:port]` of a push endpoint URL (the port only when not the scheme's default).
+    static func origin(of endpoint: String) throws -> String {
+        guard let url = URLComponents(string: endpoint), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else {
+            throw InvalidEndpoint()
+        }
+        let port = url.port.map { ($0 == 443 && scheme == "https") || ($0 == 80 && scheme == "http") ? "" : ":\($0)" } ?? ""
+        return "\(scheme)://\(host)\(port)"
+    }
+}

@@ -1,0 +1,80 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NotifyModels
+
+/// Sends to a WNS channel URI (the device token) with the app's OAuth access token: toasts for alerts, raw
+/// notifications for shoulder taps, and the DELETE that clears a notification's toast from the action center.
+struct WNSClient: Sendable {
+    /// `X-WNS-Group` of every toast; with the notification id as `X-WNS-Tag`, it names the toast to clear.
+    static let group = "notify"
+
+    let http: HTTPClient
+    let tokens: AccessTokenCache
+
+    /// The app's access token: cached, or fetched with its package SID and client secret.
+    func accessToken(for credentials: WNSCredentials) async -> Result<String, AccessTokenFailure> {
+        do {
+            return .success(try await tokens.token(for: Self.cacheKey(credentials)) { [http] in
+                try await OAuthTokenRequest.exchange(
+                    url: credentials.resolvedTokenURL,
+                    form: [
+                        ("grant_type", "client_credentials"), ("client_id", credentials.packageSid),
+                        ("client_secret", credentials.clientSecret), ("scope", "notify.windows.com"),
+                    ],
+                    on: http)
+            })
+        } catch let failure as AccessTokenFailure {
+            return .failure(failure)
+        } catch {
+            return .failure(AccessTokenFailure(answer: .unreachable(String(describing: error))))
+        }
+    }
+
+    /// Forgets an access token WNS refused, so the next push gets a new one.
+    func invalidate(_ accessToken: String, of credentials: WNSCredentials) {
+        tokens.invalidate(key: Self.cacheKey(credentials), value: accessToken)
+    }
+
+    /// `POST <channel URI>`: the toast XML of an alert (tagged, to be cleared later) or the raw JSON of a shoulder tap.
+    func notify(_ job: PushJob, accessToken: String) async -> ProviderAnswer {
+        var request = Self.request(to: job, accessToken: accessToken)
+        request.method = .POST
+        if job.isAlert {
+            request.headers.add(name: "x-wns-type", value: "wns/toast")
+            request.headers.add(name: "content-type", value: "text/xml")
+            request.headers.add(name: "x-wns-tag", value: job.collapseId)
+            request.headers.add(name: "x-wns-group", value: Self.group)
+        } else {
+            request.headers.add(name: "x-wns-type", value: "wns/raw")
+            request.headers.add(name: "content-type", value: "application/octet-stream")
+        }
+        request.headers.add(name: "x-wns-ttl", value: String(max(Int(job.expiration.timeIntervalSinceNow), 1)))
+        request.body = .bytes(ByteBuffer(string: job.payload))
+        return await Self.send(request, on: http)
+    }
+
+    /// `DELETE <channel URI>` with `X-WNS-Match`: removes the notification's toast from the device's action center.
+    func clearToast(_ job: PushJob, accessToken: String) async -> ProviderAnswer {
+        var request = Self.request(to: job, accessToken: accessToken)
+        request.method = .DELETE
+        request.headers.add(name: "x-wns-match", value: "type:wns/toast;group=\(Self.group);tag=\(job.collapseId)")
+        return await Self.send(request, on: http)
+    }
+
+    private static func request(to job: PushJob, accessToken: String) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: job.deviceToken)
+        request.headers.add(name: "authorization", value: "Bearer \(accessToken)")
+        return request
+    }
+
+    private static func send(_ request: HTTPClientRequest, on http: HTTPClient) async -> ProviderAnswer {
+        await ProviderAnswer.send(request, on: http) { response, _ in
+            response.headers.first(name: "x-wns-error-description") ?? "HTTP \(response.status.code)"
+        }.answer
+    }
+
+    private static func cacheKey(_ credentials: WNSCredentials) -> String {
+        "\(credentials.packageSid) \(credentials.clientSecret) \(credentials.resolvedTokenURL)"
+    }
+}

@@ -1,0 +1,26 @@
+import AsyncHTTPClient
+import NotifyModels
+
+/// Web Push: aes128gcm-encrypted payloads with VAPID authorization, push service answers mapped to actions.
+struct WebPushProvider: PushProvider {
+    let client: WebPushClient
+    let credentials: CredentialStore<WebPushCredentials>
+
+    var platform: Platform { .webpush }
+
+    func deliver(_ job: PushJob) async -> PushVerdict {
+        switch await credentials.lookup(appId: job.appId, providerName: "Web Push") {
+        case .usable(let stored):
+            let request: HTTPClientRequest
+            do {
+                request = try client.request(for: job, credentials: stored)
+            } catch {
+                return error.verdict
+            }
+            let answer = await client.send(request)
+            return PushVerdict(WebPushAnswerClassifier.classify(answer), answer)
+        case .unusable(let verdict):
+            return verdict
+        }
+    }
+}

@@ -1,0 +1,175 @@
+import Crypto
+import Foundation
+import NotifyModels
+import PostgresNIO
+import Testing
+
+extension Stack {
+    /// The sandbox's listener for FCM, WNS and Web Push (token endpoints, send endpoints, channel URIs).
+    static let sandboxProvidersURL = ProcessInfo.processInfo.environment["NOTIFY_SANDBOX_PROVIDERS_URL"] ?? "https://localhost:38444"
+}
+
+/// The sandbox's control API for FCM, WNS and Web Push: credentials, device addresses, faults and records.
+enum ProviderSandbox {
+    /// `POST /fcm/service-accounts`: a service-account key file (as Google's console downloads it) of a new project.
+    static func fcmServiceAccount() async throws -> JSONValue {
+        try await create("fcm/service-accounts", ["projectId": "e2e-\(uniqueSuffix())"])
+    }
+
+    /// `POST /wns/apps` then `POST /wns/channels`: an app's client id and secret and a channel URI only it may push to.
+    static func wnsAppAndChannel() async throws -> (clientId: String, clientSecret: String, channelUri: String) {
+        let app = try await create("wns/apps", [:])
+        let clientId = try #require(app["clientId"]?.stringValue)
+        let channel = try await create("wns/channels", ["clientId": clientId])
+        return (clientId, try #require(app["clientSecret"]?.stringValue), try #require(channel["channelUri"]?.stringValue))
+    }
+
+    /// `POST /webpush/subscriptions`: a browser's PushSubscription for the VAPID key `applicationServerKey`.
+    static func webPushSubscription(applicationServerKey: String) async throws -> (endpoint: String, keys: WebPushKeys) {
+        let subscription = try await create("webpush/subscriptions", ["applicationServerKey": applicationServerKey])
+        let keys = WebPushKeys(
+            p256dh: try #require(subscription["keys"]?["p256dh"]?.stringValue), auth: try #require(subscription["keys"]?["auth"]?.stringValue))
+        return (try #require(subscription["endpoint"]?.stringValue), keys)
+    }
+
+    private struct FaultRequest: Encodable {
+        var provider: String
+        var token: String
+        var status: Int
+        var reason: String?
+        var retryAfter: Int?
+        var times: Int?
+        var timestamp: Int64?
+    }
+
+    /// `POST /faults`: the next `times` pushes to `token` (every one if nil) are answered with `status`.
+    static func fault(
+        _ provider: String, token: String, status: Int, reason: String? = nil, retryAfter: Int? = nil, times: Int? = 1, timestamp: Date? = nil
+    ) async throws {
+        let request = FaultRequest(
+            provider: provider, token: token, status: status, reason: reason, retryAfter: retryAfter, times: times,
+            timestamp: timestamp.map { Int64($0.timeIntervalSince1970 * 1000) })
+        let answer = try await StackClient.send(.POST, "\(Stack.sandboxURL)/faults", json: StackClient.encode(request))
+        guard answer.status == 201 else { throw TestFailure("POST /faults answered \(answer.status): \(answer.text)") }
+    }
+
+    /// What the sandbox accepted for `provider` and this device token (the last path segment of a URI), oldest first.
+    static func deliveries(_ provider: String, to token: String) async throws -> [Delivery] {
+        struct Page: Decodable {
+            var deliveries: [Delivery]
+        }
+        let query = token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token
+        let answer = try await StackClient.send(.GET, "\(Stack.sandboxURL)/deliveries?provider=\(provider)&token=\(query)")
+        guard answer.status == 200 else { throw TestFailure("GET /deliveries answered \(answer.status): \(answer.text)") }
+        return try answer.decode(Page.self).deliveries
+    }
+
+    /// Polls until `done` holds or the timeout passes; returns the last deliveries seen.
+    static func waitForDeliveries(
+        _ provider: String, to token: String, timeout: Duration = .seconds(20), until done: ([Delivery]) -> Bool = { !$0.isEmpty }
+    ) async throws -> [Delivery] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let deliveries = try await deliveries(provider, to: token)
+            if done(deliveries) || ContinuousClock.now >= deadline { return deliveries }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    private static func create(_ path: String, _ body: [String: String]) async throws -> JSONValue {
+        let answer = try await StackClient.send(.POST, "\(Stack.sandboxURL)/\(path)", json: StackClient.encode(body))
+        guard answer.status == 201 else { throw TestFailure("POST /\(path) answered \(answer.status): \(answer.text)") }
+        return try answer.decode(JSONValue.self)
+    }
+}
+
+/// One entry of a notification's delivery log.
+struct DeliveryLogEntry: Decodable, Sendable {
+    var subscriptionId: String
+    var attempt: Int
+    var result: String
+    var status: Int?
+    var reason: String?
+}
+
+extension TestApp {
+    /// `PUT /v1/apps/{appId}/providers/{provider}` with `credentials`; answers the stored description.
+    @discardableResult
+    func storeCredentials(_ provider: String, _ credentials: some Encodable) async throws -> JSONValue {
+        let answer = try await StackClient.send(
+            .PUT, "\(Stack.ingestURL)/v1/apps/\(appId)/providers/\(provider)", bearer: Stack.adminToken, json: StackClient.encode(credentials))
+        guard answer.status == 200 else { throw TestFailure("PUT /v1/apps/\(appId)/providers/\(provider) answered \(answer.status): \(answer.text)") }
+        return try answer.decode(JSONValue.self)
+    }
+
+    /// Stores a new sandbox service account as the app's FCM credentials; `adjust` may alter the key file first.
+    func storeFCMCredentials(adjusting adjust: (JSONValue) -> JSONValue = { $0 }) async throws {
+        struct Credentials: Encodable {
+            var serviceAccount: JSONValue
+            /// The sandbox serves FCM's API under /fcm: `{endpoint}/v1/projects/{project}/messages:send`.
+            var endpoint = Stack.sandboxProvidersURL + "/fcm"
+        }
+        try await storeCredentials("fcm", Credentials(serviceAccount: adjust(try await ProviderSandbox.fcmServiceAccount())))
+    }
+
+    /// Registers a device of `userId`; returns its subscription id.
+    func registerDevice(of userId: String, platform: Platform, pushToken: String, keys: WebPushKeys? = nil) async throws -> String {
+        let answer = try await registerDevice(
+            SubscriptionRequest(platform: platform, pushToken: pushToken, keys: keys, displayName: "e2e \(platform.rawValue) device"),
+            token: try userToken(userId))
+        guard answer.status == 201 || answer.status == 202 else { throw TestFailure("POST /v1/me/subscriptions answered \(answer.status): \(answer.text)") }
+        return try #require(try answer.decode(JSONValue.self)["subscriptionId"]?.stringValue)
+    }
+
+    /// The notification's delivery log, polled until `done` holds or 20 s passed.
+    func deliveryLog(of notificationId: String, until done: ([DeliveryLogEntry]) -> Bool) async throws -> [DeliveryLogEntry] {
+        struct Log: Decodable {
+            var deliveries: [DeliveryLogEntry]
+        }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while true {
+            let answer = try await StackClient.send(.GET, "\(Stack.ingestURL)/v1/apps/\(appId)/notifications/\(notificationId)/deliveries", bearer: apiKey)
+            guard answer.status == 200 else { throw TestFailure("GET .../deliveries answered \(answer.status): \(answer.text)") }
+            let entries = try answer.decode(Log.self).deliveries
+            if done(entries) || ContinuousClock.now >= deadline { return entries }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+}
+
+extension Database {
+    /// Whether the device subscription is still stored, polled until it is `expected` or `timeout` passed.
+    static func subscriptionExists(_ subscriptionId: String, expecting expected: Bool, timeout: Duration = .seconds(20)) async throws -> Bool {
+        let id = try #require(UUID(uuidString: subscriptionId))
+        return try await withClient { client in
+            let deadline = ContinuousClock.now + timeout
+            while true {
+                let exists = try await integer("SELECT count(*) FROM subscriptions WHERE subscription_id = \(id)", on: client) > 0
+                if exists == expected || ContinuousClock.now >= deadline { return exists }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+
+    /// The reason the app's credentials for `provider` were flagged as refused, polled until set or `timeout` passed.
+    static func credentialsRejection(appId: String, provider: String, timeout: Duration = .seconds(20)) async throws -> String? {
+        try await withClient { client in
+            let deadline = ContinuousClock.now + timeout
+            while true {
+                let rows = try await client.query(
+                    "SELECT rejected_reason FROM app_credentials WHERE app_id = \(appId) AND provider = \(provider)", logger: testLogger)
+                for try await reason in rows.decode(String?.self) {
+                    if let reason { return reason }
+                }
+                if ContinuousClock.now >= deadline { return nil }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+}
+
+/// Waits `duration` for anything more to show up, then answers the deliveries: for checks that something did NOT arrive.
+func deliveriesAfterQuietPeriod(_ provider: String, to token: String, duration: Duration = .seconds(2)) async throws -> [Delivery] {
+    try await Task.sleep(for: duration)
+    return try await ProviderSandbox.deliveries(provider, to: token)
+}

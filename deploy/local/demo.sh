@@ -77,5 +77,23 @@ for device in "phone $phone_token" "tablet $tablet_token"; do
     echo "-- alice's $1 ($2):"
     jq '.[] | {headers, payload}' <<<"$deliveries"
 done
+step "Handled once, dismissed everywhere: two devices of bob through the client library (device-sim)"
+sim="$NOTIFY_BIN_DIR/device-sim"
+simdir=$(mktemp -d)
+device() { "$sim" "$@" --base-url "$api" --app-id "$app_id" --signing-key "$signing_key" --user-id bob; }
+device run --name laptop --storage "$simdir/laptop" --duration 12 > "$simdir/laptop.out" 2>&1 &
+laptop=$!
+device run --name watch --storage "$simdir/watch" --duration 12 > "$simdir/watch.out" 2>&1 &
+watch=$!
+sleep 3
+bob_id=$(call POST "$api/v1/apps/$app_id/notifications" "$api_key" \
+    '{"userId":"bob","payload":{"visualContent":{"title":"Meeting moved","body":"Now at 3 pm"}}}' | jq -r .id)
+sleep 3
+echo "-- the laptop dismisses $bob_id:"
+device dismiss "$bob_id" --name laptop --storage "$simdir/laptop"
+wait "$laptop" "$watch" || true
+echo "-- what the laptop printed:"; cat "$simdir/laptop.out"
+echo "-- what the watch printed (it learns of the dismiss without doing anything):"; cat "$simdir/watch.out"
+rm -rf "$simdir"
 echo
 echo "Demo done. Stop everything with: deploy/local/down.sh"

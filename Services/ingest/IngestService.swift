@@ -69,6 +69,7 @@ struct IngestService {
                 bindings: [.init(queue: liveQueue, exchange: QueueNames.liveExchange, routingKey: "")]),
             options: .init(prefetch: 100, maximumBatch: 100), logger: logger, handler: hub.handle)
 
-        try await ServiceRunner.run([database, publisher, consumer, liveListener, http], logger: logger)
+        // Shut down in reverse: live streams end first, then the HTTP server drains, then the consumers, the publisher.
+        try await ServiceRunner.run([database, publisher, consumer, liveListener, http, hub], logger: logger)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import NotifyAMQP
 import NotifyModels
+import ServiceLifecycle
 import Synchronization
 
 /// Tells this instance's open live streams that their user has new changes.
@@ -8,7 +9,9 @@ import Synchronization
 /// Every ingest instance has a transient queue on the `notify.live` exchange and receives every change
 /// batch; a stream is only woken here, and then reads what changed from the database after its last
 /// sequence, so it never skips or repeats a change whatever order the wake-ups come in.
-final class LiveHub: Sendable {
+///
+/// As a service it ends every open stream when shutdown begins, so the HTTP server can drain.
+final class LiveHub: Service, Sendable {
     struct Listener: Sendable, Hashable {
         let id = UUID()
         let appId: String
@@ -35,6 +38,15 @@ final class LiveHub: Sendable {
             return removed
         }
         continuation?.finish()
+    }
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        let all = listeners.withLock { listeners in
+            defer { listeners = [:] }
+            return listeners.values.flatMap(\.values)
+        }
+        for continuation in all { continuation.finish() }
     }
 
     /// The consumer handler of this instance's live queue.

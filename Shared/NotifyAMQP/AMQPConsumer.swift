@@ -78,11 +78,13 @@ public final class AMQPConsumer: Service, Sendable {
                     var running = 0
                     let (finished, reportFinished) = AsyncStream<Void>.makeStream()
                     var finishedIterator = finished.makeAsyncIterator()
-                    while let batch = await buffer.next(maximumBatch: options.maximumBatch) {
+                    while true {
+                        // Take the next batch only once a slot is free: what arrives meanwhile makes it bigger.
                         if running == options.concurrentBatches {
                             await finishedIterator.next()
                             running -= 1
                         }
+                        guard let batch = await buffer.next(maximumBatch: options.maximumBatch) else { break }
                         running += 1
                         group.addTask {
                             let dispositions = await self.handler(batch)
@@ -160,33 +162,19 @@ public final class AMQPConsumer: Service, Sendable {
     // MARK: The connection thread
 
     private func threadMain() {
-        var backoff = ReconnectBackoff(configuration.reconnectDelay)
-        var generation: UInt64 = 0
-        while !shared.withLock({ $0.stopping }) {
-            generation += 1
-            let connection: AMQPWireConnection
-            do {
-                connection = try AMQPWireConnection(configuration: configuration, generation: generation)
+        thread.runConnections(
+            configuration: configuration, logger: logger, role: "consumer of \(queue)",
+            isStopping: { shared.withLock { $0.stopping } },
+            prepare: { connection throws(AMQPError) in
                 try connection.declare(topology)
                 try connection.startConsuming(queue: queue, prefetch: options.prefetch)
-            } catch {
-                logger.warning("AMQP consumer cannot connect; retrying", metadata: ["queue": "\(queue)", "error": "\(error)"])
-                thread.wait(socket: -1, timeoutMilliseconds: backoff.nextMilliseconds())
-                continue
-            }
-            backoff.reset()
-            buffer.dropDeliveries(before: generation)
-            shared.withLock { $0.connected = true }
-            logger.info("AMQP consumer connected", metadata: ["queue": "\(queue)"])
-            do {
-                try serve(connection)
-                connection.close()
-            } catch {
-                logger.warning("AMQP consumer lost its connection", metadata: ["queue": "\(queue)", "error": "\(error)"])
-                connection.abandon()
-            }
-            shared.withLock { $0.connected = false }
-        }
+            },
+            onConnected: { connection in
+                buffer.dropDeliveries(before: connection.generation)
+                shared.withLock { $0.connected = true }
+            },
+            serve: serve,
+            onDisconnected: { shared.withLock { $0.connected = false } })
     }
 
     private func serve(_ connection: AMQPWireConnection) throws(AMQPError) {

@@ -105,41 +105,29 @@ public final class AMQPPublisher: Service, Sendable {
     // MARK: The connection thread
 
     private func threadMain() {
-        var backoff = ReconnectBackoff(configuration.reconnectDelay)
-        var generation: UInt64 = 0
-        while !shared.withLock({ $0.stopping }) {
-            generation += 1
-            let connection: AMQPWireConnection
-            do {
-                connection = try AMQPWireConnection(configuration: configuration, generation: generation)
+        thread.runConnections(
+            configuration: configuration, logger: logger, role: "publisher",
+            isStopping: { shared.withLock { $0.stopping } },
+            prepare: { connection throws(AMQPError) in
                 try connection.declare(topology)
                 try connection.enablePublisherConfirms()
-            } catch {
-                logger.warning("AMQP publisher cannot connect; retrying", metadata: ["error": "\(error)"])
-                thread.wait(socket: -1, timeoutMilliseconds: backoff.nextMilliseconds())
-                continue
-            }
-            backoff.reset()
-            shared.withLock { $0.connected = true }
-            logger.info("AMQP publisher connected", metadata: ["host": "\(configuration.host):\(configuration.port)"])
-            var session = ConfirmTracker()
-            do {
+            },
+            onConnected: { _ in shared.withLock { $0.connected = true } },
+            serve: { connection throws(AMQPError) in
+                var session = ConfirmTracker()
+                defer { session.failAll(AMQPError(code: .connectionLost, message: "the connection dropped before the broker confirmed")) }
                 try serve(connection, &session)
-                connection.close()
-            } catch {
-                logger.warning("AMQP publisher lost its connection", metadata: ["error": "\(error)"])
-                connection.abandon()
-            }
-            let waiting = shared.withLock { state in
-                state.connected = false
-                defer { state.inbox = [] }
-                return state.inbox
-            }
-            session.failAll(AMQPError(code: .connectionLost, message: "the connection dropped before the broker confirmed"))
-            for request in waiting {
-                request.continuation.resume(throwing: AMQPError(code: .notConnected, message: "the connection dropped"))
-            }
-        }
+            },
+            onDisconnected: {
+                let waiting = shared.withLock { state in
+                    state.connected = false
+                    defer { state.inbox = [] }
+                    return state.inbox
+                }
+                for request in waiting {
+                    request.continuation.resume(throwing: AMQPError(code: .notConnected, message: "the connection dropped"))
+                }
+            })
     }
 
     /// Publishes what arrives and matches confirms to requests until told to stop.

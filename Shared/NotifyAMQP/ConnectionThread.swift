@@ -1,5 +1,6 @@
 import CAMQPShim
 import Foundation
+import Logging
 import Synchronization
 
 /// A dedicated OS thread that owns one AMQP connection, and the eventfd that wakes it
@@ -63,6 +64,46 @@ final class ConnectionThread: Sendable {
         if result < 0 { return (true, false) }
         if result & 2 != 0 { notify_wakeup_drain(wakeupDescriptor) }
         return (result & 1 != 0, result & 2 != 0)
+    }
+}
+
+extension ConnectionThread {
+    /// The owning thread's life: connect (with backoff between failed attempts), `prepare` the connection,
+    /// `serve` it until it returns (close politely) or throws (drop it), and again, until `isStopping`.
+    /// `onConnected`/`onDisconnected` run around each served connection.
+    func runConnections(
+        configuration: AMQPConfiguration, logger: Logger, role: String,
+        isStopping: () -> Bool,
+        prepare: (AMQPWireConnection) throws(AMQPError) -> Void,
+        onConnected: (AMQPWireConnection) -> Void,
+        serve: (AMQPWireConnection) throws(AMQPError) -> Void,
+        onDisconnected: () -> Void
+    ) {
+        var backoff = ReconnectBackoff(configuration.reconnectDelay)
+        var generation: UInt64 = 0
+        while !isStopping() {
+            generation += 1
+            let connection: AMQPWireConnection
+            do {
+                connection = try AMQPWireConnection(configuration: configuration, generation: generation)
+                try prepare(connection)
+            } catch {
+                logger.warning("AMQP \(role) cannot connect; retrying", metadata: ["error": "\(error)"])
+                wait(socket: -1, timeoutMilliseconds: backoff.nextMilliseconds())
+                continue
+            }
+            backoff.reset()
+            onConnected(connection)
+            logger.info("AMQP \(role) connected", metadata: ["host": "\(configuration.host):\(configuration.port)"])
+            do {
+                try serve(connection)
+                connection.close()
+            } catch {
+                logger.warning("AMQP \(role) lost its connection", metadata: ["error": "\(error)"])
+                connection.abandon()
+            }
+            onDisconnected()
+        }
     }
 }
 

@@ -43,12 +43,7 @@ public enum APNsPayloadBuilder {
         }
         if let badge { writer.key("badge"); writer.integer(Int64(badge)) }
         writer.endObject()
-        writer.key("notify")
-        writer.beginObject()
-        writer.key("id"); writer.string(marker.notificationId.uuidString.lowercased())
-        writer.key("seq"); writer.integer(marker.sequence)
-        writer.key("kind"); writer.string(marker.kind.rawValue)
-        writer.endObject()
+        ProviderPayloads.writeMarker(&writer, marker)
         if let content, marker.kind.isContentChange {
             if let raw = content.payload.rawContent { writer.key("rawContent"); writer.string(raw) }
             if let data = content.push?.data {

@@ -103,7 +103,8 @@ public enum ProviderPayloads {
         return Array(xml.utf8)
     }
 
-    private static func writeMarker(_ writer: inout JSONWriter, _ marker: APNsPayloadBuilder.Marker) {
+    /// Writes `"notify": {"id", "seq", "kind"}`, the marker every push carries.
+    static func writeMarker(_ writer: inout JSONWriter, _ marker: APNsPayloadBuilder.Marker) {
         writer.key("notify")
         writer.beginObject()
         writer.key("id"); writer.string(marker.notificationId.uuidString.lowercased())

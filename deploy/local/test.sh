@@ -21,6 +21,7 @@ source "$here/lib.sh"
 export NOTIFY_INGEST_URL="http://127.0.0.1:$NOTIFY_INGEST_PORT"
 export NOTIFY_SANDBOX_URL="http://127.0.0.1:$NOTIFY_SANDBOX_CONTROL_PORT"
 export NOTIFY_SANDBOX_APNS_URL="https://localhost:$NOTIFY_SANDBOX_APNS_PORT"
+export NOTIFY_SANDBOX_PROVIDERS_URL="https://localhost:$NOTIFY_SANDBOX_PROVIDERS_PORT"
 export NOTIFY_RABBITMQ_SCRIPT="$here/rabbitmq.sh"
 
 started=$(date +%s)

@@ -3,13 +3,24 @@ import NIOCore
 import NIOSSL
 import Synchronization
 
-/// HTTP clients (so their own HTTP/2 connections) for the provider endpoints, one per key the caller chooses,
+/// HTTP clients (so their own HTTP/2 connections) for the provider endpoints, per key the caller chooses,
 /// all trusting the extra CA of the provider sandbox when one is configured.
+///
+/// A key gets up to `connectionsPerKey` clients, handed out in turn: an HTTP/2 connection carries a limited
+/// number of concurrent streams (APNs about 1,000, the sandbox 100), and a client waits for a free stream
+/// rather than opening another connection, so a busy key spreads its pushes over several connections.
 final class HTTPClientPool: Sendable {
-    private let configuration: HTTPClient.Configuration
-    private let clients = Mutex<[String: HTTPClient]>([:])
+    private struct Shard {
+        var clients: [HTTPClient] = []
+        var next = 0
+    }
 
-    init(trustedCAFile: String?) {
+    private let configuration: HTTPClient.Configuration
+    private let connectionsPerKey: Int
+    private let shards = Mutex<[String: Shard]>([:])
+
+    init(trustedCAFile: String?, connectionsPerKey: Int = 4) {
+        self.connectionsPerKey = max(connectionsPerKey, 1)
         var tls = TLSConfiguration.makeClientConfiguration()
         if let trustedCAFile {
             tls.additionalTrustRoots = [.file(trustedCAFile)]
@@ -20,26 +31,32 @@ final class HTTPClientPool: Sendable {
         self.configuration = configuration
     }
 
-    /// The client for `key`, made on first use.
+    /// The next client for `key` (made on first use, up to `connectionsPerKey` of them).
     func client(for key: String) -> HTTPClient {
-        clients.withLock { clients in
-            if let client = clients[key] { return client }
-            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-            clients[key] = client
+        shards.withLock { shards in
+            var shard = shards[key, default: Shard()]
+            defer { shards[key] = shard }
+            if shard.clients.count < connectionsPerKey && shard.next >= shard.clients.count {
+                shard.clients.append(HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration))
+            }
+            let client = shard.clients[shard.next % shard.clients.count]
+            shard.next = (shard.next + 1) % connectionsPerKey
             return client
         }
     }
 
-    /// Replaces the client of `key`: the next request opens new connections.
+    /// Replaces the clients of `key`: the next requests open new connections.
     func reset(key: String) {
-        let old = clients.withLock { $0.removeValue(forKey: key) }
-        if let old { Task { try? await old.shutdown() } }
+        let old = shards.withLock { $0.removeValue(forKey: key) }
+        if let old {
+            Task { for client in old.clients { try? await client.shutdown() } }
+        }
     }
 
     func shutdown() async {
-        let all = clients.withLock { clients in
-            defer { clients = [:] }
-            return Array(clients.values)
+        let all = shards.withLock { shards in
+            defer { shards = [:] }
+            return shards.values.flatMap(\.clients)
         }
         for client in all { try? await client.shutdown() }
     }

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import Logging
+import NotifyAMQP
 
 /// `loadgen http`: setup, publish through ingest's HTTP API, match deliveries at the sandbox, report.
 struct HTTPLoadCommand: AsyncParsableCommand {
@@ -48,6 +50,13 @@ struct HTTPLoadCommand: AsyncParsableCommand {
         push-dispatch's provider token stable on its shared sandbox connection.
         """)
     var apnsKeyFile = ".local/loadgen/apns-key.json"
+    @Option(help: """
+        How notifications reach ingest: http (POST /v1/apps/{appId}/notifications), or amqp (the same JSON on the \
+        notify.ingest exchange, as the app's broker user = the user of --amqp-url; accepted = the broker's confirm).
+        """)
+    var transport = "http"
+    @Option(help: "RabbitMQ URL for --transport amqp. (default: $NOTIFY_AMQP_URL, else the local stack's)")
+    var amqpURL: String?
     @Option(help: "Directory with the services' <name>.pid files, for peak memory (VmHWM).")
     var pidDir = ".local/run"
 
@@ -58,6 +67,7 @@ struct HTTPLoadCommand: AsyncParsableCommand {
         guard users >= 1, devices >= 1 else { throw ValidationError("--users and --devices must be 1 or more.") }
         guard users * devices <= 1_000_000 else { throw ValidationError("--users × --devices must be at most 1,000,000.") }
         guard rate >= 0, rate.isFinite else { throw ValidationError("--rate must be 0 or more.") }
+        guard transport == "http" || transport == "amqp" else { throw ValidationError("--transport must be http or amqp.") }
         guard (1...500).contains(batch) else { throw ValidationError("--batch must be between 1 and 500.") }
         guard (1...1024).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 1024.") }
         guard durationLimit >= 1, drainTimeout >= 0 else { throw ValidationError("--duration-limit must be 1 or more, --drain-timeout 0 or more.") }
@@ -95,7 +105,21 @@ struct HTTPLoadCommand: AsyncParsableCommand {
         Self.log("setting up: 1 app, \(users) users × \(devices) devices")
         let setup = StackSetup(client: client, ingestURL: ingest, sandboxURL: sandbox, sandboxAPNsURL: apns, adminToken: admin,
             keyFile: apnsKeyFile.isEmpty ? nil : apnsKeyFile)
-        let fixture = try await setup.run(users: users, devicesPerUser: devices, concurrency: concurrency, runTag: stamp)
+        let amqp: (publisher: AMQPPublisher, user: String)?
+        if transport == "amqp" {
+            let configuration = try AMQPConfiguration(
+                url: amqpURL ?? ProcessInfo.processInfo.environment["NOTIFY_AMQP_URL"] ?? "amqp://notify:notify@127.0.0.1:35672/notify")
+            var logger = Logger(label: "loadgen")
+            logger.logLevel = .warning
+            let publisher = AMQPPublisher(configuration: configuration, logger: logger)
+            publisher.startIfNeeded()
+            guard await publisher.waitUntilConnected(timeout: .seconds(10)) else { throw ValidationError("cannot connect to the broker") }
+            amqp = (publisher, configuration.user)
+        } else {
+            amqp = nil
+        }
+        defer { if let amqp { Task { await amqp.publisher.shutdown() } } }
+        let fixture = try await setup.run(users: users, devicesPerUser: devices, concurrency: concurrency, runTag: stamp, brokerUser: amqp?.user)
         let counters = LiveCounters()
         let collector = DeliveryCollector(
             client: client, sandboxURL: sandbox, tokens: Set(fixture.deviceTokens.joined()), counters: counters)
@@ -110,7 +134,7 @@ struct HTTPLoadCommand: AsyncParsableCommand {
         let progress = Task { await Self.showProgress(counters, count: count, devices: devices) }
         Self.log("publishing \(count) notifications (app \(fixture.appId))")
         let publisher = Publisher(
-            client: client, ingestURL: ingest, fixture: fixture,
+            client: client, transport: amqp.map { .amqp($0.publisher, user: $0.user) } ?? .http, ingestURL: ingest, fixture: fixture,
             settings: .init(count: count, rate: rate, batch: batch, concurrency: concurrency, durationLimit: .seconds(durationLimit)),
             counters: counters)
         let outcome = await publisher.run()

@@ -1,5 +1,7 @@
 import Foundation
 import NIOHTTP1
+import NotifyAMQP
+import NotifyModels
 
 /// Publishes `count` notifications round-robin over the fixture's users, paced to a target rate with
 /// a bounded number of requests in flight, and records when each one was accepted.
@@ -47,7 +49,16 @@ struct Publisher: Sendable {
         let results: [Item]
     }
 
+    /// How notifications reach ingest.
+    enum Transport: Sendable {
+        case http
+        /// Straight onto the `notify.ingest` exchange as `user` (the app's broker user); "accepted" is the broker's
+        /// confirm, and the ids are the ones ingest derives from each appNotificationId.
+        case amqp(AMQPPublisher, user: String)
+    }
+
     let client: JSONClient
+    let transport: Transport
     let ingestURL: String
     let fixture: LoadFixture
     let settings: Settings
@@ -118,6 +129,24 @@ struct Publisher: Sendable {
     }
 
     private func send(url: String, first: Int, count: Int, body: Data) async -> RequestResult {
+        if case .amqp(let publisher, let user) = transport {
+            let started = ContinuousClock.now
+            do {
+                try await publisher.publish(AMQPOutboundMessage(
+                    exchange: QueueNames.ingestExchange, routingKey: fixture.appId, body: body,
+                    properties: AMQPProperties(messageId: UUID().uuidString, userId: user)))
+                let items = (first..<first + count).map { seq -> (status: Int, id: UUID?) in
+                    (202, DeterministicID.notificationID(
+                        appId: fixture.appId, userId: fixture.users[userIndex(ofSequence: seq)], appNotificationId: "loadgen-\(seq)"))
+                }
+                return RequestResult(
+                    first: first, count: count, answeredAt: Date(), status: 202, elapsed: ContinuousClock.now - started, items: items, transportError: nil)
+            } catch {
+                return RequestResult(
+                    first: first, count: count, answeredAt: Date(), status: nil, elapsed: .zero,
+                    items: Array(repeating: (0, nil), count: count), transportError: "\(error)")
+            }
+        }
         do {
             let answer = try await client.send(.POST, url, bearer: fixture.apiKey, body: body)
             let now = Date()

@@ -33,9 +33,10 @@ struct StackSetup: Sendable {
     private struct Ignored: Decodable {}
 
     /// An app whose APNs credentials point at the sandbox: (appId, apiKey, clientSigningKey).
-    func createApp(runTag: String) async throws -> (appId: String, apiKey: String, clientSigningKey: String) {
-        let app = try await client.call(
-            .POST, "\(ingestURL)/v1/apps", bearer: adminToken, json: ["name": "loadgen \(runTag)"], as: CreatedApp.self)
+    func createApp(runTag: String, brokerUser: String? = nil) async throws -> (appId: String, apiKey: String, clientSigningKey: String) {
+        var body = ["name": "loadgen \(runTag)"]
+        if let brokerUser { body["brokerUser"] = brokerUser }
+        let app = try await client.call(.POST, "\(ingestURL)/v1/apps", bearer: adminToken, json: body, as: CreatedApp.self)
         let key = try await apnsKey()
         let credentials = Credentials(
             teamId: key.teamId, keyId: key.keyId, privateKey: key.privateKey, topic: Self.topic,
@@ -45,8 +46,8 @@ struct StackSetup: Sendable {
         return (app.appId, app.apiKey, app.clientSigningKey)
     }
 
-    func run(users userCount: Int, devicesPerUser: Int, concurrency: Int, runTag: String) async throws -> LoadFixture {
-        let app = try await createApp(runTag: runTag)
+    func run(users userCount: Int, devicesPerUser: Int, concurrency: Int, runTag: String, brokerUser: String? = nil) async throws -> LoadFixture {
+        let app = try await createApp(runTag: runTag, brokerUser: brokerUser)
 
         let users = (0..<userCount).map { "loadgen-user-\($0)" }
         let tokens = users.map { _ in (0..<devicesPerUser).map { _ in Self.randomDeviceToken() } }

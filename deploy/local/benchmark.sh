@@ -57,10 +57,13 @@ echo "== fan-out worker alone (push-dispatch stopped)"
 echo "== broadcast"
 "$loadgen" broadcast "${common[@]}" --database-url "$NOTIFY_WRITER_DATABASE_URL" --devices "${BENCH_BROADCAST_DEVICES:-100000}" \
     --timeout 600 --output "$out/broadcast" || true
+echo "== sustained over AMQP (notify.ingest)"
+"$loadgen" http "${common[@]}" --transport amqp --amqp-url "$NOTIFY_AMQP_URL" --users 1000 --devices 3 --count "${BENCH_SUSTAINED_COUNT:-60000}" \
+    --batch 100 --concurrency 8 --duration-limit 120 --drain-timeout 300 --output "$out/sustained-amqp" || true
 
 {
     echo "# Benchmark $(date -u +%Y-%m-%d) on $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"
-    for part in broker sustained latency fanout broadcast; do
+    for part in broker sustained sustained-amqp latency fanout broadcast; do
         [ -f "$out/$part/report.md" ] && { echo; cat "$out/$part/report.md"; }
     done
     if [ -f "$out/broker/report.json" ] && [ -f "$out/sustained/report.json" ]; then

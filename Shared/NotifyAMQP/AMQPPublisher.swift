@@ -105,6 +105,7 @@ public final class AMQPPublisher: Service, Sendable {
     // MARK: The connection thread
 
     private func threadMain() {
+        var session = ConfirmTracker()
         thread.runConnections(
             configuration: configuration, logger: logger, role: "publisher",
             isStopping: { shared.withLock { $0.stopping } },
@@ -112,18 +113,20 @@ public final class AMQPPublisher: Service, Sendable {
                 try connection.declare(topology)
                 try connection.enablePublisherConfirms()
             },
-            onConnected: { _ in shared.withLock { $0.connected = true } },
-            serve: { connection throws(AMQPError) in
-                var session = ConfirmTracker()
-                defer { session.failAll(AMQPError(code: .connectionLost, message: "the connection dropped before the broker confirmed")) }
-                try serve(connection, &session)
+            onConnected: { _ in
+                session = ConfirmTracker()
+                shared.withLock { $0.connected = true }
             },
+            serve: { connection throws(AMQPError) in try serve(connection, &session) },
             onDisconnected: {
+                // Marked disconnected before anyone waiting is failed, so a caller that retries at once is
+                // refused rather than queued on the dead connection.
                 let waiting = shared.withLock { state in
                     state.connected = false
                     defer { state.inbox = [] }
                     return state.inbox
                 }
+                session.failAll(AMQPError(code: .connectionLost, message: "the connection dropped before the broker confirmed"))
                 for request in waiting {
                     request.continuation.resume(throwing: AMQPError(code: .notConnected, message: "the connection dropped"))
                 }

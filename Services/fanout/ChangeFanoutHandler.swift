@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NotifyAMQP
 import NotifyModels
+import NotifyRuntime
 import ServiceLifecycle
 
 /// Takes batches of change-event messages, resolves every user's devices in one query,
@@ -31,24 +32,14 @@ struct ChangeFanoutHandler: Sendable {
                 dispositions[index] = .deadLetter(reason: "not a change-event batch: \(error)")
             }
         }
-        var delay = Duration.milliseconds(100)
-        while true {
-            do {
-                let devices = try await resolver.devices(of: users)
-                try await publisher.publish(try messages(for: events.filter { $0.eventSource == nil }, devices: devices) + live)
-                for event in events where event.eventSource != nil {
-                    try await broadcast(event)
-                }
-                return dispositions
-            } catch {
-                logger.warning("could not fan out; retrying", metadata: ["error": "\(String(reflecting: error))"])
+        let done = await RetryUntilShutdown.succeeded("fan out", logger: logger) {
+            let devices = try await resolver.devices(of: users)
+            try await publisher.publish(try messages(for: events.filter { $0.eventSource == nil }, devices: devices) + live)
+            for event in events where event.eventSource != nil {
+                try await broadcast(event)
             }
-            if Task.isCancelled || Task.isShuttingDownGracefully {
-                return dispositions.map { $0 == .ack ? .requeue : $0 }
-            }
-            try? await Task.sleep(for: delay)
-            delay = min(delay * 2, .seconds(5))
         }
+        return done ? dispositions : RetryUntilShutdown.requeueing(dispositions)
     }
 
     /// Streams a broadcast's audience and publishes its jobs page by page (each page confirmed before the next).

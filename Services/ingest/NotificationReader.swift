@@ -121,8 +121,11 @@ struct NotificationReader: Sendable {
 
     private typealias Row = (UUID, String, String, String, String, String, Int64, Date, Date)
 
+    /// One decoder for every row (a page of changes decodes up to a thousand contents).
+    private static let contentDecoder = WireCoding.makeDecoder()
+
     private static func view(_ row: Row) throws -> NotificationView {
-        let content = try WireCoding.makeDecoder().decode(NotificationContent.self, from: Data(row.2.utf8))
+        let content = try Self.contentDecoder.decode(NotificationContent.self, from: Data(row.2.utf8))
         return NotificationView(
             id: row.0, userId: row.1, content: content,
             readState: ReadState(rawValue: row.3) ?? .unread, userActionState: UserActionState(rawValue: row.4) ?? .noInteraction,

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NotifyAMQP
 import NotifyModels
+import NotifyRuntime
 import ServiceLifecycle
 
 /// Takes batches of push-job messages from a provider's queue, sends every job concurrently (bounded), and before
@@ -32,21 +33,11 @@ struct PushDispatchHandler: Sendable {
             }
         }
         let attempts = await send(jobs)
-        var delay = Duration.milliseconds(100)
-        while true {
-            do {
-                try await publisher.publish(try consequences(of: attempts))
-                return dispositions
-            } catch {
-                logger.warning("could not publish push outcomes; retrying", metadata: ["error": "\(error)"])
-            }
-            if Task.isCancelled || Task.isShuttingDownGracefully {
-                // Unacked, the jobs come back and are sent again: repeats carry the same apns-id and collapse id.
-                return dispositions.map { $0 == .ack ? .requeue : $0 }
-            }
-            try? await Task.sleep(for: delay)
-            delay = min(delay * 2, .seconds(5))
+        let done = await RetryUntilShutdown.succeeded("publish push outcomes", logger: logger) {
+            try await publisher.publish(try consequences(of: attempts))
         }
+        // Unacked, the jobs come back and are sent again: repeats carry the same push id and collapse id.
+        return done ? dispositions : RetryUntilShutdown.requeueing(dispositions)
     }
 
     private func send(_ jobs: [PushJob]) async -> [Attempt] {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NotifyAMQP
 import NotifyModels
+import NotifyRuntime
 import PostgresNIO
 import ServiceLifecycle
 
@@ -23,18 +24,8 @@ struct FeedbackHandler: Sendable {
                 dispositions[index] = .deadLetter(reason: "not a push-outcome batch: \(error)")
             }
         }
-        var delay = Duration.milliseconds(100)
-        while true {
-            do {
-                try await record(outcomes)
-                return dispositions
-            } catch {
-                logger.warning("could not record push feedback; retrying", metadata: ["error": "\(String(reflecting: error))"])
-            }
-            if Task.isCancelled || Task.isShuttingDownGracefully { return dispositions.map { $0 == .ack ? .requeue : $0 } }
-            try? await Task.sleep(for: delay)
-            delay = min(delay * 2, .seconds(5))
-        }
+        let done = await RetryUntilShutdown.succeeded("record push feedback", logger: logger) { try await record(outcomes) }
+        return done ? dispositions : RetryUntilShutdown.requeueing(dispositions)
     }
 
     private func record(_ outcomes: [PushOutcome]) async throws {

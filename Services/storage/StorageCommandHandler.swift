@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NotifyAMQP
 import NotifyModels
+import NotifyRuntime
 import PostgresNIO
 import ServiceLifecycle
 
@@ -55,21 +56,22 @@ struct StorageCommandHandler: Sendable {
     }
 
     private func applyWithRetry(_ commands: [StorageCommand]) async -> Outcome {
-        var delay = Duration.milliseconds(100)
-        while true {
-            do {
-                let events = try await applier.apply(commands)
-                try await emitter.emit(events)
-                return .applied
-            } catch let error as PSQLError where error.code == .server && !Self.isTransient(error) {
-                return .refused("database refused: \(error.serverInfo?[.message] ?? "\(error.code)")")
-            } catch {
-                logger.warning("could not apply commands; retrying", metadata: ["error": "\(String(reflecting: error))", "count": "\(commands.count)"])
+        do {
+            let applied: Void? = try await RetryUntilShutdown.run("apply \(commands.count) commands", logger: logger, isPermanent: Self.isRefusal) {
+                try await emitter.emit(try await applier.apply(commands))
             }
-            if Task.isCancelled || Task.isShuttingDownGracefully { return .shuttingDown }
-            try? await Task.sleep(for: delay)
-            delay = min(delay * 2, .seconds(5))
+            return applied == nil ? .shuttingDown : .applied
+        } catch let error as PSQLError {
+            return .refused("database refused: \(error.serverInfo?[.message] ?? "\(error.code)")")
+        } catch {
+            return .refused("\(error)")
         }
+    }
+
+    /// The database refused the commands themselves (a constraint, bad data): retrying cannot help.
+    private static func isRefusal(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
+        return error.code == .server && !isTransient(error)
     }
 
     private static func isTransient(_ error: PSQLError) -> Bool {

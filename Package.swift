@@ -33,6 +33,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // MARK: Shared
@@ -52,6 +54,7 @@ let package = Package(
             dependencies: [
                 "CAMQPShim", "CRabbitMQ",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Shared/NotifyAMQP",
@@ -68,6 +71,8 @@ let package = Package(
             dependencies: [
                 "NotifyAMQP",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -92,6 +97,7 @@ let package = Package(
             name: "Ingest",
             dependencies: [
                 "NotifyModels", "NotifyAMQP", "NotifyRuntime", "NotifyDatabase",
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -104,6 +110,7 @@ let package = Package(
             name: "Storage",
             dependencies: [
                 "NotifyModels", "NotifyAMQP", "NotifyRuntime", "NotifyDatabase",
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Services/storage",
@@ -113,6 +120,7 @@ let package = Package(
             name: "Fanout",
             dependencies: [
                 "NotifyModels", "NotifyAMQP", "NotifyRuntime", "NotifyDatabase",
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Services/fanout",
@@ -122,6 +130,7 @@ let package = Package(
             name: "PushDispatch",
             dependencies: [
                 "NotifyModels", "NotifyAMQP", "NotifyRuntime", "NotifyDatabase",
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -191,6 +200,12 @@ let package = Package(
             name: "NotifyModelsTests",
             dependencies: ["NotifyModels"],
             path: "Tests/NotifyModelsTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PushDispatchTests",
+            dependencies: ["PushDispatch", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/PushDispatchTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import NotifyAMQP
 import NotifyModels
 import NotifyRuntime
@@ -34,7 +35,9 @@ struct ChangeFanoutHandler: Sendable {
         }
         let done = await RetryUntilShutdown.succeeded("fan out", logger: logger) {
             let devices = try await resolver.devices(of: users)
-            try await publisher.publish(try messages(for: events.filter { $0.eventSource == nil }, devices: devices) + live)
+            let pushes = try messages(for: events.filter { $0.eventSource == nil }, devices: devices)
+            try await publisher.publish(pushes.messages + live)
+            pushes.count()
             for event in events where event.eventSource != nil {
                 try await broadcast(event)
             }
@@ -49,12 +52,14 @@ struct ChangeFanoutHandler: Sendable {
         try await broadcasts.forEachPage(appId: event.appId, eventSource: event.eventSource ?? "") { devices in
             let jobs = PushJobBuilder.jobs(for: event, devices: devices)
             pushed += jobs.count
-            try await publisher.publish(try messages(for: jobs))
+            let pushes = try messages(for: jobs)
+            try await publisher.publish(pushes.messages)
+            pushes.count()
         }
         logger.info("broadcast fanned out", metadata: ["notificationId": "\(event.notificationId)", "pushes": "\(pushed)"])
     }
 
-    private func messages(for events: [ChangeEvent], devices: [UserKey: [SubscriptionResolver.Device]]) throws -> [AMQPOutboundMessage] {
+    private func messages(for events: [ChangeEvent], devices: [UserKey: [SubscriptionResolver.Device]]) throws -> PushJobMessages {
         var jobs: [PushJob] = []
         for event in events {
             guard let userDevices = devices[UserKey(appId: event.appId, userId: event.userId)] else { continue }
@@ -64,20 +69,33 @@ struct ChangeFanoutHandler: Sendable {
     }
 
     /// Push jobs grouped per provider, `jobsPerMessage` to a message.
-    private func messages(for jobs: [PushJob]) throws -> [AMQPOutboundMessage] {
-        var jobsByPlatform: [Platform: [PushJob]] = [:]
-        for job in jobs { jobsByPlatform[job.platform, default: []].append(job) }
+    private func messages(for jobs: [PushJob]) throws -> PushJobMessages {
+        var jobsByProvider: [Platform: [PushJob]] = [:]
+        for job in jobs { jobsByProvider[job.platform.provider, default: []].append(job) }
         let encoder = WireCoding.makeEncoder()
         var messages: [AMQPOutboundMessage] = []
-        for (platform, jobs) in jobsByPlatform {
+        for (provider, jobs) in jobsByProvider {
             var start = 0
             while start < jobs.count {
                 let end = min(start + jobsPerMessage, jobs.count)
                 let body = try encoder.encode(PushJobBatch(jobs: Array(jobs[start..<end])))
-                messages.append(AMQPOutboundMessage(exchange: QueueNames.pushExchange, routingKey: platform.rawValue, body: body))
+                messages.append(AMQPOutboundMessage(exchange: QueueNames.pushExchange, routingKey: provider.rawValue, body: body))
                 start = end
             }
         }
-        return messages
+        return PushJobMessages(messages: messages, jobsPerProvider: jobsByProvider.mapValues(\.count))
+    }
+}
+
+/// The messages carrying push jobs, and how many jobs each provider got (counted once published).
+private struct PushJobMessages {
+    var messages: [AMQPOutboundMessage]
+    var jobsPerProvider: [Platform: Int]
+
+    /// Adds the jobs to `notify_push_jobs_total{provider}`.
+    func count() {
+        for (provider, jobs) in jobsPerProvider {
+            Counter(label: "notify_push_jobs_total", dimensions: [("provider", provider.rawValue)]).increment(by: jobs)
+        }
     }
 }

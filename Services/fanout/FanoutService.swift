@@ -9,7 +9,7 @@ struct FanoutService {
     let environment: ServiceEnvironment
 
     /// The push exchange and one work queue per provider, so no push job is ever unroutable; the live exchange.
-    static let pushTopology: AMQPTopology = Platform.allCases.reduce(
+    static let pushTopology: AMQPTopology = Platform.providers.reduce(
         AMQPTopology(exchanges: [.init(name: QueueNames.pushExchange, type: "direct"), .init(name: QueueNames.liveExchange, type: "fanout")])
     ) { topology, platform in
         let queue = QueueNames.pushQueue(platform)
@@ -20,6 +20,7 @@ struct FanoutService {
 
     func run() async throws {
         let logger = ServiceRunner.bootstrapLogging(label: "fanout", level: environment.string(.logLevel))
+        let metrics = ServiceMetrics.bootstrap()
         let amqp = try environment.amqpConfiguration()
         let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "reader")), logger: logger)
         let prefetch = try environment.integer(FanoutCommandLine.prefetch)
@@ -38,7 +39,7 @@ struct FanoutService {
         let health = HealthServer(
             host: try environment.require(.httpHost), port: try environment.integer(.healthPort(default: 8082)),
             checks: ["amqp": { publisher.isConnected && consumer.isConnected }, "database": { await databaseHealth.check() }],
-            logger: logger)
+            metrics: metrics, logger: logger)
         try await ServiceRunner.run([database, publisher, consumer, health], logger: logger)
     }
 }

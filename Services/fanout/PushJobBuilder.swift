@@ -8,8 +8,12 @@ enum PushJobBuilder {
 
     static func jobs(for event: ChangeEvent, devices: [SubscriptionResolver.Device]) -> [PushJob] {
         let targets = devices.filter { device in
-            device.subscriptionId != event.originSubscriptionId
-                && (event.content?.platformTypes?.contains(device.platform) ?? true)
+            guard device.subscriptionId != event.originSubscriptionId else { return false }
+            // A VoIP push must report a call: only new content that names apns-voip reaches a PushKit token.
+            if device.platform == .apnsVoip {
+                return event.kind.isContentChange && event.content?.platformTypes?.contains(.apnsVoip) == true
+            }
+            return event.content?.platformTypes?.contains(device.platform) ?? true
         }
         guard !targets.isEmpty else { return [] }
         let isAlert = event.kind.isContentChange && (event.content?.isVisual ?? false)
@@ -26,6 +30,8 @@ enum PushJobBuilder {
             switch platform {
             case .apns:
                 bytes = APNsPayloadBuilder.payload(for: event.content, marker: marker, badge: badge)
+            case .apnsVoip:
+                bytes = APNsPayloadBuilder.voipPayload(for: event.content, marker: marker)
             case .fcm:
                 bytes = ProviderPayloads.fcmMessage(
                     for: event.content, marker: marker, badge: badge, collapseKey: collapseId,
@@ -39,12 +45,14 @@ enum PushJobBuilder {
             payloads[platform] = text
             return text
         }
+        // A call is pushed at the publisher's priority whether or not it has visual content.
+        let callPriority = event.content?.priority ?? .high
         return targets.map { device in
             PushJob(
                 pushId: DeterministicID.pushID(notificationId: event.notificationId, sequence: event.sequence, subscriptionId: device.subscriptionId),
                 appId: event.appId, subscriptionId: device.subscriptionId, platform: device.platform, deviceToken: device.pushToken,
                 notificationId: event.notificationId, sequence: event.sequence, kind: event.kind, isAlert: isAlert,
-                priority: priority, expiration: expiration, collapseId: collapseId, payload: payload(device.platform), keys: device.keys)
+                priority: device.platform == .apnsVoip ? callPriority : priority, expiration: expiration, collapseId: collapseId, payload: payload(device.platform), keys: device.keys)
         }
     }
 }

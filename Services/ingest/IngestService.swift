@@ -19,6 +19,7 @@ struct IngestService {
 
     func run() async throws {
         let logger = ServiceRunner.bootstrapLogging(label: "ingest", level: environment.string(.logLevel))
+        let metrics = ServiceMetrics.bootstrap()
         let amqp = try environment.amqpConfiguration()
         let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "reader")), maximumConnections: 16, logger: logger)
         let publisher = AMQPPublisher(
@@ -31,9 +32,11 @@ struct IngestService {
         let databaseHealth = DatabaseHealth(client: database, logger: logger)
 
         let router = Router()
+        router.add(middleware: MetricsMiddleware())
         router.get("/health") { _, _ in
             try await HealthReport.response(["amqp": { publisher.isConnected }, "database": { await databaseHealth.check() }])
         }
+        metrics.addRoute(to: router)
         OperatorRoutes(authenticator: authenticator, sender: sender, visibility: visibility).register(on: router)
         PublishRoutes(authenticator: authenticator, intake: intake, sender: sender).register(on: router)
         DeviceRoutes(

@@ -86,8 +86,10 @@ struct OperatorRoutes: Sendable {
 
     private func setProvider(_ request: Request, appId: String, provider: String) async throws -> Response {
         try authenticator.requireOperator(request)
-        guard let platform = Platform(rawValue: provider) else {
-            throw APIFailure(.badRequest, code: "unsupported_provider", message: "provider must be apns, fcm, wns or webpush", field: "provider")
+        guard let platform = Platform(rawValue: provider), Platform.providers.contains(platform) else {
+            throw APIFailure(
+                .badRequest, code: "unsupported_provider",
+                message: "provider must be apns, fcm, wns or webpush (VoIP pushes use the apns credentials)", field: "provider")
         }
         guard try await authenticator.apps.app(appId) != nil else {
             throw APIFailure(.notFound, code: "app_not_found", message: "no app with id \(appId)", field: "appId")

@@ -30,9 +30,16 @@ struct APNsClient: Sendable {
         var request = HTTPClientRequest(url: "\(credentials.baseURL)/3/device/\(job.deviceToken)")
         request.method = .POST
         request.headers.add(name: "authorization", value: "bearer \(token)")
-        request.headers.add(name: "apns-topic", value: credentials.topic)
-        request.headers.add(name: "apns-push-type", value: job.isAlert ? "alert" : "background")
-        request.headers.add(name: "apns-priority", value: job.isAlert && job.priority == .high ? "10" : "5")
+        if job.platform == .apnsVoip {
+            // PushKit: the app's topic with `.voip`, delivered at once unless the publisher asked for low priority.
+            request.headers.add(name: "apns-topic", value: credentials.topic + ".voip")
+            request.headers.add(name: "apns-push-type", value: "voip")
+            request.headers.add(name: "apns-priority", value: job.priority == .high ? "10" : "5")
+        } else {
+            request.headers.add(name: "apns-topic", value: credentials.topic)
+            request.headers.add(name: "apns-push-type", value: job.isAlert ? "alert" : "background")
+            request.headers.add(name: "apns-priority", value: job.isAlert && job.priority == .high ? "10" : "5")
+        }
         request.headers.add(name: "apns-expiration", value: String(Int(job.expiration.timeIntervalSince1970)))
         request.headers.add(name: "apns-collapse-id", value: job.collapseId)
         request.headers.add(name: "apns-id", value: job.pushId.uuidString.lowercased())

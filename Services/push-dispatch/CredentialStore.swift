@@ -4,7 +4,8 @@ import NotifyModels
 import PostgresNIO
 import Synchronization
 
-/// One provider's credentials per app, read from the database and cached for ten seconds.
+/// One provider's credentials per app, read from the database and cached for ten seconds
+/// (one second while they are flagged as refused, so new ones stored by the operator are used at once).
 final class CredentialStore<Credentials: Decodable & Sendable>: Sendable {
     /// An app's credentials and whether the provider refused them (storage flags that from push feedback).
     struct Entry: Sendable {
@@ -17,6 +18,7 @@ final class CredentialStore<Credentials: Decodable & Sendable>: Sendable {
     private let logger: Logger
     private let cache = Mutex<[String: (entry: Entry?, loadedAt: ContinuousClock.Instant)]>([:])
     private let lifetime: Duration = .seconds(10)
+    private let refusedLifetime: Duration = .seconds(1)
 
     init(platform: Platform, client: PostgresClient, logger: Logger) {
         self.platform = platform
@@ -27,7 +29,8 @@ final class CredentialStore<Credentials: Decodable & Sendable>: Sendable {
     /// The app's credentials, or nil when it has none for this provider.
     func credentials(appId: String) async throws -> Entry? {
         let now = ContinuousClock.now
-        if let cached = cache.withLock({ $0[appId] }), now - cached.loadedAt < lifetime {
+        if let cached = cache.withLock({ $0[appId] }),
+            now - cached.loadedAt < (cached.entry?.rejectedReason == nil ? lifetime : refusedLifetime) {
             return cached.entry
         }
         let rows = try await client.query(

@@ -14,6 +14,7 @@ struct PushDispatchHandler: Sendable {
     let publisher: AMQPPublisher
     let retryPolicy: RetryPolicy
     let concurrency: Int
+    let metrics: DispatchMetrics
     let logger: Logger
 
     private struct Attempt: Sendable {
@@ -33,9 +34,17 @@ struct PushDispatchHandler: Sendable {
             }
         }
         let attempts = await send(jobs)
-        let done = await RetryUntilShutdown.succeeded("publish push outcomes", logger: logger) {
-            try await publisher.publish(try consequences(of: attempts))
+        let consequences: (messages: [AMQPOutboundMessage], tally: [PushOutcome.Result: Int])
+        do {
+            consequences = try self.consequences(of: attempts)
+        } catch {
+            logger.error("could not encode push outcomes; the batch is requeued", metadata: ["error": "\(error)"])
+            return RetryUntilShutdown.requeueing(dispositions)
         }
+        let done = await RetryUntilShutdown.succeeded("publish push outcomes", logger: logger) {
+            try await publisher.publish(consequences.messages)
+        }
+        if done { metrics.count(consequences.tally) }
         // Unacked, the jobs come back and are sent again: repeats carry the same push id and collapse id.
         return done ? dispositions : RetryUntilShutdown.requeueing(dispositions)
     }
@@ -50,7 +59,13 @@ struct PushDispatchHandler: Sendable {
                     results.append(result)
                     running -= 1
                 }
-                group.addTask { Attempt(job: job, verdict: await provider.deliver(job)) }
+                group.addTask {
+                    let started = ContinuousClock.now
+                    let verdict = await provider.deliver(job)
+                    let elapsed = (ContinuousClock.now - started).components
+                    metrics.recordAnswerTime(nanoseconds: elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
+                    return Attempt(job: job, verdict: verdict)
+                }
                 running += 1
             }
             for await result in group { results.append(result) }
@@ -59,11 +74,12 @@ struct PushDispatchHandler: Sendable {
     }
 
     /// The retry, dead-letter and feedback messages that follow from the attempts.
-    private func consequences(of attempts: [Attempt]) throws -> [AMQPOutboundMessage] {
+    private func consequences(of attempts: [Attempt]) throws -> (messages: [AMQPOutboundMessage], tally: [PushOutcome.Result: Int]) {
         let now = Date()
         var outcomes: [PushOutcome] = []
         var retries: [String: (wait: Int, jobs: [PushJob])] = [:]
         var dead: [(job: PushJob, reason: String)] = []
+        var tally: [PushOutcome.Result: Int] = [:]
         for attempt in attempts {
             var job = attempt.job
             let result: PushOutcome.Result
@@ -88,13 +104,14 @@ struct PushDispatchHandler: Sendable {
                 if let next = retryPolicy.nextAttempt(after: job.attempt, retryAfterSeconds: after) {
                     result = .retrying
                     job.attempt = next.attempt
-                    let queue = retryPolicy.queueName(job.platform, delay: next.delay)
+                    let queue = retryPolicy.queueName(job.platform.provider, delay: next.delay)
                     retries[queue, default: (next.wait, [])].jobs.append(job)
                 } else {
                     result = .failed
                     dead.append((job, "gave up after \(retryPolicy.maximumAttempts) retries: \(verdict.reason ?? "")"))
                 }
             }
+            tally[result, default: 0] += 1
             outcomes.append(PushOutcome(
                 pushId: job.pushId, appId: job.appId, subscriptionId: job.subscriptionId, notificationId: job.notificationId,
                 sequence: job.sequence, platform: job.platform, result: result, status: verdict.status, reason: verdict.reason,
@@ -115,12 +132,12 @@ struct PushDispatchHandler: Sendable {
         }
         for (job, reason) in dead {
             messages.append(AMQPOutboundMessage(
-                routingKey: "\(QueueNames.pushQueue(job.platform)).dead", body: try encoder.encode(PushJobBatch(jobs: [job])),
-                properties: AMQPProperties(headers: ["x-notify-reason": reason, "x-notify-queue": QueueNames.pushQueue(job.platform)])))
+                routingKey: "\(QueueNames.pushQueue(job.platform.provider)).dead", body: try encoder.encode(PushJobBatch(jobs: [job])),
+                properties: AMQPProperties(headers: ["x-notify-reason": reason, "x-notify-queue": QueueNames.pushQueue(job.platform.provider)])))
         }
         if !outcomes.isEmpty {
             messages.append(AMQPOutboundMessage(routingKey: QueueNames.pushFeedback, body: try encoder.encode(PushOutcomeBatch(outcomes: outcomes))))
         }
-        return messages
+        return (messages, tally)
     }
 }

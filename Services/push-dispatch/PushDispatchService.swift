@@ -11,6 +11,7 @@ struct PushDispatchService {
 
     func run() async throws {
         let logger = ServiceRunner.bootstrapLogging(label: "push-dispatch", level: environment.string(.logLevel))
+        let metrics = ServiceMetrics.bootstrap()
         let amqp = try environment.amqpConfiguration()
         let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "reader")), logger: logger)
 
@@ -42,14 +43,15 @@ struct PushDispatchService {
                 options: .init(prefetch: prefetch, maximumBatch: max(prefetch / 4, 1), concurrentBatches: 4),
                 deadLetterPublisher: publisher, logger: logger,
                 handler: PushDispatchHandler(
-                    provider: provider, publisher: publisher, retryPolicy: retryPolicy, concurrency: concurrency, logger: logger
+                    provider: provider, publisher: publisher, retryPolicy: retryPolicy, concurrency: concurrency,
+                    metrics: DispatchMetrics(provider: provider.platform), logger: logger
                 ).handle)
         }
         let databaseHealth = DatabaseHealth(client: database, logger: logger)
         let health = HealthServer(
             host: try environment.require(.httpHost), port: try environment.integer(.healthPort(default: 8083)),
             checks: ["amqp": { publisher.isConnected && consumers.allSatisfy(\.isConnected) }, "database": { await databaseHealth.check() }],
-            logger: logger)
+            metrics: metrics, logger: logger)
         try await ServiceRunner.run([database, ConnectionPoolService(pool: connections), publisher] + consumers + [health], logger: logger)
     }
 }

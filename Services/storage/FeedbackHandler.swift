@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import NotifyAMQP
 import NotifyModels
 import NotifyRuntime
@@ -45,26 +46,37 @@ struct FeedbackHandler: Sendable {
 
             let invalid = outcomes.filter { $0.result == .tokenInvalid }
             if !invalid.isEmpty {
-                let removed = try await connection.query(
+                let rows = try await connection.query(
                     """
                     DELETE FROM subscriptions s
                     USING unnest(\(invalid.map(\.subscriptionId))::uuid[], \(invalid.map { $0.invalidSince ?? $0.at })::timestamptz[]) AS v(id, since)
                     WHERE s.subscription_id = v.id AND s.registered_at < v.since
-                    RETURNING s.subscription_id
-                    """, logger: logger).collect().count
+                    RETURNING s.platform
+                    """, logger: logger)
+                var removed: [String: Int] = [:]
+                for try await platform in rows.decode(String.self) { removed[platform, default: 0] += 1 }
+                for (platform, count) in removed {
+                    Counter(label: "notify_subscriptions_removed_total", dimensions: [("platform", platform)]).increment(by: count)
+                }
                 logger.info("removed subscriptions whose tokens the provider declared invalid", metadata: [
-                    "removed": "\(removed)", "reported": "\(invalid.count)",
+                    "removed": "\(removed.values.reduce(0, +))", "reported": "\(invalid.count)",
                 ])
             }
 
             for refused in outcomes where refused.result == .credentialsRejected {
-                try await connection.query(
+                let provider = refused.platform.provider.rawValue
+                // Only credentials stored before the refusal are flagged (new ones may already have replaced them).
+                let flagged = try await connection.query(
                     """
                     UPDATE app_credentials SET rejected_reason = \(refused.reason ?? "refused"), rejected_at = \(refused.at)
-                    WHERE app_id = \(refused.appId) AND provider = \(refused.platform.rawValue) AND updated_at < \(refused.at)
-                    """, logger: logger)
+                    WHERE app_id = \(refused.appId) AND provider = \(provider) AND updated_at < \(refused.at)
+                      AND rejected_reason IS NULL
+                    RETURNING app_id
+                    """, logger: logger).collect().count
+                guard flagged > 0 else { continue }
+                Counter(label: "notify_credentials_refused_total", dimensions: [("provider", provider)]).increment()
                 logger.error("provider refused an app's credentials; pushes for it stop until new ones are stored", metadata: [
-                    "appId": "\(refused.appId)", "provider": "\(refused.platform.rawValue)", "reason": "\(refused.reason ?? "-")",
+                    "appId": "\(refused.appId)", "provider": "\(provider)", "reason": "\(refused.reason ?? "-")",
                 ])
             }
         }

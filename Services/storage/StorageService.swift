@@ -11,6 +11,7 @@ struct StorageService {
 
     func run() async throws {
         let logger = ServiceRunner.bootstrapLogging(label: "storage", level: environment.string(.logLevel))
+        let metrics = ServiceMetrics.bootstrap()
         let amqp = try environment.amqpConfiguration()
         let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "writer")), logger: logger)
         let prefetch = try environment.integer(StorageCommandLine.prefetch)
@@ -35,7 +36,7 @@ struct StorageService {
         let health = HealthServer(
             host: try environment.require(.httpHost), port: try environment.integer(.healthPort(default: 8081)),
             checks: ["amqp": { publisher.isConnected && consumer.isConnected && feedback.isConnected }, "database": { await databaseHealth.check() }],
-            logger: logger)
+            metrics: metrics, logger: logger)
 
         let sweeper = Sweeper(
             publisher: publisher,

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import ServiceLifecycle
 import Synchronization
 
@@ -49,6 +50,8 @@ public final class AMQPConsumer: Service, Sendable {
     private let thread = ConnectionThread()
     private let buffer = DeliveryBuffer()
     private let shared = Mutex<SharedState>(SharedState())
+    /// `notify_amqp_messages_total{queue,disposition}`: what became of each message handed to the handler.
+    private let settled: (acked: Counter, requeued: Counter, deadLettered: Counter)
 
     /// - Parameter deadLetterPublisher: republishes dead-lettered messages with an `x-notify-reason` header;
     ///   without one (or if that fails) the message is rejected into the queue's dead-letter exchange.
@@ -63,6 +66,10 @@ public final class AMQPConsumer: Service, Sendable {
         self.deadLetterPublisher = deadLetterPublisher
         self.logger = logger
         self.handler = handler
+        func counter(_ disposition: String) -> Counter {
+            Counter(label: "notify_amqp_messages_total", dimensions: [("queue", queue), ("disposition", disposition)])
+        }
+        settled = (counter("ack"), counter("requeue"), counter("deadLetter"))
     }
 
     /// Whether the connection is up (for health checks).
@@ -126,6 +133,11 @@ public final class AMQPConsumer: Service, Sendable {
                 }
             }
         }
+        let requeued = dispositions.count { if case .requeue = $0 { true } else { false } }
+        let deadLettered = dispositions.count { if case .deadLetter = $0 { true } else { false } }
+        settled.acked.increment(by: batch.count - requeued - deadLettered)
+        if requeued > 0 { settled.requeued.increment(by: requeued) }
+        if deadLettered > 0 { settled.deadLettered.increment(by: deadLettered) }
         if options.concurrentBatches > 1 {
             for tag in acked { settlements.append((tag.connectionGeneration, .ack(tag.value, multiple: false))) }
         } else if let highest = acked.max() {

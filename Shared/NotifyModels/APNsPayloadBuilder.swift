@@ -8,7 +8,7 @@ public enum APNsPayloadBuilder {
     /// APNs rejects larger payloads (VoIP aside) with 413 PayloadTooLarge.
     public static let maximumPayloadBytes = 4096
     /// Top-level keys app data may not use.
-    public static let reservedKeys: Set<String> = ["aps", "notify"]
+    public static let reservedKeys: Set<String> = ["aps", "notify", "rawContent", "alert"]
 
     /// What the push tells the device.
     public struct Marker: Sendable, Equatable {
@@ -44,17 +44,45 @@ public enum APNsPayloadBuilder {
         if let badge { writer.key("badge"); writer.integer(Int64(badge)) }
         writer.endObject()
         ProviderPayloads.writeMarker(&writer, marker)
-        if let content, marker.kind.isContentChange {
-            if let raw = content.payload.rawContent { writer.key("rawContent"); writer.string(raw) }
-            if let data = content.push?.data {
-                for (name, value) in data.sorted(by: { $0.key < $1.key }) {
-                    writer.key(name)
-                    writer.value(value)
-                }
+        if let content, marker.kind.isContentChange { writeAppContent(&writer, content) }
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// A VoIP push (PushKit): an empty `aps` (APNs requires the key; iOS shows nothing for a VoIP push), and what
+    /// the app reports the call from: `notify`, the visual content under `alert`, `rawContent` and the app's data.
+    /// Never larger than the worst-case alert payload of the same content (and APNs allows VoIP 5120 bytes),
+    /// so the ingest size check covers it.
+    public static func voipPayload(for content: NotificationContent?, marker: Marker) -> [UInt8] {
+        var writer = JSONWriter(capacity: 256)
+        writer.beginObject()
+        writer.key("aps")
+        writer.beginObject()
+        writer.endObject()
+        ProviderPayloads.writeMarker(&writer, marker)
+        if let content {
+            if let visual = content.payload.visualContent {
+                writer.key("alert")
+                writer.beginObject()
+                if let title = visual.title { writer.key("title"); writer.string(title) }
+                if let body = visual.body { writer.key("body"); writer.string(body) }
+                writer.endObject()
             }
+            writeAppContent(&writer, content)
         }
         writer.endObject()
         return writer.bytes
+    }
+
+    /// `rawContent` and the app's data keys, in a stable order (every payload that carries the content ends so).
+    static func writeAppContent(_ writer: inout JSONWriter, _ content: NotificationContent) {
+        if let raw = content.payload.rawContent { writer.key("rawContent"); writer.string(raw) }
+        if let data = content.push?.data {
+            for (name, value) in data.sorted(by: { $0.key < $1.key }) {
+                writer.key(name)
+                writer.value(value)
+            }
+        }
     }
 
     /// The size of the largest payload this content can produce (largest badge and sequence).

@@ -29,7 +29,7 @@ public struct SubscriptionRequest: Codable, Sendable, Equatable {
         guard let platform else { throw .missing("platform") }
         guard let pushToken, !pushToken.isEmpty else { throw .missing("pushToken") }
         switch platform {
-        case .apns:
+        case .apns, .apnsVoip:
             let isHex = pushToken.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || ($0 >= 65 && $0 <= 70) }
             if !isHex || (pushToken.count != 64 && pushToken.count != 160) {
                 throw .invalid("pushToken", "an APNs device token is 64 (or 160) hexadecimal characters")
@@ -53,7 +53,7 @@ public struct SubscriptionRequest: Codable, Sendable, Equatable {
                 throw .invalid("eventSources[\(index)]", "an event source name is 1 to 256 bytes")
             }
         }
-        return (platform, platform == .apns ? pushToken.lowercased() : pushToken)
+        return (platform, platform.provider == .apns ? pushToken.lowercased() : pushToken)
     }
 }
 

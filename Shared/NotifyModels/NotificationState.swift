@@ -18,7 +18,19 @@ public enum NotificationPriority: String, Codable, Sendable, CaseIterable {
     case high, low, none
 }
 
-/// A device's push platform (or the live stream).
+/// A device's push platform.
+///
+/// `apns-voip` is an iPhone's PushKit token: a subscription of its own, reached through APNs with
+/// `apns-push-type: voip`. Apple ends an app that gets a VoIP push without reporting a call, so such
+/// a device receives only notifications whose `targetPolicy.platformTypes` names `apns-voip`, and
+/// never the read/dismissed/deleted changes of other devices.
 public enum Platform: String, Codable, Sendable, CaseIterable {
     case apns, fcm, wns, webpush
+    case apnsVoip = "apns-voip"
+
+    /// The provider that delivers to this platform's devices (its queue, credentials and client).
+    public var provider: Platform { self == .apnsVoip ? .apns : self }
+
+    /// The push providers, one work queue each.
+    public static let providers: [Platform] = [.apns, .fcm, .wns, .webpush]
 }

@@ -106,7 +106,8 @@ public enum ProviderCredentials: Sendable, Equatable {
     /// Decodes the body of a PUT for `platform`, naming the wrong field.
     public static func decode(_ platform: Platform, from data: Data, decoder: JSONDecoder) throws -> ProviderCredentials {
         switch platform {
-        case .apns: return .apns(try decoder.decode(APNsCredentials.self, from: data))
+        // PushKit tokens are reached with the app's APNs key: there are no VoIP credentials of their own.
+        case .apns, .apnsVoip: return .apns(try decoder.decode(APNsCredentials.self, from: data))
         case .fcm: return .fcm(try decoder.decode(FCMCredentials.self, from: data))
         case .wns: return .wns(try decoder.decode(WNSCredentials.self, from: data))
         case .webpush: return .webpush(try decoder.decode(WebPushCredentials.self, from: data))
@@ -141,7 +142,7 @@ extension ProviderCredentials: Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         switch try container.decode(Platform.self, forKey: .provider) {
-        case .apns: self = .apns(try container.decode(APNsCredentials.self, forKey: .credentials))
+        case .apns, .apnsVoip: self = .apns(try container.decode(APNsCredentials.self, forKey: .credentials))
         case .fcm: self = .fcm(try container.decode(FCMCredentials.self, forKey: .credentials))
         case .wns: self = .wns(try container.decode(WNSCredentials.self, forKey: .credentials))
         case .webpush: self = .webpush(try container.decode(WebPushCredentials.self, forKey: .credentials))

@@ -48,13 +48,7 @@ public enum ProviderPayloads {
         if let content, marker.kind.isContentChange {
             if let title = content.payload.visualContent?.title { writer.key("title"); writer.string(title) }
             if let body = content.payload.visualContent?.body { writer.key("body"); writer.string(body) }
-            if let raw = content.payload.rawContent { writer.key("rawContent"); writer.string(raw) }
-            if let data = content.push?.data {
-                for (name, value) in data.sorted(by: { $0.key < $1.key }) {
-                    writer.key(name)
-                    writer.value(value)
-                }
-            }
+            APNsPayloadBuilder.writeAppContent(&writer, content)
         }
         if let badge { writer.key("badge"); writer.integer(Int64(badge)) }
         writer.endObject()

@@ -2,19 +2,20 @@ import Hummingbird
 import Logging
 import ServiceLifecycle
 
-/// `GET /health` for services whose only HTTP is health: 200 when every check passes, else 503,
-/// with `{"status": "ok"|"unavailable", "checks": {"name": true|false}}`.
+/// `GET /health` and `GET /metrics` for services whose only HTTP is operational: health answers 200 when
+/// every check passes, else 503, with `{"status": "ok"|"unavailable", "checks": {"name": true|false}}`.
 public struct HealthServer: Service {
     /// A named check, e.g. "amqp" → the publisher is connected.
     public typealias Check = @Sendable () async -> Bool
 
     private let application: Application<RouterResponder<BasicRequestContext>>
 
-    public init(host: String, port: Int, checks: [String: Check], logger: Logger) {
+    public init(host: String, port: Int, checks: [String: Check], metrics: ServiceMetrics, logger: Logger) {
         let router = Router()
         router.get("/health") { _, _ -> Response in
             try await HealthReport.response(checks)
         }
+        metrics.addRoute(to: router)
         application = Application(
             router: router,
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "notify"),

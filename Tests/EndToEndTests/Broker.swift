@@ -1,5 +1,6 @@
 import Foundation
 import NotifyAMQP
+import NotifyModels
 import ServiceLifecycle
 import Synchronization
 
@@ -75,6 +76,24 @@ enum Broker {
         }
     }
 
+    /// The dead letters of a provider's push queue (`push.<provider>.dead`) about `notificationId`, with their
+    /// `x-notify-reason`, waiting up to `timeout` for one. Consumes (and so removes) every dead letter it reads.
+    static func deadPushJobs(_ provider: String, notificationId: String, timeout: Duration = .seconds(20)) async throws -> [(job: PushJob, reason: String?)] {
+        let queue = QueueNames.pushQueue(Platform(rawValue: provider)!)
+        return try await withConsumer(try configuration(), queue: "\(queue).dead", topology: .workQueue(queue)) { inbox in
+            let deadline = ContinuousClock.now + timeout
+            while true {
+                let found = try inbox.all.flatMap { delivery in
+                    try WireCoding.makeDecoder().decode(PushJobBatch.self, from: delivery.body).jobs
+                        .filter { $0.notificationId.uuidString.lowercased() == notificationId }
+                        .map { (job: $0, reason: delivery.properties.headers["x-notify-reason"]) }
+                }
+                if !found.isEmpty || ContinuousClock.now >= deadline { return found }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+
     /// Messages a test consumer received.
     final class Inbox: Sendable {
         private let deliveries = Mutex<[AMQPDelivery]>([])
@@ -82,6 +101,9 @@ enum Broker {
         func append(_ batch: [AMQPDelivery]) {
             deliveries.withLock { $0.append(contentsOf: batch) }
         }
+
+        /// Everything received so far.
+        var all: [AMQPDelivery] { deliveries.withLock { $0 } }
 
         /// Polls until a message with this correlation id arrived, for up to `timeout`.
         func reply(correlatedWith correlationId: String, timeout: Duration = .seconds(20)) async throws -> AMQPDelivery {

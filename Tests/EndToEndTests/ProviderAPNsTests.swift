@@ -24,6 +24,78 @@ extension EndToEndTests {
             #expect(try await !Database.subscriptionExists(device.subscriptionId, expecting: false), "not removed on a 410 newer than the registration")
         }
 
+        @Test("400 BadExpirationDate (a request bug): dead-lettered with the reason, logged as failed, the subscription kept")
+        func requestBugIsDeadLettered() async throws {
+            let app = try await TestApp.create()
+            let user = "user-\(uniqueSuffix())"
+            let device = try await app.registerSubscribedDevice(of: user)
+            try await ProviderSandbox.fault("apns", token: device.pushToken, status: 400, reason: "BadExpirationDate")
+            let id = try await app.publishAccepted(.alert(to: user, title: "never delivered"))
+
+            let log = try await app.deliveryLog(of: id) { !$0.isEmpty }
+            #expect(log.map(\.result) == ["failed"])
+            #expect(log.first?.reason == "BadExpirationDate")
+            let dead = try await Broker.deadPushJobs("apns", notificationId: id)
+            #expect(dead.count == 1, "the push is not in push.apns.dead")
+            #expect(dead.first?.reason?.contains("BadExpirationDate") == true, "x-notify-reason: \(dead.first?.reason ?? "missing")")
+            #expect(dead.first?.job.deviceToken == device.pushToken)
+            #expect(try await Database.subscriptionExists(device.subscriptionId, expecting: true))
+        }
+
+        @Test("403 InvalidProviderToken: credentials flagged and counted in /metrics, no token removed; new credentials deliver again")
+        func refusedProviderTokenFlagsCredentials() async throws {
+            let app = try await TestApp.create()
+            let user = "user-\(uniqueSuffix())"
+            let device = try await app.registerSubscribedDevice(of: user)
+            let flaggedBefore = try await Metrics.value("notify_credentials_refused_total", labels: ["provider": "apns"], service: .storage)
+            try await ProviderSandbox.fault("apns", token: device.pushToken, status: 403, reason: "InvalidProviderToken")
+            let refused = try await app.publishAccepted(.alert(to: user, title: "refused"))
+
+            let log = try await app.deliveryLog(of: refused) { !$0.isEmpty }
+            #expect(log.map(\.result) == ["credentialsRejected"])
+            #expect(try await Database.credentialsRejection(appId: app.appId, provider: "apns") == "InvalidProviderToken")
+            #expect(try await Database.subscriptionExists(device.subscriptionId, expecting: true), "a credentials problem removed a token")
+            let flaggedAfter = try await Metrics.value("notify_credentials_refused_total", labels: ["provider": "apns"], service: .storage)
+            #expect(flaggedAfter == flaggedBefore + 1, "storage's notify_credentials_refused_total went from \(flaggedBefore) to \(flaggedAfter)")
+
+            // The operator stores a new key: the flag is cleared and pushes flow again.
+            try await app.replaceAPNsKey()
+            #expect(try await Database.credentialsRejection(appId: app.appId, provider: "apns", timeout: .zero) == nil)
+            let delivered = try await app.publishAccepted(.alert(to: user, title: "after the new key"))
+            #expect(try await Sandbox.missingNotifications([delivered], at: device.pushToken).isEmpty, "not delivered with the new key")
+        }
+
+        @Test("a PushKit token gets only calls (platformTypes names apns-voip) as voip pushes on the .voip topic, and no state changes")
+        func voipPushes() async throws {
+            let app = try await TestApp.create()
+            let user = "user-\(uniqueSuffix())"
+            let phone = try await app.registerSubscribedDevice(of: user)
+            let voipToken = randomHex(bytes: 32)
+            _ = try await app.registerDevice(of: user, platform: .apnsVoip, pushToken: voipToken)
+
+            let ordinary = try await app.publishAccepted(.alert(to: user, title: "an ordinary alert"))
+            #expect(try await Sandbox.missingNotifications([ordinary], at: phone.pushToken).isEmpty)
+
+            var call = NotificationRequest.alert(to: user, title: "Incoming call", body: "Ada")
+            call.targetPolicy = TargetPolicy(platformTypes: [.apnsVoip])
+            call.payload?.rawContent = "call-42"
+            let callId = try await app.publishAccepted(call)
+            let push = try #require(try await Sandbox.waitForDeliveries(to: voipToken) { !$0.isEmpty }.first, "the PushKit token got no call")
+            #expect(push.notificationId == callId)
+            #expect(push.headers["apns-push-type"] == "voip")
+            #expect(push.headers["apns-topic"] == app.topic + ".voip")
+            #expect(push.headers["apns-priority"] == "10")
+            #expect(push.payload["aps"] == .object([:]), "a VoIP payload's aps is empty: iOS shows nothing, the app reports the call")
+            #expect(push.payload["alert"]?["title"]?.stringValue == "Incoming call")
+            #expect(push.payload["rawContent"]?.stringValue == "call-42")
+
+            // The phone answers the call: the dismiss is not pushed to the PushKit token.
+            try await app.user(user).patchAccepted(callId, StateChangeRequest(userActionState: .dismissed), from: phone.subscriptionId)
+            let voipDeliveries = try await deliveriesAfterQuietPeriod("apns", to: voipToken)
+            #expect(voipDeliveries.map(\.notificationId) == [callId], "the PushKit token got more than the call")
+            #expect(try await Sandbox.deliveries(to: phone.pushToken).map(\.notificationId) == [ordinary], "the alert token got the call")
+        }
+
         @Test("push-dispatch SIGKILLed while pushes wait in a delay queue: once started again, they are delivered")
         func retryBacklogSurvivesAKill() async throws {
             try await Services.restoringAll {

@@ -78,6 +78,8 @@ extension EndToEndTests {
             let log = try await setup.app.deliveryLog(of: id) { !$0.isEmpty }
             #expect(log.map(\.result) == ["failed"])
             #expect(log.first?.reason == "INVALID_ARGUMENT")
+            let dead = try await Broker.deadPushJobs("fcm", notificationId: id)
+            #expect(dead.map(\.reason) == ["INVALID_ARGUMENT"], "push.fcm.dead holds \(dead.count) jobs of this notification")
             #expect(try await deliveriesAfterQuietPeriod("fcm", to: setup.token).isEmpty, "a failed push was delivered")
             #expect(try await Database.subscriptionExists(setup.subscriptionId, expecting: true))
         }

@@ -100,16 +100,22 @@ struct TestApp: Sendable {
             json: StackClient.encode(CreateApp(name: "e2e \(uniqueSuffix())", brokerUser: brokerUser)))
         guard created.status == 201 else { throw TestFailure("POST /v1/apps answered \(created.status): \(created.text)") }
         let app = try created.decode(CreatedApp.self)
-        let apnsKey = try await Sandbox.newKey(topic: "com.example.notify.e2e")
+        let testApp = TestApp(appId: app.appId, apiKey: app.apiKey, clientSigningKey: app.clientSigningKey, topic: "com.example.notify.e2e")
+        try await testApp.replaceAPNsKey()
+        return testApp
+    }
+
+    /// Stores a new sandbox APNs key (for the app's topic) as the app's APNs credentials, as after revoking the old one.
+    func replaceAPNsKey() async throws {
+        let apnsKey = try await Sandbox.newKey(topic: topic)
         let stored = try await StackClient.send(
-            .PUT, "\(Stack.ingestURL)/v1/apps/\(app.appId)/providers/apns", bearer: Stack.adminToken,
+            .PUT, "\(Stack.ingestURL)/v1/apps/\(appId)/providers/apns", bearer: Stack.adminToken,
             json: StackClient.encode(Credentials(
                 teamId: apnsKey.teamId, keyId: apnsKey.keyId, privateKey: apnsKey.privateKey, topic: apnsKey.topic,
                 endpoint: Stack.sandboxAPNsURL)))
         guard stored.status == 200 else {
-            throw TestFailure("PUT /v1/apps/\(app.appId)/providers/apns answered \(stored.status): \(stored.text)")
+            throw TestFailure("PUT /v1/apps/\(appId)/providers/apns answered \(stored.status): \(stored.text)")
         }
-        return TestApp(appId: app.appId, apiKey: app.apiKey, clientSigningKey: app.clientSigningKey, topic: apnsKey.topic)
     }
 
     func userToken(_ userId: String) throws -> String {

@@ -1,0 +1,28 @@
+import Metrics
+import NotifyModels
+
+/// What push-dispatch counts per provider: every attempt's outcome, and how long the provider took to answer.
+///
+/// `notify_pushes_total{provider,result}` (result: accepted, retrying, tokenInvalid, credentialsRejected, failed)
+/// and `notify_push_duration_seconds{provider}`. The handles are made once; a batch adds its tally.
+struct DispatchMetrics: Sendable {
+    private let outcomes: [PushOutcome.Result: Counter]
+    private let duration: Timer
+
+    init(provider: Platform) {
+        var outcomes: [PushOutcome.Result: Counter] = [:]
+        for result in PushOutcome.Result.allCases {
+            outcomes[result] = Counter(label: "notify_pushes_total", dimensions: [("provider", provider.rawValue), ("result", result.rawValue)])
+        }
+        self.outcomes = outcomes
+        duration = Timer(label: "notify_push_duration_seconds", dimensions: [("provider", provider.rawValue)], preferredDisplayUnit: .seconds)
+    }
+
+    func recordAnswerTime(nanoseconds: Int64) {
+        duration.recordNanoseconds(nanoseconds)
+    }
+
+    func count(_ results: [PushOutcome.Result: Int]) {
+        for (result, count) in results { outcomes[result]?.increment(by: count) }
+    }
+}

@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
@@ -133,6 +134,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -188,7 +191,7 @@ let package = Package(
         .executableTarget(
             name: "DeviceSimulator",
             dependencies: [
-                "NotifyClient",
+                "NotifyClient", "NotifyModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/device-sim",
@@ -219,7 +222,6 @@ let package = Package(
             dependencies: [
                 "NotifyClient",
                 "NotifyModels",
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/NotifyClientTests",
             swiftSettings: swiftSettings

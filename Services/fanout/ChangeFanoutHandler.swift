@@ -35,7 +35,7 @@ struct ChangeFanoutHandler: Sendable {
         }
         let done = await RetryUntilShutdown.succeeded("fan out", logger: logger) {
             let devices = try await resolver.devices(of: users)
-            let pushes = try messages(for: events.filter { $0.eventSource == nil }, devices: devices)
+            let pushes = messages(for: events.filter { $0.eventSource == nil }, devices: devices)
             try await publisher.publish(pushes.messages + live)
             pushes.count()
             for event in events where event.eventSource != nil {
@@ -52,33 +52,32 @@ struct ChangeFanoutHandler: Sendable {
         try await broadcasts.forEachPage(appId: event.appId, eventSource: event.eventSource ?? "") { devices in
             let jobs = PushJobBuilder.jobs(for: event, devices: devices)
             pushed += jobs.count
-            let pushes = try messages(for: jobs)
+            let pushes = messages(for: jobs)
             try await publisher.publish(pushes.messages)
             pushes.count()
         }
         logger.info("broadcast fanned out", metadata: ["notificationId": "\(event.notificationId)", "pushes": "\(pushed)"])
     }
 
-    private func messages(for events: [ChangeEvent], devices: [UserKey: [SubscriptionResolver.Device]]) throws -> PushJobMessages {
+    private func messages(for events: [ChangeEvent], devices: [UserKey: [SubscriptionResolver.Device]]) -> PushJobMessages {
         var jobs: [PushJob] = []
         for event in events {
             guard let userDevices = devices[UserKey(appId: event.appId, userId: event.userId)] else { continue }
             jobs += PushJobBuilder.jobs(for: event, devices: userDevices)
         }
-        return try messages(for: jobs)
+        return messages(for: jobs)
     }
 
     /// Push jobs grouped per provider, `jobsPerMessage` to a message.
-    private func messages(for jobs: [PushJob]) throws -> PushJobMessages {
+    private func messages(for jobs: [PushJob]) -> PushJobMessages {
         var jobsByProvider: [Platform: [PushJob]] = [:]
         for job in jobs { jobsByProvider[job.platform.provider, default: []].append(job) }
-        let encoder = WireCoding.makeEncoder()
         var messages: [AMQPOutboundMessage] = []
         for (provider, jobs) in jobsByProvider {
             var start = 0
             while start < jobs.count {
                 let end = min(start + jobsPerMessage, jobs.count)
-                let body = try encoder.encode(PushJobBatch(jobs: Array(jobs[start..<end])))
+                let body = PushJobBatch(jobs: Array(jobs[start..<end])).encodedJSON()
                 messages.append(AMQPOutboundMessage(exchange: QueueNames.pushExchange, routingKey: provider.rawValue, body: body))
                 start = end
             }

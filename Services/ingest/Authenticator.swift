@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import Logging
+import NotifyModels
 
 /// The three kinds of caller: the operator (admin token), an app server (API key), a device (user token).
 struct Authenticator: Sendable {

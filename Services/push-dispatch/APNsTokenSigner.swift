@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import NotifyModels
 import Synchronization
 
 /// Makes and caches APNs provider tokens: ES256 JWTs signed with the app's .p8 key.
@@ -25,11 +26,9 @@ final class APNsTokenSigner: Sendable {
         }
         let key = try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM)
         let issuedAt = Int(now.timeIntervalSince1970)
-        let header = Base64URL.encode(Data("{\"alg\":\"ES256\",\"kid\":\"\(keyId)\"}".utf8))
-        let claims = Base64URL.encode(Data("{\"iss\":\"\(teamId)\",\"iat\":\(issuedAt)}".utf8))
-        let signingInput = "\(header).\(claims)"
-        let signature = try key.signature(for: Data(signingInput.utf8))
-        let token = Token(value: "\(signingInput).\(Base64URL.encode(signature.rawRepresentation))", issuedAt: Date(timeIntervalSince1970: TimeInterval(issuedAt)))
+        let value = try JSONWebToken.signES256(
+            header: "{\"alg\":\"ES256\",\"kid\":\"\(keyId)\"}", claims: "{\"iss\":\"\(teamId)\",\"iat\":\(issuedAt)}", key: key)
+        let token = Token(value: value, issuedAt: Date(timeIntervalSince1970: TimeInterval(issuedAt)))
         cache.withLock { $0[cacheKey] = token }
         return token.value
     }
@@ -46,15 +45,5 @@ extension APNsTokenSigner {
             cache[key] = nil
             return true
         }
-    }
-}
-
-/// Base64 with the URL alphabet and no padding (JWT segments).
-enum Base64URL {
-    static func encode(_ data: Data) -> String {
-        data.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 }

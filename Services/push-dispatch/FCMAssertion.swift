@@ -27,11 +27,10 @@ enum FCMAssertion {
         let issuedAt = Int(now.timeIntervalSince1970)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .withoutEscapingSlashes
-        let header = Base64URL.encode(try encoder.encode(Header(kid: account.privateKeyId)))
-        let claims = Base64URL.encode(try encoder.encode(Claims(
-            iss: account.clientEmail, scope: scope, aud: account.tokenUri, iat: issuedAt, exp: issuedAt + 3600)))
-        let signingInput = "\(header).\(claims)"
+        let signingInput = JSONWebToken.signingInput(
+            header: try encoder.encode(Header(kid: account.privateKeyId)),
+            claims: try encoder.encode(Claims(iss: account.clientEmail, scope: scope, aud: account.tokenUri, iat: issuedAt, exp: issuedAt + 3600)))
         let signature = try key.signature(for: Data(signingInput.utf8), padding: .insecurePKCS1v1_5)
-        return "\(signingInput).\(Base64URL.encode(signature.rawRepresentation))"
+        return "\(signingInput).\(Base64URLCoding.encode(signature.rawRepresentation))"
     }
 }

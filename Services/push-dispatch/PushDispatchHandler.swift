@@ -127,12 +127,12 @@ struct PushDispatchHandler: Sendable {
         var messages: [AMQPOutboundMessage] = []
         for (queue, retry) in retries {
             messages.append(AMQPOutboundMessage(
-                routingKey: queue, body: try encoder.encode(PushJobBatch(jobs: retry.jobs)),
+                routingKey: queue, body: PushJobBatch(jobs: retry.jobs).encodedJSON(),
                 properties: AMQPProperties(expirationMilliseconds: retry.wait)))
         }
         for (job, reason) in dead {
             messages.append(AMQPOutboundMessage(
-                routingKey: "\(QueueNames.pushQueue(job.platform.provider)).dead", body: try encoder.encode(PushJobBatch(jobs: [job])),
+                routingKey: "\(QueueNames.pushQueue(job.platform.provider)).dead", body: PushJobBatch(jobs: [job]).encodedJSON(),
                 properties: AMQPProperties(headers: ["x-notify-reason": reason, "x-notify-queue": QueueNames.pushQueue(job.platform.provider)])))
         }
         if !outcomes.isEmpty {

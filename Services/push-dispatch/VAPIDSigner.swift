@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import NotifyModels
 import Synchronization
 
 /// RFC 8292 VAPID authorization: `vapid t=<ES256 JWT>, k=<public key>`, the JWT naming the push service's
@@ -31,11 +32,11 @@ final class VAPIDSigner: Sendable {
         let key = try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .withoutEscapingSlashes
-        let header = Base64URL.encode(try encoder.encode(Header()))
-        let claims = Base64URL.encode(try encoder.encode(Claims(aud: audience, exp: Int(now.timeIntervalSince1970 + Self.lifetime), sub: subject)))
-        let signingInput = "\(header).\(claims)"
-        let signature = try key.signature(for: Data(signingInput.utf8))
-        let authorization = "vapid t=\(signingInput).\(Base64URL.encode(signature.rawRepresentation)), k=\(Base64URL.encode(key.publicKey.x963Representation))"
+        let claims = Claims(aud: audience, exp: Int(now.timeIntervalSince1970 + Self.lifetime), sub: subject)
+        let token = try JSONWebToken.signES256(
+            header: String(decoding: try encoder.encode(Header()), as: UTF8.self),
+            claims: String(decoding: try encoder.encode(claims), as: UTF8.self), key: key)
+        let authorization = "vapid t=\(token), k=\(Base64URLCoding.encode(key.publicKey.x963Representation))"
         cache.withLock { $0[cacheKey] = (authorization, now) }
         return authorization
     }

@@ -58,6 +58,6 @@ struct WebPushClient: Sendable {
 
     /// RFC 8030 §5.4: the notification id's 16 bytes, base64url (22 characters), so a newer push replaces an older one.
     static func topic(_ notificationId: UUID) -> String {
-        Base64URL.encode(withUnsafeBytes(of: notificationId.uuid) { Data($0) })
+        Base64URLCoding.encode(withUnsafeBytes(of: notificationId.uuid) { Data($0) })
     }
 }

@@ -6,12 +6,17 @@ import Foundation
 public enum DeterministicID {
     /// A UUID (version 5 layout, SHA-256 based) derived from the given parts.
     public static func make(_ parts: String...) -> UUID {
-        var hasher = SHA256()
+        var input: [UInt8] = []
         for part in parts {
-            hasher.update(data: Array(part.utf8))
-            hasher.update(data: [0])
+            input += part.utf8
+            input.append(0)
         }
-        var bytes = Array(hasher.finalize().prefix(16))
+        return make(hashing: input)
+    }
+
+    /// The UUID of `input`: each part's bytes followed by a zero byte.
+    private static func make(hashing input: [UInt8]) -> UUID {
+        var bytes = Array(SHA256.hash(data: input).prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x50
         bytes[8] = (bytes[8] & 0x3F) | 0x80
         return UUID(uuid: (
@@ -26,7 +31,19 @@ public enum DeterministicID {
     }
 
     /// The id of one push of one change to one device (APNs `apns-id`).
+    /// It is computed for every push job, so its parts ("push", both ids as `uuidString`, the sequence) are
+    /// written into one buffer rather than formatted as Strings.
     public static func pushID(notificationId: UUID, sequence: Int64, subscriptionId: UUID) -> UUID {
-        make("push", notificationId.uuidString, String(sequence), subscriptionId.uuidString)
+        var input: [UInt8] = []
+        input.reserveCapacity(112)
+        input += "push".utf8
+        input.append(0)
+        notificationId.appendString(to: &input, uppercase: true)
+        input.append(0)
+        sequence.appendDecimal(to: &input)
+        input.append(0)
+        subscriptionId.appendString(to: &input, uppercase: true)
+        input.append(0)
+        return make(hashing: input)
     }
 }

@@ -19,10 +19,10 @@ extension EndToEndTests {
             expectAPIError(wrongKey, status: 401, field: "Authorization", "publishing with a wrong API key")
 
             let device = SubscriptionRequest(platform: .apns, pushToken: randomHex(bytes: 32))
-            let forged = try UserTokens.mint(userId: user, appId: app.appId, signingKey: "a key that is not the app's")
+            let forged = UserToken.mint(userId: user, appId: app.appId, signingKey: "a key that is not the app's")
             expectAPIError(
                 try await app.registerDevice(device, token: forged), status: 401, field: "Authorization", "registering with a forged user token")
-            let expired = try UserTokens.mint(userId: user, appId: app.appId, signingKey: app.clientSigningKey, expiresIn: -3600)
+            let expired = UserToken.mint(userId: user, appId: app.appId, signingKey: app.clientSigningKey, lifetime: -3600)
             expectAPIError(
                 try await app.registerDevice(device, token: expired), status: 401, field: "Authorization", "registering with an expired user token")
 

@@ -119,7 +119,7 @@ struct TestApp: Sendable {
     }
 
     func userToken(_ userId: String) throws -> String {
-        try UserTokens.mint(userId: userId, appId: appId, signingKey: clientSigningKey)
+        UserToken.mint(userId: userId, appId: appId, signingKey: clientSigningKey)
     }
 
     /// Registers an APNs device of `userId` with a new random device token and returns the token.

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import NotifyClient
 import NotifyModels
@@ -52,15 +51,7 @@ enum Stack {
 
     /// An HS256 user token: `sub` = userId, `aud` = appId, `exp` = now + `lifetime` (negative: expired).
     static func userToken(_ app: App, _ userId: String, lifetime: TimeInterval = 3600) -> String {
-        func base64url(_ data: Data) -> String {
-            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-                .replacingOccurrences(of: "=", with: "")
-        }
-        let header = base64url(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
-        let claims = #"{"sub":"\#(userId)","aud":"\#(app.appId)","exp":\#(Int(Date().timeIntervalSince1970 + lifetime))}"#
-        let input = "\(header).\(base64url(Data(claims.utf8)))"
-        let signature = HMAC<SHA256>.authenticationCode(for: Data(input.utf8), using: SymmetricKey(data: Data(app.clientSigningKey.utf8)))
-        return "\(input).\(base64url(Data(signature)))"
+        UserToken.mint(userId: userId, appId: app.appId, signingKey: app.clientSigningKey, lifetime: lifetime)
     }
 
     struct HTTPFailure: Error, CustomStringConvertible {

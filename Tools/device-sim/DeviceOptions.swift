@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NotifyClient
+import NotifyModels
 
 /// The options every subcommand shares: which service, app and user this device is, and where its cache lives.
 struct DeviceOptions: ParsableArguments {
@@ -40,7 +41,7 @@ struct DeviceOptions: ParsableArguments {
             configuration: .init(baseURL: URL(string: baseURL)!, appId: appId, storageDirectory: directory),
             tokenProvider: {
                 if let fixedToken { return fixedToken }
-                return try UserToken.mint(userId: user ?? "", appId: app, signingKey: key ?? "")
+                return UserToken.mint(userId: user ?? "", appId: app, signingKey: key ?? "")
             })
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NotifyModels
 
 /// What setup created: one app whose APNs credentials point at the sandbox, and its users' devices.
 struct LoadFixture: Sendable {

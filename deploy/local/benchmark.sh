@@ -11,7 +11,7 @@ if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
     cat <<USAGE
 Sizes (environment, defaults in brackets): BENCH_SUSTAINED_COUNT [60000], BENCH_LATENCY_RATE [1000],
 BENCH_LATENCY_COUNT [20000], BENCH_FANOUT_EVENTS [100000], BENCH_BROADCAST_DEVICES [100000],
-BENCH_BROKER_MESSAGES [200000].
+BENCH_BROKER_MESSAGES [200000], BENCH_MICRO_SECONDS [2].
 USAGE
     exit 0
 fi
@@ -41,6 +41,8 @@ api="http://127.0.0.1:$NOTIFY_INGEST_PORT" sandbox="http://127.0.0.1:$NOTIFY_SAN
 apns="https://localhost:$NOTIFY_SANDBOX_APNS_PORT"
 common=(--ingest-url "$api" --sandbox-url "$sandbox" --sandbox-apns-url "$apns")
 
+echo "== micro-benchmarks of the hot functions"
+"$loadgen" micro --seconds "${BENCH_MICRO_SECONDS:-2}" --output "$out/micro" || true
 echo "== broker ceiling"
 "$loadgen" broker --amqp-url "$NOTIFY_AMQP_URL" --messages "${BENCH_BROKER_MESSAGES:-200000}" --output "$out/broker" || true
 echo "== sustained: flat out over HTTP, batches of 100, 1000 users x 3 devices"
@@ -63,7 +65,7 @@ echo "== sustained over AMQP (notify.ingest)"
 
 {
     echo "# Benchmark $(date -u +%Y-%m-%d) on $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"
-    for part in broker sustained sustained-amqp latency fanout broadcast; do
+    for part in micro broker sustained sustained-amqp latency fanout broadcast; do
         [ -f "$out/$part/report.md" ] && { echo; cat "$out/$part/report.md"; }
     done
     if [ -f "$out/broker/report.json" ] && [ -f "$out/sustained/report.json" ]; then

@@ -1,0 +1,61 @@
+import Foundation
+import NotifyModels
+import Testing
+
+/// The hand-written encodings on the push path say exactly what the Codable ones say.
+@Suite("Hand-written wire encodings")
+struct FastEncodingTests {
+    @Test("a push-job batch written directly decodes to the same jobs as one from JSONEncoder")
+    func pushJobBatchRoundTrip() throws {
+        let notificationId = UUID()
+        let expiration = Date(timeIntervalSince1970: 1_795_000_000.123)
+        let payload = "{\"aps\":{\"alert\":{\"title\":\"Quote \\\" and \\\\ and\\nnewline\",\"body\":\"héllo ✓ \\u0001\"}}}"
+        let jobs = (0..<3).map { index in
+            PushJob(
+                pushId: DeterministicID.pushID(notificationId: notificationId, sequence: 7, subscriptionId: UUID()), appId: "app_\(index)",
+                subscriptionId: UUID(), platform: index == 2 ? .webpush : .apns, deviceToken: "token-\(index)", notificationId: notificationId,
+                sequence: Int64.max - Int64(index), kind: .created, isAlert: index != 1, priority: .high, expiration: expiration,
+                collapseId: notificationId.uuidString.lowercased(), payload: index == 1 ? "other \u{7}" : payload, attempt: index,
+                keys: index == 2 ? WebPushKeys(p256dh: "BPk", auth: "a1") : nil)
+        }
+        let batch = PushJobBatch(jobs: jobs)
+        let written = try WireCoding.makeDecoder().decode(PushJobBatch.self, from: batch.encodedJSON())
+        let encoded = try WireCoding.makeDecoder().decode(PushJobBatch.self, from: WireCoding.makeEncoder().encode(batch))
+        #expect(written.jobs == encoded.jobs)
+        #expect(written.jobs.map(\.payload) == jobs.map(\.payload))
+    }
+
+    @Test("timestamps are written as WireCoding formats them, before and after 1970 and on leap days", arguments: [
+        0, 1_795_000_000.123, 951_782_400.999, -1.5, -86_400 * 365.25 * 30, 4_102_444_800.5, 1_709_164_800,
+    ])
+    func timestamps(seconds: Double) {
+        let date = Date(timeIntervalSince1970: (seconds * 1000).rounded(.down) / 1000)
+        var writer = JSONWriter()
+        writer.timestamp(date)
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == "\"\(WireCoding.formatTimestamp(date))\"")
+    }
+
+    @Test("integers and UUIDs are written as String(_:) and uuidString.lowercased() give them")
+    func integersAndUUIDs() {
+        for value in [0, 7, -7, 1_000_000, Int64.max, Int64.min] {
+            var writer = JSONWriter()
+            writer.integer(value)
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == String(value))
+        }
+        let id = UUID()
+        var writer = JSONWriter()
+        writer.uuid(id)
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == "\"\(id.uuidString.lowercased())\"")
+    }
+
+    @Test("push ids are what they were: the name-based UUID of push, both uuidStrings and the sequence")
+    func pushIDsAreStable() {
+        let notificationId = UUID(uuidString: "0E0B5F3C-9A57-4A8E-8F8B-2B9A0C5D6E7F")!
+        let subscriptionId = UUID(uuidString: "5D1C2B3A-4E5F-4A6B-9C8D-7E6F5A4B3C2D")!
+        for sequence: Int64 in [0, 1, 42, Int64.max] {
+            #expect(
+                DeterministicID.pushID(notificationId: notificationId, sequence: sequence, subscriptionId: subscriptionId)
+                    == DeterministicID.make("push", notificationId.uuidString, String(sequence), subscriptionId.uuidString))
+        }
+    }
+}

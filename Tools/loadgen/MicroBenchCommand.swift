@@ -1,0 +1,143 @@
+import ArgumentParser
+import Crypto
+import Foundation
+import NotifyModels
+
+/// `loadgen micro`: the hot functions of the pipeline timed one by one, in this process, nothing else running.
+struct MicroBenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "micro",
+        abstract: "Time the pipeline's hot functions (payloads, push-job JSON, ids, JWTs) in isolation.",
+        discussion: """
+            Each function runs in rounds of --round calls for --seconds (after a warm-up round); the report gives \
+            calls/s and the time per call at p50 and p99 over the rounds. Build with -c release for figures that \
+            mean anything.
+            """
+    )
+
+    @Option(help: "Seconds per function (at most 30).")
+    var seconds = 1.0
+    @Option(help: "Calls (or batch items) per timed round.")
+    var round = 200
+    @Option(help: "Directory for report.json and report.md. (default: .local/loadgen/micro-<time>)")
+    var output: String?
+
+    func validate() throws {
+        guard seconds > 0, seconds <= 30 else { throw ValidationError("--seconds must be more than 0 and at most 30.") }
+        guard (1...100_000).contains(round) else { throw ValidationError("--round must be between 1 and 100,000.") }
+    }
+
+    func run() async throws {
+        let fixture = try MicroBenchFixture()
+        var figures: [BenchmarkReport.Figure] = []
+        /// `unit` is how many items one call handles (jobs of a batch): times and rates are per item.
+        func measure(_ name: String, perCall unit: Int = 1, _ body: () throws -> Int) rethrows {
+            let callsPerRound = max(1, round / unit)
+            var sink = 0
+            for _ in 0..<callsPerRound { sink &+= try body() }
+            var perCallNanoseconds: [Double] = []
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(seconds)
+            var calls = 0
+            let started = clock.now
+            while clock.now < deadline {
+                let roundStarted = clock.now
+                for _ in 0..<callsPerRound { sink &+= try body() }
+                let elapsed = roundStarted.duration(to: clock.now)
+                perCallNanoseconds.append(Self.nanoseconds(elapsed) / Double(callsPerRound * unit))
+                calls += callsPerRound * unit
+            }
+            let total = started.duration(to: clock.now)
+            let totalSeconds = Self.nanoseconds(total) / 1e9
+            perCallNanoseconds.sort()
+            let p50 = perCallNanoseconds[perCallNanoseconds.count / 2]
+            let p99 = perCallNanoseconds[min(perCallNanoseconds.count - 1, perCallNanoseconds.count * 99 / 100)]
+            figures.append(.init(name: "\(name): calls/s", value: Double(calls) / totalSeconds, unit: "/s"))
+            figures.append(.init(name: "\(name): time per call p50", value: p50, unit: "ns"))
+            figures.append(.init(name: "\(name): time per call p99", value: p99, unit: "ns"))
+            if sink == 42 { print("") }  // keeps the results alive
+        }
+
+        let batch = fixture.pushJobBatch
+        let batchJSON = batch.encodedJSON()
+        let changesJSON = try WireCoding.makeEncoder().encode(fixture.changeEventBatch)
+        let encoder = WireCoding.makeEncoder()
+        let decoder = WireCoding.makeDecoder()
+        measure("APNs alert payload (APNsPayloadBuilder)") {
+            APNsPayloadBuilder.payload(for: fixture.content, marker: fixture.marker, badge: 3).count
+        }
+        measure("FCM message (ProviderPayloads.fcmMessage)") {
+            ProviderPayloads.fcmMessage(for: fixture.content, marker: fixture.marker, badge: 3, collapseKey: "c", highPriority: true, ttlSeconds: 3600).count
+        }
+        measure("push id (DeterministicID.pushID)") {
+            DeterministicID.pushID(notificationId: fixture.marker.notificationId, sequence: 7, subscriptionId: fixture.subscriptionId).uuid.0 == 0 ? 0 : 1
+        }
+        measure("push-job batch encode, written (per job)", perCall: batch.jobs.count) { batch.encodedJSON().count }
+        try measure("push-job batch encode, JSONEncoder (per job)", perCall: batch.jobs.count) { try encoder.encode(batch).count }
+        try measure("push-job batch decode, JSONDecoder (per job)", perCall: batch.jobs.count) {
+            try decoder.decode(PushJobBatch.self, from: batchJSON).jobs.count
+        }
+        try measure("change-event batch decode, JSONDecoder (per event)", perCall: fixture.changeEventBatch.events.count) {
+            try decoder.decode(ChangeEventBatch.self, from: changesJSON).events.count
+        }
+        try measure("APNs provider token, ES256 sign (JSONWebToken)") {
+            try JSONWebToken.signES256(header: #"{"alg":"ES256","kid":"KEY1234567"}"#, claims: #"{"iss":"TEAM123456","iat":1795000000}"#, key: fixture.signingKey).utf8.count
+        }
+        try measure("user token, parse and HS256 verify (UserToken)") {
+            let claims = try UserToken.unverifiedClaims(fixture.userToken)
+            try UserToken.verify(fixture.userToken, claims: claims, signingKey: fixture.clientSigningKey, now: Date())
+            return claims.subject.utf8.count
+        }
+
+        let report = BenchmarkReport(
+            mode: "micro", date: Date(), settings: ["seconds": "\(seconds)", "round": "\(round)", "jobsPerBatch": "\(batch.jobs.count)"],
+            figures: figures)
+        try report.write(to: output ?? BenchmarkReport.defaultOutput("micro"))
+    }
+}
+
+extension MicroBenchCommand {
+    static func nanoseconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) * 1e9 + Double(duration.components.attoseconds) / 1e9
+    }
+}
+
+/// Inputs shaped like the pipeline's: a visual notification with app data, 500 push jobs sharing its payload,
+/// 100 change events, a P-256 key and a user token.
+private struct MicroBenchFixture {
+    let content: NotificationContent
+    let marker: APNsPayloadBuilder.Marker
+    let subscriptionId = UUID()
+    let pushJobBatch: PushJobBatch
+    let changeEventBatch: ChangeEventBatch
+    let signingKey = P256.Signing.PrivateKey()
+    let clientSigningKey = "micro-bench-client-signing-key"
+    let userToken: String
+
+    init() throws {
+        content = NotificationContent(
+            appNotificationId: "order-42", groupName: "orders", priority: .high, expirationDateTime: Date().addingTimeInterval(86_400),
+            displayTimeToLive: nil, platformTypes: nil,
+            payload: NotificationPayload(rawContent: #"{"orderId":42,"state":"shipped"}"#, visualContent: VisualContent(title: "Order shipped", body: "Your order #42 is on its way")),
+            push: PushOptions(sound: "default", data: ["orderId": .number(42), "deepLink": .string("app://orders/42")]))
+        let notificationId = UUID()
+        marker = APNsPayloadBuilder.Marker(notificationId: notificationId, sequence: 7, kind: .created)
+        let payload = String(decoding: APNsPayloadBuilder.payload(for: content, marker: marker, badge: 3), as: UTF8.self)
+        let expiration = content.expirationDateTime
+        pushJobBatch = PushJobBatch(jobs: (0..<500).map { index in
+            let subscription = UUID()
+            return PushJob(
+                pushId: DeterministicID.pushID(notificationId: notificationId, sequence: 7, subscriptionId: subscription), appId: "app_micro",
+                subscriptionId: subscription, platform: .apns, deviceToken: String(repeating: String(format: "%02x", index % 256), count: 32),
+                notificationId: notificationId, sequence: 7, kind: .created, isAlert: true, priority: .high, expiration: expiration,
+                collapseId: notificationId.uuidString.lowercased(), payload: payload)
+        })
+        let content = content
+        changeEventBatch = ChangeEventBatch(events: (0..<100).map { index in
+            ChangeEvent(
+                appId: "app_micro", userId: "user-\(index)", sequence: Int64(index), kind: .created, notificationId: UUID(), content: content,
+                readState: .unread, userActionState: .noInteraction, originSubscriptionId: nil, unreadCount: 3, changedAt: Date())
+        })
+        userToken = UserToken.mint(userId: "user-1", appId: "app_micro", signingKey: clientSigningKey)
+    }
+}

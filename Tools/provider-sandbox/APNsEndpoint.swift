@@ -11,6 +11,7 @@ struct APNsEndpoint: HTTPResponder {
 
     private static let provider = "apns"
     private static let devicePath = "/3/device"
+    private static let devicePathPrefix = devicePath + "/"
 
     let verifier: ProviderTokenVerifier
     let tokenTracker: ConnectionTokenTracker
@@ -18,16 +19,18 @@ struct APNsEndpoint: HTTPResponder {
     let recorder: DeliveryRecorder
 
     func respond(to request: Request, context: Context) async throws -> Response {
-        let apnsID = request.headers[.apnsID].flatMap { APNsRequestValidator.isCanonicalUUID($0) ? $0 : nil }
-            ?? UUID().uuidString.lowercased()
+        // The answer carries the request's apns-id if it is a canonical UUID, else a new one.
+        let requestedID = request.headers.value(of: .apnsID)
+        let hasMalformedID = requestedID.map { !UUIDText.isCanonical($0) } ?? false
+        let apnsID = hasMalformedID ? UUIDText.next() : requestedID ?? UUIDText.next()
         let path = request.uri.path
-        guard path == Self.devicePath || path.hasPrefix(Self.devicePath + "/") else {
+        guard path == Self.devicePath || path.hasPrefix(Self.devicePathPrefix) else {
             return reject(.badPath, deviceToken: "", apnsID: apnsID)
         }
-        let deviceToken = path.dropFirst(Self.devicePath.count + 1)
+        let deviceToken = Substring(path.utf8.dropFirst(Self.devicePathPrefix.utf8.count))
         do {
             guard request.method == .post else { throw APNsError.methodNotAllowed }
-            let token = try verifier.verify(authorization: request.headers[.authorization])
+            let token = try verifier.verify(authorization: request.headers.value(of: .authorization))
             guard tokenTracker.accept(token, on: context.connection) else {
                 throw APNsError.tooManyProviderTokenUpdates
             }
@@ -49,7 +52,11 @@ struct APNsEndpoint: HTTPResponder {
                 )
             }
             try APNsRequestValidator.validateDeviceToken(deviceToken)
-            let pushType = try APNsRequestValidator.validateHeaders(request.headers, key: token.key)
+            let pushType = try APNsRequestValidator.validateHeaders(
+                request.headers,
+                key: token.key,
+                hasMalformedID: hasMalformedID
+            )
             let body = try await request.bodyBytes(limit: pushType.maximumPayloadSize)
             let payload = try APNsRequestValidator.validatePayload(body, pushType: pushType)
             recorder.recordDelivery(
@@ -58,7 +65,7 @@ struct APNsEndpoint: HTTPResponder {
                 headers: APNsRequestValidator.recordedHeaders(request.headers),
                 payload: payload
             )
-            return Response(status: .ok, headers: [.apnsID: apnsID, .apnsUniqueID: UUID().uuidString.lowercased()])
+            return Response(status: .ok, headers: [.apnsID: apnsID, .apnsUniqueID: UUIDText.next()])
         } catch let error as APNsError {
             return reject(error, deviceToken: deviceToken, apnsID: apnsID)
         }

@@ -1,4 +1,3 @@
-import Foundation
 import HTTPTypes
 
 /// An APNs error answer: the HTTP status and Apple's `reason`
@@ -53,56 +52,62 @@ enum APNsPushType: String, Sendable {
 /// The request headers and body checks APNs makes, in the order the sandbox applies them.
 enum APNsRequestValidator {
     /// Headers kept in a delivery record: every `apns-*` header and `content-type`.
-    static func recordedHeaders(_ headers: HTTPFields) -> [String: String] {
-        headers.recorded { $0.hasPrefix("apns-") || $0 == "content-type" }
+    static func recordedHeaders(_ headers: HTTPFields) -> RecordedHeaders {
+        RecordedHeaders(headers) { $0.hasPrefix("apns-") || $0 == "content-type" }
     }
 
     /// A device token is 32 bytes (64 hex digits), or 80 bytes (160 hex digits).
     static func validateDeviceToken(_ token: Substring) throws(APNsError) {
         guard !token.isEmpty else { throw .missingDeviceToken }
-        guard token.count == 64 || token.count == 160, token.allSatisfy(\.isHexDigit) else {
-            throw .badDeviceToken
+        var token = token
+        let isValid = token.withUTF8 { digits in
+            (digits.count == 64 || digits.count == 160) && digits.allSatisfy(\.isASCIIHexDigit)
         }
+        guard isValid else { throw .badDeviceToken }
     }
 
     /// Validates the `apns-*` headers against the key that signed the provider token.
-    static func validateHeaders(_ headers: HTTPFields, key: APNsKey) throws(APNsError) -> APNsPushType {
-        if let apnsID = headers[.apnsID], !isCanonicalUUID(apnsID) {
-            throw .badMessageId
-        }
-        guard let pushType = headers[.apnsPushType].flatMap(APNsPushType.init(rawValue:)) else {
+    /// `hasMalformedID`: the request's `apns-id` is not a canonical UUID (the caller checks it once,
+    /// since it also picks the `apns-id` of the answer).
+    static func validateHeaders(
+        _ headers: HTTPFields,
+        key: APNsKey,
+        hasMalformedID: Bool
+    ) throws(APNsError) -> APNsPushType {
+        guard !hasMalformedID else { throw .badMessageId }
+        guard let pushType = headers.value(of: .apnsPushType).flatMap(APNsPushType.init(rawValue:)) else {
             throw .invalidPushType
         }
-        guard let topic = headers[.apnsTopic], !topic.isEmpty else { throw .missingTopic }
-        guard key.topics.contains(where: { $0 + pushType.topicSuffix == topic }) else { throw .topicDisallowed }
-        if let priority = headers[.apnsPriority] {
-            guard ["1", "5", "10"].contains(priority), !(pushType == .background && priority == "10") else {
-                throw .badPriority
-            }
+        guard let topic = headers.value(of: .apnsTopic), !topic.isEmpty else { throw .missingTopic }
+        guard key.topics.contains(where: { isTopic(topic, of: $0, suffix: pushType.topicSuffix) }) else {
+            throw .topicDisallowed
         }
-        if let expiration = headers[.apnsExpiration] {
+        if let priority = headers.value(of: .apnsPriority) {
+            let isKnown = priority == "1" || priority == "5" || priority == "10"
+            guard isKnown, !(pushType == .background && priority == "10") else { throw .badPriority }
+        }
+        if let expiration = headers.value(of: .apnsExpiration) {
             guard let seconds = Int64(expiration), seconds >= 0 else { throw .badExpirationDate }
         }
-        if let collapseID = headers[.apnsCollapseID], collapseID.utf8.count > 64 {
+        if let collapseID = headers.value(of: .apnsCollapseID), collapseID.utf8.count > 64 {
             throw .badCollapseId
         }
         return pushType
     }
 
-    /// Validates the body and returns it as compact JSON text.
-    static func validatePayload(_ body: [UInt8], pushType: APNsPushType) throws(APNsError) -> String {
+    /// Validates the body (a JSON object whose `aps` is an object) and returns it as compact JSON text.
+    static func validatePayload(_ body: [UInt8], pushType: APNsPushType) throws(APNsError) -> [UInt8] {
         guard !body.isEmpty else { throw .payloadEmpty }
         guard body.count <= pushType.maximumPayloadSize else { throw .payloadTooLarge }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-            object["aps"] is [String: Any]
+        guard let document = JSONDocument(body, inspecting: "aps"), document.kind == .object,
+            document.memberKind == .object
         else { throw .badPayload }
-        return JSONText.compact(body)
+        return document.hasWhitespace ? JSONText.compact(body) : body
     }
 
-    /// Whether `value` is a UUID in its canonical 8-4-4-4-12 hexadecimal form.
-    static func isCanonicalUUID(_ value: String) -> Bool {
-        let groups = value.split(separator: "-", omittingEmptySubsequences: false)
-        return groups.map(\.count) == [8, 4, 4, 4, 12] && groups.allSatisfy { $0.allSatisfy(\.isHexDigit) }
+    /// Whether `topic` is the bundle id `app` followed by a push type's `suffix`, byte for byte.
+    private static func isTopic(_ topic: String, of app: String, suffix: String) -> Bool {
+        topic.utf8.starts(with: app.utf8) && topic.utf8.dropFirst(app.utf8.count).elementsEqual(suffix.utf8)
     }
 }
 

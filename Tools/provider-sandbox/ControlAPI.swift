@@ -324,13 +324,20 @@ struct ControlAPI: Sendable {
 
     /// `{"<name>": [records...], "lastId": n}`, the records' JSON embedded as rendered.
     private static func page(named name: String, _ page: RecordPage) -> Response {
-        var body = "{\"\(name)\":["
-        body += page.records.lazy.map(\.json).joined(separator: ",")
-        body += "],\"lastId\":\(page.lastId)}"
+        var body = ByteBuffer()
+        body.reserveCapacity(page.records.reduce(64) { $0 + $1.json.count + 1 })
+        body.writeString("{\"\(name)\":[")
+        for (index, record) in page.records.enumerated() {
+            if index > 0 {
+                body.writeString(",")
+            }
+            body.writeBytes(record.json)
+        }
+        body.writeString("],\"lastId\":\(page.lastId)}")
         return Response(
             status: .ok,
             headers: [.contentType: "application/json"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: body))
+            body: ResponseBody(byteBuffer: body)
         )
     }
 

@@ -2,12 +2,12 @@ import Foundation
 import ServiceLifecycle
 import Synchronization
 
-/// One recorded push, accepted or refused, rendered once as its JSON object.
+/// One recorded push, accepted or refused, rendered once as its JSON object (UTF-8).
 struct PushRecord: Sendable {
     let id: Int
     let provider: String
     let deviceToken: String
-    let json: String
+    let json: [UInt8]
 }
 
 /// Which records a reader wants: those after a cursor, optionally for one provider or device token.
@@ -83,7 +83,6 @@ final class DeliveryRecorder: Service {
     }
 
     private static let flushInterval = Duration.milliseconds(100)
-    private static let timestampStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
     private let state: Mutex<State>
     private let file: FileHandle
@@ -104,29 +103,62 @@ final class DeliveryRecorder: Service {
     }
 
     /// Records an accepted push; `payload` is compact JSON text.
-    func recordDelivery(provider: String, deviceToken: String, headers: [String: String], payload: String) {
-        let fields = ",\"provider\":\(JSONText.quoted(provider)),\"deviceToken\":\(JSONText.quoted(deviceToken))"
-            + ",\"headers\":\(JSONText.object(headers)),\"payload\":\(payload)"
-            + ",\"receivedAt\":\(JSONText.quoted(Date.now.formatted(Self.timestampStyle)))}"
+    func recordDelivery(provider: String, deviceToken: String, headers: RecordedHeaders, payload: [UInt8]) {
+        var fields = Self.fields(provider: provider, deviceToken: deviceToken, extraCapacity: payload.count + 256)
+        fields.append(contentsOf: #","headers":"#.utf8)
+        headers.appendJSON(to: &fields)
+        fields.append(contentsOf: #","payload":"#.utf8)
+        fields.append(contentsOf: payload)
+        Self.appendReceivedAt(to: &fields)
         state.withLock { state in
             let record = state.deliveries.append { id in
-                PushRecord(id: id, provider: provider, deviceToken: deviceToken, json: "{\"id\":\(id)" + fields)
+                PushRecord(id: id, provider: provider, deviceToken: deviceToken, json: Self.record(id: id, fields: fields))
             }
-            state.unwritten.append(contentsOf: record.json.utf8)
+            state.unwritten.append(contentsOf: record.json)
             state.unwritten.append(UInt8(ascii: "\n"))
         }
     }
 
     /// Records a refused push with the status and reason it was answered (status 0: connection dropped).
     func recordRejection(provider: String, deviceToken: String, status: Int, reason: String) {
-        let fields = ",\"provider\":\(JSONText.quoted(provider)),\"deviceToken\":\(JSONText.quoted(deviceToken))"
-            + ",\"status\":\(status),\"reason\":\(JSONText.quoted(reason))"
-            + ",\"receivedAt\":\(JSONText.quoted(Date.now.formatted(Self.timestampStyle)))}"
+        var fields = Self.fields(provider: provider, deviceToken: deviceToken, extraCapacity: reason.utf8.count + 64)
+        fields.append(contentsOf: #","status":\#(status),"reason":"#.utf8)
+        JSONText.appendQuoted(reason, to: &fields)
+        Self.appendReceivedAt(to: &fields)
         state.withLock { state in
             _ = state.rejections.append { id in
-                PushRecord(id: id, provider: provider, deviceToken: deviceToken, json: "{\"id\":\(id)" + fields)
+                PushRecord(id: id, provider: provider, deviceToken: deviceToken, json: Self.record(id: id, fields: fields))
             }
         }
+    }
+
+    /// The members every record starts with after its id: `,"provider":…,"deviceToken":…`, with
+    /// room for `extraCapacity` more bytes.
+    private static func fields(provider: String, deviceToken: String, extraCapacity: Int) -> [UInt8] {
+        var fields: [UInt8] = []
+        fields.reserveCapacity(provider.utf8.count + deviceToken.utf8.count + 96 + extraCapacity)
+        fields.append(contentsOf: #","provider":"#.utf8)
+        JSONText.appendQuoted(provider, to: &fields)
+        fields.append(contentsOf: #","deviceToken":"#.utf8)
+        JSONText.appendQuoted(deviceToken, to: &fields)
+        return fields
+    }
+
+    /// Ends a record's members with `,"receivedAt":"<now, ISO 8601>"}`.
+    private static func appendReceivedAt(to fields: inout [UInt8]) {
+        fields.append(contentsOf: #","receivedAt":""#.utf8)
+        ISO8601Timestamp.append(.now, to: &fields)
+        fields.append(contentsOf: #""}"#.utf8)
+    }
+
+    /// The record's JSON object: `{"id":<id>` followed by its members.
+    private static func record(id: Int, fields: [UInt8]) -> [UInt8] {
+        var json: [UInt8] = []
+        json.reserveCapacity(fields.count + 32)
+        json.append(contentsOf: #"{"id":"#.utf8)
+        json.append(contentsOf: String(id).utf8)
+        json.append(contentsOf: fields)
+        return json
     }
 
     func deliveries(_ query: RecordQuery) -> RecordPage {

@@ -152,10 +152,10 @@ struct FCMEndpoint: Sendable {
                 recorder.recordDelivery(
                     provider: Self.provider,
                     deviceToken: token,
-                    headers: request.headers.recorded { name in
+                    headers: RecordedHeaders(request.headers) { name in
                         name == "content-type" || name.hasPrefix("x-goog-") || name.hasPrefix("x-firebase-")
                     },
-                    payload: send.message
+                    payload: Array(send.message.utf8)
                 )
             }
             let messageId = send.validateOnly

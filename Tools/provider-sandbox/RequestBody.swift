@@ -23,17 +23,3 @@ extension Request {
         return try? URLEncodedFormDecoder().decode(type, from: String(decoding: bytes, as: UTF8.self))
     }
 }
-
-extension HTTPFields {
-    /// Headers for a delivery record: lower-case names that `keep` accepts; never `authorization`.
-    func recorded(keeping keep: (String) -> Bool) -> [String: String] {
-        var recorded: [String: String] = [:]
-        for field in self {
-            let name = field.name.canonicalName
-            if name != "authorization" && keep(name) {
-                recorded[name] = recorded[name].map { $0 + ", " + field.value } ?? field.value
-            }
-        }
-        return recorded
-    }
-}

@@ -94,14 +94,14 @@ struct WNSEndpoint: Sendable {
                 let error = WNSError(status: fault.status ?? 500, description: fault.reason ?? "")
                 return reject(error, channelId: channelId, retryAfter: fault.retryAfter)
             }
-            let payload: String
+            var payload: [UInt8] = []
             if request.method == .delete {
                 try WNSRequestValidator.validateMatch(request.headers[.wnsMatch])
-                payload = "null"
+                payload.append(contentsOf: "null".utf8)
             } else {
                 let type = try WNSRequestValidator.validateHeaders(request.headers)
                 let body = try await request.bodyBytes(limit: WNSRequestValidator.maximumPayloadSize)
-                payload = JSONText.quoted(try WNSRequestValidator.validatePayload(body, type: type))
+                JSONText.appendQuoted(try WNSRequestValidator.validatePayload(body, type: type), to: &payload)
             }
             recorder.recordDelivery(
                 provider: Self.provider,

@@ -60,8 +60,8 @@ enum WNSRequestValidator {
     ]
 
     /// Headers kept in a delivery record: every `x-wns-*` header and `content-type`.
-    static func recordedHeaders(_ headers: HTTPFields) -> [String: String] {
-        headers.recorded { $0.hasPrefix("x-wns-") || $0 == "content-type" }
+    static func recordedHeaders(_ headers: HTTPFields) -> RecordedHeaders {
+        RecordedHeaders(headers) { $0.hasPrefix("x-wns-") || $0 == "content-type" }
     }
 
     /// Checks `X-WNS-Type`, `Content-Type`, `X-WNS-Tag`, `X-WNS-Group`, `X-WNS-TTL` and the enumerated headers.

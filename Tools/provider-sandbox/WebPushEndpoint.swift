@@ -66,7 +66,7 @@ struct WebPushEndpoint: Sendable {
             return Response(
                 status: .created,
                 headers: [
-                    .location: verifier.audience + "/webpush/messages/" + UUID().uuidString.lowercased(),
+                    .location: verifier.audience + "/webpush/messages/" + UUIDText.next(),
                     .ttl: String(ttl),
                 ]
             )

@@ -1,4 +1,3 @@
-import Foundation
 import HTTPTypes
 import Hummingbird
 
@@ -72,8 +71,8 @@ enum WebPushRequestValidator {
     private static let urgencies: Set = ["very-low", "low", "normal", "high"]
 
     /// Headers kept in a delivery record.
-    static func recordedHeaders(_ headers: HTTPFields) -> [String: String] {
-        headers.recorded { ["ttl", "urgency", "topic", "content-encoding", "content-type"].contains($0) }
+    static func recordedHeaders(_ headers: HTTPFields) -> RecordedHeaders {
+        RecordedHeaders(headers) { ["ttl", "urgency", "topic", "content-encoding", "content-type"].contains($0) }
     }
 
     /// Checks `TTL` (required), `Urgency` and `Topic`, and answers the TTL.
@@ -90,12 +89,14 @@ enum WebPushRequestValidator {
     }
 
     /// The plaintext as record payload: compact JSON if it parses, else a JSON string; null if empty.
-    static func payload(_ plaintext: [UInt8]) -> String {
-        if plaintext.isEmpty { return "null" }
-        if (try? JSONSerialization.jsonObject(with: Data(plaintext), options: .fragmentsAllowed)) != nil {
-            return JSONText.compact(plaintext)
+    static func payload(_ plaintext: [UInt8]) -> [UInt8] {
+        if plaintext.isEmpty { return Array("null".utf8) }
+        if let document = JSONDocument(plaintext) {
+            return document.hasWhitespace ? JSONText.compact(plaintext) : plaintext
         }
-        return JSONText.quoted(String(decoding: plaintext, as: UTF8.self))
+        var quoted: [UInt8] = []
+        JSONText.appendQuoted(String(decoding: plaintext, as: UTF8.self), to: &quoted)
+        return quoted
     }
 }
 

@@ -1,7 +1,6 @@
-import AsyncHTTPClient
 import Foundation
-import Logging
 import NIOCore
+import NIOHTTP2
 import NotifyModels
 
 /// Sends one push over the APNs provider API (HTTP/2, token auth).
@@ -16,7 +15,7 @@ struct APNsClient: Sendable {
         case unreachable(String)
     }
 
-    let connections: HTTPClientPool
+    let connections: APNsTransport
     let signer: APNsTokenSigner
     var timeout: TimeAmount = .seconds(10)
 
@@ -27,37 +26,56 @@ struct APNsClient: Sendable {
         } catch {
             return .rejected(status: 403, reason: "InvalidProviderToken", retryAfter: nil, invalidSince: nil)
         }
-        var request = HTTPClientRequest(url: "\(credentials.baseURL)/3/device/\(job.deviceToken)")
-        request.method = .POST
-        request.headers.add(name: "authorization", value: "bearer \(token)")
-        if job.platform == .apnsVoip {
-            // PushKit: the app's topic with `.voip`, delivered at once unless the publisher asked for low priority.
-            request.headers.add(name: "apns-topic", value: credentials.topic + ".voip")
-            request.headers.add(name: "apns-push-type", value: "voip")
-            request.headers.add(name: "apns-priority", value: job.priority == .high ? "10" : "5")
-        } else {
-            request.headers.add(name: "apns-topic", value: credentials.topic)
-            request.headers.add(name: "apns-push-type", value: job.isAlert ? "alert" : "background")
-            request.headers.add(name: "apns-priority", value: job.isAlert && job.priority == .high ? "10" : "5")
-        }
-        request.headers.add(name: "apns-expiration", value: String(Int(job.expiration.timeIntervalSince1970)))
-        request.headers.add(name: "apns-collapse-id", value: job.collapseId)
-        request.headers.add(name: "apns-id", value: job.pushId.uuidString.lowercased())
-        request.headers.add(name: "content-type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: job.payload))
         do {
-            let httpClient = connections.client(teamId: credentials.teamId, keyId: credentials.keyId, baseURL: credentials.baseURL)
-            let response = try await httpClient.execute(request, timeout: timeout)
-            let body = try await response.body.collect(upTo: 64 * 1024)
-            if response.status == .ok { return .accepted }
-            let error = try? JSONDecoder().decode(APNsErrorBody.self, from: Data(buffer: body))
+            let pool = try connections.pool(teamId: credentials.teamId, keyId: credentials.keyId, baseURL: credentials.baseURL)
+            let response = try await pool.send(request(for: job, token: token, topic: credentials.topic, endpoint: pool.endpoint), timeout: timeout).get()
+            if response.status == 200 { return .accepted }
+            let error = try? JSONDecoder().decode(APNsErrorBody.self, from: Data(response.body.readableBytesView))
             return .rejected(
-                status: Int(response.status.code), reason: error?.reason ?? "HTTP \(response.status.code)",
-                retryAfter: response.headers.first(name: "retry-after").flatMap { Int($0) },
+                status: response.status, reason: error?.reason ?? "HTTP \(response.status)",
+                retryAfter: response.retryAfter.flatMap { Int($0) },
                 invalidSince: error?.timestamp.map { Date(timeIntervalSince1970: $0 / 1000) })
         } catch {
             return .unreachable(String(describing: error))
         }
+    }
+
+    private func request(for job: PushJob, token: String, topic: String, endpoint: APNsTransportEndpoint) -> APNsTransportRequest {
+        let pushType: String
+        let priority: String
+        let pushTopic: String
+        if job.platform == .apnsVoip {
+            // PushKit: the app's topic with `.voip`, delivered at once unless the publisher asked for low priority.
+            pushTopic = topic + ".voip"
+            pushType = "voip"
+            priority = job.priority == .high ? "10" : "5"
+        } else {
+            pushTopic = topic
+            pushType = job.isAlert ? "alert" : "background"
+            priority = job.isAlert && job.priority == .high ? "10" : "5"
+        }
+        let body = ByteBuffer(string: job.payload)
+        let path = endpoint.devicePathPrefix + job.deviceToken
+        let expiration = String(Int(job.expiration.timeIntervalSince1970))
+        let pushId = job.pushId.uuidString.lowercased()
+        let contentLength = String(body.readableBytes)
+        return APNsTransportRequest(
+            headers: HTTP2Frame.FramePayload.Headers(headers: [
+                ":method": "POST",
+                ":scheme": "https",
+                ":authority": endpoint.authority,
+                ":path": path,
+                "authorization": "bearer \(token)",
+                "apns-topic": pushTopic,
+                "apns-push-type": pushType,
+                "apns-priority": priority,
+                "apns-expiration": expiration,
+                "apns-collapse-id": job.collapseId,
+                "apns-id": pushId,
+                "content-type": "application/json",
+                "content-length": contentLength,
+            ]),
+            body: body)
     }
 }
 
@@ -65,17 +83,4 @@ struct APNsClient: Sendable {
 private struct APNsErrorBody: Decodable {
     var reason: String
     var timestamp: Double?
-}
-
-/// APNs ties a connection to the provider token it first saw: changing the token on a connection more often
-/// than every 20 minutes gets 429 TooManyProviderTokenUpdates. So each signing key and endpoint has its own client.
-extension HTTPClientPool {
-    func client(teamId: String, keyId: String, baseURL: String) -> HTTPClient {
-        client(for: "apns \(teamId).\(keyId)@\(baseURL)")
-    }
-
-    /// Replaces the client of this key (after a provider-token refresh, so the new token starts on a new connection).
-    func reset(teamId: String, keyId: String, baseURL: String) {
-        reset(key: "apns \(teamId).\(keyId)@\(baseURL)")
-    }
 }

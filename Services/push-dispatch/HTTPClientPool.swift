@@ -3,11 +3,11 @@ import NIOCore
 import NIOSSL
 import Synchronization
 
-/// HTTP clients (so their own HTTP/2 connections) for the provider endpoints, per key the caller chooses,
-/// all trusting the extra CA of the provider sandbox when one is configured.
+/// HTTP clients (so their own HTTP/2 connections) for the FCM, WNS and Web Push endpoints, per key the caller
+/// chooses, all trusting the extra CA of the provider sandbox when one is configured (APNs has `APNsTransport`).
 ///
 /// A key gets up to `connectionsPerKey` clients, handed out in turn: an HTTP/2 connection carries a limited
-/// number of concurrent streams (APNs about 1,000, the sandbox 100), and a client waits for a free stream
+/// number of concurrent streams (the sandbox allows 100), and a client waits for a free stream
 /// rather than opening another connection, so a busy key spreads its pushes over several connections.
 final class HTTPClientPool: Sendable {
     private struct Shard {
@@ -42,14 +42,6 @@ final class HTTPClientPool: Sendable {
             let client = shard.clients[shard.next % shard.clients.count]
             shard.next = (shard.next + 1) % connectionsPerKey
             return client
-        }
-    }
-
-    /// Replaces the clients of `key`: the next requests open new connections.
-    func reset(key: String) {
-        let old = shards.withLock { $0.removeValue(forKey: key) }
-        if let old {
-            Task { for client in old.clients { try? await client.shutdown() } }
         }
     }
 

@@ -5,7 +5,7 @@ import NotifyRuntime
 import PostgresNIO
 import ServiceLifecycle
 
-/// Wires push-dispatch together: HTTP clients, credentials from the database, a consumer per provider, health.
+/// Wires push-dispatch together: APNs connections and HTTP clients, credentials from the database, a consumer per provider, health.
 struct PushDispatchService {
     let environment: ServiceEnvironment
 
@@ -15,11 +15,13 @@ struct PushDispatchService {
         let amqp = try environment.amqpConfiguration()
         let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "reader")), logger: logger)
 
-        let connections = HTTPClientPool(trustedCAFile: environment.string(PushDispatchCommandLine.trustedCA))
+        let trustedCAFile = environment.string(PushDispatchCommandLine.trustedCA)
+        let connections = HTTPClientPool(trustedCAFile: trustedCAFile)
+        let apnsConnections = try APNsTransport(trustedCAFile: trustedCAFile)
         let retryPolicy = RetryPolicy(delaysMilliseconds: try Self.delays(environment))
         let providers: [any PushProvider] = [
             APNsProvider(
-                client: APNsClient(connections: connections, signer: APNsTokenSigner()),
+                client: APNsClient(connections: apnsConnections, signer: APNsTokenSigner()),
                 credentials: CredentialStore(platform: .apns, client: database, logger: logger)),
             FCMProvider(
                 client: FCMClient(http: connections.client(for: "fcm"), tokens: AccessTokenCache()),
@@ -52,7 +54,7 @@ struct PushDispatchService {
             host: try environment.require(.httpHost), port: try environment.integer(.healthPort(default: 8083)),
             checks: ["amqp": { publisher.isConnected && consumers.allSatisfy(\.isConnected) }, "database": { await databaseHealth.check() }],
             metrics: metrics, logger: logger)
-        try await ServiceRunner.run([database, ConnectionPoolService(pool: connections), publisher] + consumers + [health], logger: logger)
+        try await ServiceRunner.run([database, ConnectionPoolService(httpClients: connections, apnsConnections: apnsConnections), publisher] + consumers + [health], logger: logger)
     }
 }
 
@@ -67,12 +69,14 @@ extension PushDispatchService {
     }
 }
 
-/// Closes the provider connections after the consumer stopped using them.
+/// Closes the provider connections after the consumers stopped using them.
 struct ConnectionPoolService: Service {
-    let pool: HTTPClientPool
+    let httpClients: HTTPClientPool
+    let apnsConnections: APNsTransport
 
     func run() async throws {
         try? await gracefulShutdown()
-        await pool.shutdown()
+        await apnsConnections.shutdown()
+        await httpClients.shutdown()
     }
 }

@@ -6,7 +6,8 @@ struct PushDispatchCommandLine: ServiceCommand {
     static let trustedCA = EnvironmentVariable(
         "NOTIFY_TRUSTED_CA_FILE", "PEM file of an extra CA to trust for provider endpoints (the provider sandbox's ca.pem)")
     static let concurrency = EnvironmentVariable("NOTIFY_CONCURRENCY", "pushes in flight at once", default: "256")
-    static let prefetch = EnvironmentVariable("NOTIFY_PREFETCH", "push-job messages taken from the broker at once (the batch sent concurrently)", default: "64")
+    static let prefetch = EnvironmentVariable(
+        "NOTIFY_PREFETCH", "push-job messages (up to 500 jobs each) taken from the broker at once, in 4 concurrent batches", default: "16")
 
     static let retryDelays = EnvironmentVariable(
         "NOTIFY_RETRY_DELAYS_MS", "comma-separated delays (ms) before each retry of a transient failure; their count bounds the retries",

@@ -57,8 +57,8 @@ struct HTTPLoadCommand: AsyncParsableCommand {
     var transport = "http"
     @Option(help: "RabbitMQ URL for --transport amqp. (default: $NOTIFY_AMQP_URL, else the local stack's)")
     var amqpURL: String?
-    @Option(help: "Directory with the services' <name>.pid files, for peak memory (VmHWM).")
-    var pidDir = ".local/run"
+    @Option(help: "Directory with the services' <name>.pid files, for peak memory (VmHWM). (default: $NOTIFY_STATE_DIR/run, else .local/run)")
+    var pidDir = (ProcessInfo.processInfo.environment["NOTIFY_STATE_DIR"] ?? ".local") + "/run"
 
     static let maximumCount = 1_000_000
 

@@ -20,7 +20,7 @@ enum PushJobBuilder {
         let marker = APNsPayloadBuilder.Marker(notificationId: event.notificationId, sequence: event.sequence, kind: event.kind)
         let priority: NotificationPriority = isAlert ? (event.content?.priority ?? .high) : .low
         let expiration = event.content?.expirationDateTime ?? event.changedAt.addingTimeInterval(24 * 3600)
-        let collapseId = event.notificationId.uuidString.lowercased()
+        let collapseId = event.notificationId.lowercasedString
         // A broadcast is not counted in any user's unread count, so it leaves the badge alone.
         let badge = event.eventSource == nil ? event.unreadCount : nil
         var payloads: [Platform: String] = [:]

@@ -57,7 +57,7 @@ struct APNsClient: Sendable {
         let body = ByteBuffer(string: job.payload)
         let path = endpoint.devicePathPrefix + job.deviceToken
         let expiration = String(Int(job.expiration.timeIntervalSince1970))
-        let pushId = job.pushId.uuidString.lowercased()
+        let pushId = job.pushId.lowercasedString
         let contentLength = String(body.readableBytes)
         return APNsTransportRequest(
             headers: HTTP2Frame.FramePayload.Headers(headers: [

@@ -18,8 +18,8 @@ struct DispatchMetrics: Sendable {
         duration = Timer(label: "notify_push_duration_seconds", dimensions: [("provider", provider.rawValue)], preferredDisplayUnit: .seconds)
     }
 
-    func recordAnswerTime(nanoseconds: Int64) {
-        duration.recordNanoseconds(nanoseconds)
+    func recordAnswerTime(_ elapsed: Duration) {
+        duration.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
     }
 
     func count(_ results: [PushOutcome.Result: Int]) {

@@ -62,8 +62,7 @@ struct PushDispatchHandler: Sendable {
                 group.addTask {
                     let started = ContinuousClock.now
                     let verdict = await provider.deliver(job)
-                    let elapsed = (ContinuousClock.now - started).components
-                    metrics.recordAnswerTime(nanoseconds: elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
+                    metrics.recordAnswerTime(ContinuousClock.now - started)
                     return Attempt(job: job, verdict: verdict)
                 }
                 running += 1

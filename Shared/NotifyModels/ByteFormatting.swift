@@ -1,12 +1,15 @@
 import Foundation
 
-extension UUID {
-    private static let lowercaseHex: [UInt8] = Array("0123456789abcdef".utf8)
-    private static let uppercaseHex: [UInt8] = Array("0123456789ABCDEF".utf8)
+/// Hexadecimal digits, for text written byte by byte.
+enum HexDigits {
+    static let lowercase: [UInt8] = Array("0123456789abcdef".utf8)
+    static let uppercase: [UInt8] = Array("0123456789ABCDEF".utf8)
+}
 
+extension UUID {
     /// Appends the 8-4-4-4-12 string form (`uuidString`, or its lowercase) without formatting a String.
     func appendString(to bytes: inout [UInt8], uppercase: Bool) {
-        let digits = uppercase ? Self.uppercaseHex : Self.lowercaseHex
+        let digits = uppercase ? HexDigits.uppercase : HexDigits.lowercase
         withUnsafeBytes(of: uuid) { raw in
             for (index, byte) in raw.enumerated() {
                 if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
@@ -14,6 +17,14 @@ extension UUID {
                 bytes.append(digits[Int(byte & 0xF)])
             }
         }
+    }
+
+    /// `uuidString.lowercased()` (the form of every id on the wire and in provider headers), without `snprintf`.
+    public var lowercasedString: String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(36)
+        appendString(to: &bytes, uppercase: false)
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 
@@ -32,5 +43,54 @@ extension Int64 {
             } while magnitude > 0
             for index in stride(from: count - 1, through: 0, by: -1) { bytes.append(digits[index]) }
         }
+    }
+
+    /// Appends the value zero-padded to `width` digits (non-negative values).
+    fileprivate func appendPadded(width: Int, to bytes: inout [UInt8]) {
+        var divisor: Int64 = 1
+        for _ in 1..<width { divisor *= 10 }
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(self / divisor % 10))
+            divisor /= 10
+        }
+    }
+}
+
+extension Date {
+    /// Appends the wire timestamp: UTC, ISO 8601 with milliseconds, `2026-01-31T12:00:00.000Z`; the fraction
+    /// is truncated to milliseconds, as Foundation's ISO 8601 format style does.
+    func appendWireTimestamp(to bytes: inout [UInt8]) {
+        let seconds = timeIntervalSince1970.rounded(.down)
+        let milliseconds = Int64(seconds) * 1000 + Int64(((timeIntervalSince1970 - seconds) * 1000).rounded(.down))
+        let (days, millisecondOfDay) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
+        let (day, dayMilliseconds) = millisecondOfDay < 0 ? (days - 1, millisecondOfDay + 86_400_000) : (days, millisecondOfDay)
+        let (year, month, dayOfMonth) = Self.civilDate(daysSince1970: day)
+        year.appendPadded(width: 4, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        month.appendPadded(width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        dayOfMonth.appendPadded(width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "T"))
+        (dayMilliseconds / 3_600_000).appendPadded(width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        (dayMilliseconds / 60_000 % 60).appendPadded(width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        (dayMilliseconds / 1000 % 60).appendPadded(width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "."))
+        (dayMilliseconds % 1000).appendPadded(width: 3, to: &bytes)
+        bytes.append(UInt8(ascii: "Z"))
+    }
+
+    /// Year, month and day of a day counted from 1970-01-01 (Howard Hinnant's `civil_from_days`).
+    private static func civilDate(daysSince1970 days: Int64) -> (Int64, Int64, Int64) {
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

@@ -59,30 +59,11 @@ public struct JSONWriter: Sendable {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    /// A timestamp in the wire format (`WireCoding`): UTC, ISO 8601 with milliseconds, `2026-01-31T12:00:00.000Z`.
+    /// A timestamp in the wire format (`WireCoding.formatTimestamp`): `"2026-01-31T12:00:00.000Z"`.
     public mutating func timestamp(_ date: Date) {
         separate()
-        // Whole seconds, then the fraction truncated to milliseconds: as Foundation's ISO 8601 style does.
-        let seconds = date.timeIntervalSince1970.rounded(.down)
-        let milliseconds = Int64(seconds) * 1000 + Int64(((date.timeIntervalSince1970 - seconds) * 1000).rounded(.down))
-        let (days, millisecondOfDay) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
-        let (day, dayMilliseconds) = millisecondOfDay < 0 ? (days - 1, millisecondOfDay + 86_400_000) : (days, millisecondOfDay)
-        let (year, month, dayOfMonth) = Self.civilDate(daysSince1970: day)
         bytes.append(UInt8(ascii: "\""))
-        appendPadded(year, width: 4)
-        bytes.append(UInt8(ascii: "-"))
-        appendPadded(month, width: 2)
-        bytes.append(UInt8(ascii: "-"))
-        appendPadded(dayOfMonth, width: 2)
-        bytes.append(UInt8(ascii: "T"))
-        appendPadded(dayMilliseconds / 3_600_000, width: 2)
-        bytes.append(UInt8(ascii: ":"))
-        appendPadded(dayMilliseconds / 60_000 % 60, width: 2)
-        bytes.append(UInt8(ascii: ":"))
-        appendPadded(dayMilliseconds / 1000 % 60, width: 2)
-        bytes.append(UInt8(ascii: "."))
-        appendPadded(dayMilliseconds % 1000, width: 3)
-        bytes.append(UInt8(ascii: "Z"))
+        date.appendWireTimestamp(to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 
@@ -137,8 +118,6 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-
     private mutating func appendString(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
@@ -157,36 +136,12 @@ public struct JSONWriter: Sendable {
                 bytes.append(UInt8(ascii: "t"))
             case 0..<0x20:
                 for escaped in [0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")] as [UInt8] { bytes.append(escaped) }
-                bytes.append(Self.hexDigits[Int(byte >> 4)])
-                bytes.append(Self.hexDigits[Int(byte & 0xF)])
+                bytes.append(HexDigits.lowercase[Int(byte >> 4)])
+                bytes.append(HexDigits.lowercase[Int(byte & 0xF)])
             default:
                 bytes.append(byte)
             }
         }
         bytes.append(UInt8(ascii: "\""))
-    }
-
-    private mutating func appendPadded(_ value: Int64, width: Int) {
-        var divisor: Int64 = 1
-        for _ in 1..<width { divisor *= 10 }
-        var rest = value
-        while divisor > 0 {
-            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
-            rest %= divisor
-            divisor /= 10
-        }
-    }
-
-    /// Year, month and day of a day counted from 1970-01-01 (Howard Hinnant's `civil_from_days`).
-    private static func civilDate(daysSince1970 days: Int64) -> (Int64, Int64, Int64) {
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

@@ -64,7 +64,7 @@ public enum ProviderPayloads {
         writer.beginObject()
         writer.key("data")
         writer.beginObject()
-        writer.key("notifyId"); writer.string(marker.notificationId.uuidString.lowercased())
+        writer.key("notifyId"); writer.uuid(marker.notificationId)
         writer.key("notifySeq"); writer.string(String(marker.sequence))
         writer.key("notifyKind"); writer.string(marker.kind.rawValue)
         if let badge { writer.key("badge"); writer.string(String(badge)) }
@@ -90,7 +90,7 @@ public enum ProviderPayloads {
     /// A WNS toast (`X-WNS-Type: wns/toast`) showing the title and body; the marker rides in `launch`.
     public static func wnsToast(for content: NotificationContent, marker: APNsPayloadBuilder.Marker) -> [UInt8] {
         let visual = content.payload.visualContent
-        let launch = "notifyId=\(marker.notificationId.uuidString.lowercased())&notifySeq=\(marker.sequence)"
+        let launch = "notifyId=\(marker.notificationId.lowercasedString)&notifySeq=\(marker.sequence)"
         let xml = "<toast launch=\"\(escapeXML(launch))\"><visual><binding template=\"ToastGeneric\">"
             + "<text>\(escapeXML(visual?.title ?? ""))</text><text>\(escapeXML(visual?.body ?? ""))</text>"
             + "</binding></visual></toast>"
@@ -101,7 +101,7 @@ public enum ProviderPayloads {
     static func writeMarker(_ writer: inout JSONWriter, _ marker: APNsPayloadBuilder.Marker) {
         writer.key("notify")
         writer.beginObject()
-        writer.key("id"); writer.string(marker.notificationId.uuidString.lowercased())
+        writer.key("id"); writer.uuid(marker.notificationId)
         writer.key("seq"); writer.integer(marker.sequence)
         writer.key("kind"); writer.string(marker.kind.rawValue)
         writer.endObject()

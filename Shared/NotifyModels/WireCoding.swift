@@ -29,8 +29,12 @@ public enum WireCoding {
     private static let withFractions = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
     private static let withoutFractions = Date.ISO8601FormatStyle(includingFractionalSeconds: false, timeZone: .gmt)
 
+    /// Written byte by byte: every date of every command, change event and push job goes through here.
     public static func formatTimestamp(_ date: Date) -> String {
-        date.formatted(withFractions)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        date.appendWireTimestamp(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     public static func parseTimestamp(_ text: String) -> Date? {

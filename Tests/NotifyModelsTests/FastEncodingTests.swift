@@ -25,14 +25,28 @@ struct FastEncodingTests {
         #expect(written.jobs.map(\.payload) == jobs.map(\.payload))
     }
 
-    @Test("timestamps are written as WireCoding formats them, before and after 1970 and on leap days", arguments: [
+    @Test("timestamps are written as Foundation's ISO 8601 style writes them, before and after 1970 and on leap days", arguments: [
         0, 1_795_000_000.123, 951_782_400.999, -1.5, -86_400 * 365.25 * 30, 4_102_444_800.5, 1_709_164_800,
     ])
     func timestamps(seconds: Double) {
         let date = Date(timeIntervalSince1970: (seconds * 1000).rounded(.down) / 1000)
+        let foundation = date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt))
+        #expect(WireCoding.formatTimestamp(date) == foundation)
         var writer = JSONWriter()
         writer.timestamp(date)
-        #expect(String(decoding: writer.bytes, as: UTF8.self) == "\"\(WireCoding.formatTimestamp(date))\"")
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == "\"\(foundation)\"")
+        #expect(WireCoding.parseTimestamp(foundation) == WireCoding.parseTimestamp(WireCoding.formatTimestamp(date)))
+    }
+
+    @Test("10,000 random millisecond dates between 1900 and 2200 are written as Foundation writes them")
+    func randomTimestamps() {
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<10_000 {
+            let milliseconds = Int64.random(in: -2_208_988_800_000...7_258_118_400_000, using: &generator)
+            let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+            #expect(WireCoding.formatTimestamp(date) == date.formatted(style), "\(milliseconds) ms")
+        }
     }
 
     @Test("integers and UUIDs are written as String(_:) and uuidString.lowercased() give them")
@@ -46,16 +60,20 @@ struct FastEncodingTests {
         var writer = JSONWriter()
         writer.uuid(id)
         #expect(String(decoding: writer.bytes, as: UTF8.self) == "\"\(id.uuidString.lowercased())\"")
+        #expect(id.lowercasedString == id.uuidString.lowercased())
     }
 
-    @Test("push ids are what they were: the name-based UUID of push, both uuidStrings and the sequence")
+    @Test("push ids are what they were before this change: the name-based UUID of push, both uuidStrings and the sequence")
     func pushIDsAreStable() {
         let notificationId = UUID(uuidString: "0E0B5F3C-9A57-4A8E-8F8B-2B9A0C5D6E7F")!
         let subscriptionId = UUID(uuidString: "5D1C2B3A-4E5F-4A6B-9C8D-7E6F5A4B3C2D")!
-        for sequence: Int64 in [0, 1, 42, Int64.max] {
-            #expect(
-                DeterministicID.pushID(notificationId: notificationId, sequence: sequence, subscriptionId: subscriptionId)
-                    == DeterministicID.make("push", notificationId.uuidString, String(sequence), subscriptionId.uuidString))
-        }
+        // SHA-256 of "push\0<notification uuidString>\0<sequence>\0<subscription uuidString>\0", computed outside Swift.
+        #expect(DeterministicID.pushID(notificationId: notificationId, sequence: 0, subscriptionId: subscriptionId)
+            == UUID(uuidString: "CEB392E5-ED83-5C16-BC8C-271BB850D090"))
+        #expect(DeterministicID.pushID(notificationId: notificationId, sequence: 42, subscriptionId: subscriptionId)
+            == UUID(uuidString: "8EC8DB33-2771-5DF3-B542-F7D0842C2DAB"))
+        #expect(
+            DeterministicID.pushID(notificationId: notificationId, sequence: Int64.max, subscriptionId: subscriptionId)
+                == DeterministicID.make("push", notificationId.uuidString, String(Int64.max), subscriptionId.uuidString))
     }
 }

@@ -37,12 +37,7 @@ struct ControlAPI: Sendable {
         router.post("webpush/subscriptions") { request, _ in try await createSubscription(request) }
         router.delete("webpush/subscriptions/{subscriptionId}") { _, context in
             guard try webPushSubscriptions.unsubscribe(id: context.parameters.get("subscriptionId") ?? "") else {
-                throw ControlAPIError(
-                    status: .notFound,
-                    code: "not_found",
-                    message: "No subscription with that id.",
-                    field: "subscriptionId"
-                )
+                throw ControlAPIError.notFound("subscription", field: "subscriptionId")
             }
             return Response(status: .noContent)
         }
@@ -64,12 +59,7 @@ struct ControlAPI: Sendable {
         router.post("wns/channels") { request, _ in try await createChannel(request) }
         router.delete("wns/channels/{channelId}") { _, context in
             guard try wns.expireChannel(id: context.parameters.get("channelId") ?? "") else {
-                throw ControlAPIError(
-                    status: .notFound,
-                    code: "not_found",
-                    message: "No channel with that id.",
-                    field: "channelId"
-                )
+                throw ControlAPIError.notFound("channel", field: "channelId")
             }
             return Response(status: .noContent)
         }
@@ -81,12 +71,7 @@ struct ControlAPI: Sendable {
         }
         router.delete("faults/{faultId}") { _, context in
             guard faults.remove(id: context.parameters.get("faultId") ?? "") else {
-                throw ControlAPIError(
-                    status: .notFound,
-                    code: "not_found",
-                    message: "No fault with that id.",
-                    field: "faultId"
-                )
+                throw ControlAPIError.notFound("fault", field: "faultId")
             }
             return Response(status: .noContent)
         }
@@ -371,6 +356,11 @@ struct ControlAPI: Sendable {
 
 /// A control API error answer: `{"error": {"code", "message", "field"}}`.
 struct ControlAPIError: HTTPResponseError {
+    /// 404 for an id in the path that names nothing: "No <thing> with that id."
+    static func notFound(_ thing: String, field: String) -> ControlAPIError {
+        ControlAPIError(status: .notFound, code: "not_found", message: "No \(thing) with that id.", field: field)
+    }
+
     private struct Body: Encodable {
         struct Detail: Encodable {
             let code: String

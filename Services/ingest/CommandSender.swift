@@ -3,8 +3,8 @@ import Logging
 import NotifyAMQP
 import NotifyModels
 
-/// Puts storage commands on `storage.commands` and returns once the broker confirmed them all:
-/// that confirm is what a 202 promises.
+/// Puts storage commands on `storage.commands`, many to a message, and returns once the broker confirmed
+/// them all: that confirm is what a 202 promises.
 struct CommandSender: Sendable {
     let publisher: AMQPPublisher
     let logger: Logger
@@ -12,15 +12,9 @@ struct CommandSender: Sendable {
     /// Throws `APIFailure.brokerUnavailable` when the broker did not confirm.
     func send(_ commands: [StorageCommand]) async throws(APIFailure) {
         guard !commands.isEmpty else { return }
-        let encoder = WireCoding.makeEncoder()
-        var messages: [AMQPOutboundMessage] = []
-        messages.reserveCapacity(commands.count)
+        let messages: [AMQPOutboundMessage]
         do {
-            for command in commands {
-                messages.append(AMQPOutboundMessage(
-                    routingKey: QueueNames.storageCommands, body: try encoder.encode(command),
-                    properties: AMQPProperties(messageId: command.commandId.uuidString)))
-            }
+            messages = try StorageCommandBatch.bodies(for: commands).map { AMQPOutboundMessage(routingKey: QueueNames.storageCommands, body: $0) }
         } catch {
             logger.error("could not encode a storage command", metadata: ["error": "\(error)"])
             throw APIFailure(.internalServerError, code: "internal_error", message: "could not encode the command")

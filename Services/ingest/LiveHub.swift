@@ -51,6 +51,8 @@ final class LiveHub: Service, Sendable {
 
     /// The consumer handler of this instance's live queue.
     func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
+        // No open stream on this instance (the usual case): nothing to wake, nothing to decode.
+        guard listeners.withLock({ !$0.isEmpty }) else { return deliveries.map { _ in .ack } }
         let decoder = WireCoding.makeDecoder()
         var users = Set<String>()
         for delivery in deliveries {

@@ -68,14 +68,21 @@ enum PublishBody {
         var notifications: [Failable<NotificationRequest>]
     }
 
+    /// Whether the body is a batch, without decoding the values.
     private struct Probe: Decodable {
-        var notifications: JSONValue?
+        private enum CodingKeys: String, CodingKey { case notifications }
+        var isBatch: Bool
+
+        init(from decoder: any Decoder) throws {
+            // A body that is not an object is a single notification's problem, reported by its own decoding.
+            isBatch = (try? decoder.container(keyedBy: CodingKeys.self).contains(.notifications)) ?? false
+        }
     }
 
     /// The items and whether the body was a batch.
     static func decode(_ data: Data) throws(APIFailure) -> (items: [Result<NotificationRequest, ValidationError>], isBatch: Bool) {
         let probe = try JSONResponse.decode(Probe.self, from: data)
-        if probe.notifications != nil {
+        if probe.isBatch {
             let batch = try JSONResponse.decode(Batch.self, from: data)
             if batch.notifications.isEmpty {
                 throw APIFailure(.badRequest, code: "invalid_field", message: "notifications must not be empty", field: "notifications")

@@ -5,14 +5,20 @@ import PostgresNIO
 
 /// Applies a batch of storage commands in one transaction and returns the change events to emit.
 ///
-/// Idempotency: every command id is claimed in `applied_commands` in the same transaction as its effect,
+/// Idempotency: every command id is recorded in `applied_commands` in the same transaction as its effect,
 /// together with the JSON of the events it produced (an outbox). A command that was applied before is not
 /// applied again; its stored events are emitted again instead, because the earlier attempt may have
 /// committed and then died before the events reached the broker. Re-emitted events are harmless:
-/// pushes carry deterministic ids and collapse ids.
+/// pushes carry deterministic ids and collapse ids. If another transaction records one of the same
+/// commands first, this one rolls back with `ConcurrentApplication` and is retried.
 struct CommandBatchApplier: Sendable {
     let client: PostgresClient
     let logger: Logger
+
+    /// Another transaction applied one of the commands at the same time; retrying finds it applied.
+    struct ConcurrentApplication: Error, CustomStringConvertible {
+        var description: String { "another transaction applied the same command first" }
+    }
 
     /// The JSON objects of the change events to emit, in command order.
     func apply(_ commands: [StorageCommand]) async throws -> [String] {
@@ -22,25 +28,20 @@ struct CommandBatchApplier: Sendable {
     }
 
     private func apply(_ commands: [StorageCommand], on connection: PostgresConnection) async throws -> [String] {
+        // A command sent twice (e.g. a publisher's retry) may arrive twice in one batch: it counts once.
+        var seen = Set<UUID>()
+        let commands = commands.filter { seen.insert($0.commandId).inserted }
         let ids = commands.map(\.commandId)
-        var fresh = Set<UUID>()
-        let claimed = try await connection.query(
-            """
-            INSERT INTO applied_commands (command_id, applied_at)
-            SELECT id, now() FROM unnest(\(ids)::uuid[]) AS t(id)
-            ON CONFLICT (command_id) DO NOTHING
-            RETURNING command_id
-            """, logger: logger)
-        for try await id in claimed.decode(UUID.self) { fresh.insert(id) }
-
+        var applied = Set<UUID>()
         var eventsByCommand: [UUID: String] = [:]
-        let repeats = ids.filter { !fresh.contains($0) }
-        if !repeats.isEmpty {
-            logger.debug("redelivered commands; emitting their events again", metadata: ["count": "\(repeats.count)"])
-            let rows = try await connection.query(
-                "SELECT command_id, events FROM applied_commands WHERE command_id = ANY(\(repeats)::uuid[]) AND events IS NOT NULL",
-                logger: logger)
-            for try await (id, events) in rows.decode((UUID, String).self) { eventsByCommand[id] = events }
+        let earlier = try await connection.query(
+            "SELECT command_id, events FROM applied_commands WHERE command_id = ANY(\(ids)::uuid[])", logger: logger)
+        for try await (id, events) in earlier.decode((UUID, String?).self) {
+            applied.insert(id)
+            eventsByCommand[id] = events
+        }
+        if !applied.isEmpty {
+            logger.debug("redelivered commands; emitting their events again", metadata: ["count": "\(applied.count)"])
         }
 
         let writer = NotificationChangeWriter(connection: connection, logger: logger)
@@ -52,7 +53,7 @@ struct CommandBatchApplier: Sendable {
             segment = []
             touched = []
         }
-        for command in commands where fresh.contains(command.commandId) {
+        for command in commands where !applied.contains(command.commandId) {
             let effect: NotificationChangeWriter.Effect
             switch command.action {
             case .publishNotification(let notification):
@@ -82,21 +83,23 @@ struct CommandBatchApplier: Sendable {
 
         try await fillUnreadCounts(&produced, on: connection)
         let encoder = WireCoding.makeEncoder()
-        var commandIds: [UUID] = []
-        var outbox: [String] = []
         for item in produced where !item.events.isEmpty {
-            let json = try item.events.map { String(decoding: try encoder.encode($0), as: UTF8.self) }.joined(separator: ",")
-            eventsByCommand[item.commandId] = json
-            commandIds.append(item.commandId)
-            outbox.append(json)
+            eventsByCommand[item.commandId] = try item.events.map { String(decoding: try encoder.encode($0), as: UTF8.self) }.joined(separator: ",")
         }
-        if !commandIds.isEmpty {
-            try await connection.query(
+        let freshIds = ids.filter { !applied.contains($0) }
+        if !freshIds.isEmpty {
+            // "" stands for a command without events (PostgresNIO binds no NULL inside an array).
+            let outbox = freshIds.map { eventsByCommand[$0] ?? "" }
+            let recorded = try await connection.query(
                 """
-                UPDATE applied_commands SET events = v.events
-                FROM unnest(\(commandIds)::uuid[], \(outbox)::text[]) AS v(id, events)
-                WHERE applied_commands.command_id = v.id
+                INSERT INTO applied_commands (command_id, applied_at, events)
+                SELECT id, now(), NULLIF(events, '') FROM unnest(\(freshIds)::uuid[], \(outbox)::text[]) AS t(id, events)
+                ON CONFLICT (command_id) DO NOTHING
+                RETURNING command_id
                 """, logger: logger)
+            var recordedCount = 0
+            for try await _ in recorded.decode(UUID.self) { recordedCount += 1 }
+            guard recordedCount == freshIds.count else { throw ConcurrentApplication() }
         }
         return ids.compactMap { eventsByCommand[$0] }
     }

@@ -39,9 +39,10 @@ struct RegistryWriter {
                     expires_at = EXCLUDED.expires_at, registered_at = EXCLUDED.registered_at
                 RETURNING subscription_id
                 """, logger: logger)
+            // Read the answer even when the id is not needed: an error (e.g. an unknown app) arrives with it.
+            var storedId = subscription.subscriptionId
+            for try await id in stored.decode(UUID.self) { storedId = id }
             if let sources = subscription.eventSources {
-                var storedId = subscription.subscriptionId
-                for try await id in stored.decode(UUID.self) { storedId = id }
                 try await connection.query("DELETE FROM event_source_members WHERE subscription_id = \(storedId)", logger: logger)
                 try await connection.query(
                     """

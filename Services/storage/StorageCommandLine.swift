@@ -5,7 +5,9 @@ import NotifyRuntime
 struct StorageCommandLine: ServiceCommand {
     static let readerRole = EnvironmentVariable(
         "NOTIFY_DATABASE_READER_ROLE", "role granted SELECT on every table (ingest and fanout read through it)", default: "notify_reader")
-    static let prefetch = EnvironmentVariable("NOTIFY_PREFETCH", "commands taken from the broker at once (also the largest batch)", default: "500")
+    static let prefetch = EnvironmentVariable(
+        "NOTIFY_PREFETCH", "messages taken from the broker at once, each carrying up to 500 commands (applied in transactions of up to 2,000)",
+        default: "64")
 
     static let expirySweep = EnvironmentVariable(
         "NOTIFY_EXPIRY_SWEEP_SECONDS", "how often expired notifications are turned into expiry changes", default: "5")

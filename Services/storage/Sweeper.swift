@@ -30,12 +30,7 @@ struct Sweeper: Service {
                 sinceLastPurge = .zero
             }
             do {
-                let encoder = WireCoding.makeEncoder()
-                try await publisher.publish(try commands.map { command in
-                    AMQPOutboundMessage(
-                        routingKey: QueueNames.storageCommands, body: try encoder.encode(command),
-                        properties: AMQPProperties(messageId: command.commandId.uuidString))
-                })
+                try await publisher.publish(try StorageCommandBatch.bodies(for: commands).map { AMQPOutboundMessage(routingKey: QueueNames.storageCommands, body: $0) })
             } catch {
                 logger.debug("sweep not queued; will try again", metadata: ["error": "\(error)"])
             }

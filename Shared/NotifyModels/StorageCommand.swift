@@ -29,6 +29,24 @@ public struct StorageCommand: Codable, Sendable, Equatable {
     }
 }
 
+/// One message on `storage.commands`: the commands of one request or one ingest batch, under one confirm.
+/// Storage applies each command once, whichever message carried it.
+public struct StorageCommandBatch: Codable, Sendable, Equatable {
+    /// The most commands one message carries (the size of the largest publish batch).
+    public static let maximumCommands = 500
+
+    public var commands: [StorageCommand]
+    public init(commands: [StorageCommand]) { self.commands = commands }
+
+    /// The message bodies carrying `commands` in order, at most `maximumCommands` to a message.
+    public static func bodies(for commands: [StorageCommand]) throws -> [Data] {
+        let encoder = WireCoding.makeEncoder()
+        return try stride(from: commands.startIndex, to: commands.endIndex, by: maximumCommands).map { start in
+            try encoder.encode(StorageCommandBatch(commands: Array(commands[start..<min(start + maximumCommands, commands.endIndex)])))
+        }
+    }
+}
+
 /// A validated notification for an event source's subscribers, with its identity.
 public struct PublishedBroadcast: Codable, Sendable, Equatable {
     public var appId: String

@@ -20,7 +20,7 @@ extension EndToEndTests {
         }
 
         private func message(_ command: StorageCommand) throws -> AMQPOutboundMessage {
-            AMQPOutboundMessage(routingKey: QueueNames.storageCommands, body: try WireCoding.makeEncoder().encode(command))
+            AMQPOutboundMessage(routingKey: QueueNames.storageCommands, body: try WireCoding.makeEncoder().encode(StorageCommandBatch(commands: [command])))
         }
 
         @Test("the same storage command delivered twice is stored once and still reaches the device")
@@ -61,5 +61,67 @@ extension EndToEndTests {
             let deliveries = try await Sandbox.deliveries(to: device)
             #expect(!deliveries.isEmpty && deliveries.allSatisfy { $0.notificationId == id && $0.payload["notify"]?["seq"]?.numberValue == 1 })
         }
-    }
+            @Test("one message carrying a command twice and another: each is applied once")
+        func commandTwiceInOneMessageIsAppliedOnce() async throws {
+            let app = try await TestApp.create()
+            let user = "user-\(uniqueSuffix())"
+            let (command, _) = publishCommand(for: app, userId: user)
+            let (other, _) = publishCommand(for: app, userId: user)
+            try await Broker.withPublisher(try Broker.configuration()) { publisher in
+                try await publisher.publish(AMQPOutboundMessage(
+                    routingKey: QueueNames.storageCommands,
+                    body: try WireCoding.makeEncoder().encode(StorageCommandBatch(commands: [command, command, other]))))
+            }
+            try await Database.withClient { client in
+                let deadline = ContinuousClock.now + .seconds(20)
+                while try await Database.integer(
+                    "SELECT count(*) FROM changes WHERE app_id = \(app.appId) AND user_id = \(user)", on: client) < 2 {
+                    guard ContinuousClock.now < deadline else { throw TestFailure("storage did not apply the message within 20 s") }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                let changes = try await Database.integer(
+                    "SELECT count(*) FROM changes WHERE app_id = \(app.appId) AND user_id = \(user)", on: client)
+                #expect(changes == 2, "rows in changes")
+                let notifications = try await Database.integer(
+                    "SELECT count(*) FROM notifications WHERE app_id = \(app.appId) AND user_id = \(user)", on: client)
+                #expect(notifications == 2, "rows in notifications")
+            }
+        }
+
+        @Test("a command the database refuses: the rest of its message is applied, the message dead-lettered naming that command")
+        func refusedCommandDeadLettersItsMessage() async throws {
+            let app = try await TestApp.create()
+            let user = "user-\(uniqueSuffix())"
+            let (good, notificationId) = publishCommand(for: app, userId: user)
+            // A subscription of an app that does not exist breaks the foreign key: the database refuses it.
+            let refused = StorageCommand(action: .registerSubscription(DeviceSubscription(
+                subscriptionId: UUID(), appId: "no-such-app-\(uniqueSuffix())", userId: user, platform: .apns,
+                pushToken: String(repeating: "ab", count: 32), appPackage: nil, displayName: nil,
+                expirationDateTime: Date().addingTimeInterval(3600), registeredAt: Date())))
+            let reason = try await Broker.withConsumer(
+                try Broker.configuration(), queue: "\(QueueNames.storageCommands).dead", topology: .workQueue(QueueNames.storageCommands)
+            ) { inbox in
+                try await Broker.withPublisher(try Broker.configuration()) { publisher in
+                    try await publisher.publish(AMQPOutboundMessage(
+                        routingKey: QueueNames.storageCommands,
+                        body: try WireCoding.makeEncoder().encode(StorageCommandBatch(commands: [good, refused]))))
+                }
+                let deadline = ContinuousClock.now + .seconds(20)
+                while true {
+                    let ours = try inbox.all.first { delivery in
+                        try WireCoding.makeDecoder().decode(StorageCommandBatch.self, from: delivery.body).commands.contains { $0.commandId == refused.commandId }
+                    }
+                    if let ours { return ours.properties.headers["x-notify-reason"] }
+                    guard ContinuousClock.now < deadline else { throw TestFailure("no dead letter in storage.commands.dead within 20 s") }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            #expect(reason?.contains(refused.commandId.lowercasedString) == true, "x-notify-reason: \(reason ?? "none")")
+            try await Database.withClient { client in
+                let stored = try await Database.integer(
+                    "SELECT count(*) FROM notifications WHERE notification_id = \(notificationId)", on: client)
+                #expect(stored == 1, "the other command of the message was applied")
+            }
+        }
+}
 }

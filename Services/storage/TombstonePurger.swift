@@ -3,7 +3,7 @@ import Logging
 import PostgresNIO
 
 /// Forgets what is older than the retention: change-log rows, tombstones (deleted and expired
-/// notifications) and applied-command records. Each user's `purged_through` records the newest
+/// notifications), applied-command records and the delivery log. Each user's `purged_through` records the newest
 /// sequence forgotten, so a device whose cursor is older is told to resync rather than silently
 /// missing a change.
 struct TombstonePurger {
@@ -25,6 +25,8 @@ struct TombstonePurger {
             "DELETE FROM notifications WHERE status <> 'active' AND updated_at < \(cutoff)", logger: logger)
         try await connection.query(
             "DELETE FROM applied_commands WHERE applied_at < \(cutoff)", logger: logger)
+        try await connection.query(
+            "DELETE FROM delivery_log WHERE at < \(cutoff)", logger: logger)
         logger.info("purged changes and tombstones", metadata: ["olderThan": "\(cutoff)"])
     }
 }

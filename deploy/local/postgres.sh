@@ -118,6 +118,13 @@ listen_addresses = '127.0.0.1'
 port = $NOTIFY_POSTGRES_PORT
 unix_socket_directories = '$DIR'
 max_connections = 200
+# Write-heavy settings: every notification is a few multi-row inserts into tables with random (UUID) keys.
+# Room for the indexes' working set, and checkpoints far enough apart that a page is not logged in full
+# again every few seconds (with the defaults, the WAL size forced a checkpoint every few seconds under load).
+shared_buffers = ${NOTIFY_POSTGRES_SHARED_BUFFERS:-512MB}
+max_wal_size = 8GB
+checkpoint_timeout = 15min
+wal_compression = on
 CONF
     [ "$(id -u)" -ne 0 ] || chown postgres:postgres "$conf"
 }

@@ -103,10 +103,11 @@ struct APNsEndpoint: Sendable {
                 payload: payload
             )
             var headers = HPACKHeaders()
-            headers.reserveCapacity(3)
+            headers.reserveCapacity(4)
             headers.add(name: ":status", value: "200")
             headers.add(name: "apns-id", value: checked.apnsID, indexing: .nonIndexable)
             headers.add(name: "apns-unique-id", value: UUIDText.next(), indexing: .nonIndexable)
+            headers.add(name: "content-length", value: "0")
             return APNsResponse(headers: headers)
         } catch {
             return reject(error, deviceToken: checked.deviceToken, apnsID: checked.apnsID)

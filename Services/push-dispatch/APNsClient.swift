@@ -1,9 +1,8 @@
 import Foundation
 import NIOCore
-import NIOHTTP2
 import NotifyModels
 
-/// Sends one push over the APNs provider API (HTTP/2, token auth).
+/// Sends pushes over the APNs provider API (HTTP/2, token auth).
 struct APNsClient: Sendable {
     /// What APNs answered.
     enum Answer: Sendable, Equatable {
@@ -15,67 +14,49 @@ struct APNsClient: Sendable {
         case unreachable(String)
     }
 
+    /// An answer, and how long after the send it came.
+    struct TimedAnswer: Sendable {
+        var answer: Answer
+        var answerTime: Duration
+    }
+
     let connections: APNsTransport
     let signer: APNsTokenSigner
     var timeout: TimeAmount = .seconds(10)
 
-    func send(_ job: PushJob, credentials: APNsCredentials) async -> Answer {
+    /// Sends the pushes of one app over its key's connections, all at once, and answers each in the order of `jobs`.
+    func send(_ jobs: [PushJob], credentials: APNsCredentials) async -> [TimedAnswer] {
         let token: String
         do {
             token = try signer.token(teamId: credentials.teamId, keyId: credentials.keyId, privateKeyPEM: credentials.privateKey)
         } catch {
-            return .rejected(status: 403, reason: "InvalidProviderToken", retryAfter: nil, invalidSince: nil)
+            let refused = Answer.rejected(status: 403, reason: "InvalidProviderToken", retryAfter: nil, invalidSince: nil)
+            return Array(repeating: TimedAnswer(answer: refused, answerTime: .zero), count: jobs.count)
         }
+        let pool: APNsConnectionPool
         do {
-            let pool = try connections.pool(teamId: credentials.teamId, keyId: credentials.keyId, baseURL: credentials.baseURL)
-            let response = try await pool.send(request(for: job, token: token, topic: credentials.topic, endpoint: pool.endpoint), timeout: timeout).get()
+            pool = try connections.pool(teamId: credentials.teamId, keyId: credentials.keyId, baseURL: credentials.baseURL)
+        } catch {
+            return Array(repeating: TimedAnswer(answer: .unreachable(String(describing: error)), answerTime: .zero), count: jobs.count)
+        }
+        let requests = APNsRequestBuilder(endpoint: pool.endpoint, token: token, topic: credentials.topic).requests(for: jobs)
+        return await pool.send(requests, timeout: timeout).map { answer in
+            TimedAnswer(answer: Self.answer(answer.result), answerTime: .nanoseconds(answer.elapsed.nanoseconds))
+        }
+    }
+
+    private static func answer(_ result: Result<APNsTransportResponse, APNsTransportError>) -> Answer {
+        switch result {
+        case .failure(let error):
+            return .unreachable(String(describing: error))
+        case .success(let response):
             if response.status == 200 { return .accepted }
-            let error = try? JSONDecoder().decode(APNsErrorBody.self, from: Data(response.body.readableBytesView))
+            let error = response.body.flatMap { try? JSONDecoder().decode(APNsErrorBody.self, from: Data($0.readableBytesView)) }
             return .rejected(
                 status: response.status, reason: error?.reason ?? "HTTP \(response.status)",
                 retryAfter: response.retryAfter.flatMap { Int($0) },
                 invalidSince: error?.timestamp.map { Date(timeIntervalSince1970: $0 / 1000) })
-        } catch {
-            return .unreachable(String(describing: error))
         }
-    }
-
-    private func request(for job: PushJob, token: String, topic: String, endpoint: APNsTransportEndpoint) -> APNsTransportRequest {
-        let pushType: String
-        let priority: String
-        let pushTopic: String
-        if job.platform == .apnsVoip {
-            // PushKit: the app's topic with `.voip`, delivered at once unless the publisher asked for low priority.
-            pushTopic = topic + ".voip"
-            pushType = "voip"
-            priority = job.priority == .high ? "10" : "5"
-        } else {
-            pushTopic = topic
-            pushType = job.isAlert ? "alert" : "background"
-            priority = job.isAlert && job.priority == .high ? "10" : "5"
-        }
-        let body = ByteBuffer(string: job.payload)
-        let path = endpoint.devicePathPrefix + job.deviceToken
-        let expiration = String(Int(job.expiration.timeIntervalSince1970))
-        let pushId = job.pushId.lowercasedString
-        let contentLength = String(body.readableBytes)
-        return APNsTransportRequest(
-            headers: HTTP2Frame.FramePayload.Headers(headers: [
-                ":method": "POST",
-                ":scheme": "https",
-                ":authority": endpoint.authority,
-                ":path": path,
-                "authorization": "bearer \(token)",
-                "apns-topic": pushTopic,
-                "apns-push-type": pushType,
-                "apns-priority": priority,
-                "apns-expiration": expiration,
-                "apns-collapse-id": job.collapseId,
-                "apns-id": pushId,
-                "content-type": "application/json",
-                "content-length": contentLength,
-            ]),
-            body: body)
     }
 }
 

@@ -20,6 +20,10 @@ struct APNsConnectionFactory: Sendable {
         // A late answer on a stream reset after its timeout is ignored only while the stream is remembered as reset
         // (otherwise it is a connection error): remember more than can be open at once, for a burst of timeouts.
         configuration.maximumRecentlyResetStreams = 4 * APNsConnection.maximumConcurrentStreams
+        // The request headers are ours, made of values checked when they were stored (hex device tokens, derived
+        // ids); NIOHTTP2 would check every byte of every field again. APNs checks them anyway: a bad field is a reset
+        // stream either way, answered unreachable.
+        configuration.headerBlockValidation = .disabled
         return configuration
     }()
 

@@ -1,7 +1,8 @@
 import NIOCore
 
-/// The APNs connections of one signing key and endpoint, usable from any thread: each request hops onto the pool's
-/// event loop, where `APNsConnectionScheduler` hands it to a connection, and is answered through its own promise.
+/// The APNs connections of one signing key and endpoint, usable from any thread: a batch of requests hops onto the
+/// pool's event loop in one go, where `APNsConnectionScheduler` hands each request to a connection, and the caller
+/// is resumed once with every answer.
 struct APNsConnectionPool: Sendable {
     let endpoint: APNsTransportEndpoint
     private let scheduler: NIOLoopBoundBox<APNsConnectionScheduler>
@@ -13,20 +14,17 @@ struct APNsConnectionPool: Sendable {
             eventLoop: eventLoop)
     }
 
-    /// Sends the request; the future fails with an `APNsTransportError` when no answer came within `timeout`
-    /// (waiting for a connection or a free stream included) or the connection was lost.
-    func send(_ request: APNsTransportRequest, timeout: TimeAmount) -> EventLoopFuture<APNsTransportResponse> {
-        let eventLoop = scheduler.eventLoop
-        let promise = eventLoop.makePromise(of: APNsTransportResponse.self)
-        let deadline = NIODeadline.now() + timeout
-        if eventLoop.inEventLoop {
-            scheduler.value.enqueue(request, deadline: deadline, promise: promise)
-        } else {
-            eventLoop.execute { [scheduler] in
-                scheduler.value.enqueue(request, deadline: deadline, promise: promise)
+    /// Sends the requests and answers each, in their order: a response, or an `APNsTransportError` when no answer
+    /// came within `timeout` (waiting for a connection or a free stream included) or the connection was lost.
+    func send(_ requests: [APNsTransportRequest], timeout: TimeAmount) async -> [APNsTransportAnswer] {
+        guard !requests.isEmpty else { return [] }
+        return await withCheckedContinuation { continuation in
+            let started = NIODeadline.now()
+            scheduler.eventLoop.execute { [scheduler] in
+                let batch = APNsRequestBatch(count: requests.count, started: started, timeout: timeout, continuation: continuation)
+                scheduler.value.enqueue(requests, answeringInto: batch)
             }
         }
-        return promise.futureResult
     }
 
     /// Closes the pool: see `APNsConnectionScheduler.close()`.

@@ -10,8 +10,7 @@ import NIOCore
 final class APNsConnectionScheduler {
     private struct WaitingRequest {
         let request: APNsTransportRequest
-        let deadline: NIODeadline
-        let promise: EventLoopPromise<APNsTransportResponse>
+        let slot: APNsAnswerSlot
     }
 
     private enum Lifecycle {
@@ -41,17 +40,28 @@ final class APNsConnectionScheduler {
         self.eventLoop = eventLoop
     }
 
-    func enqueue(_ request: APNsTransportRequest, deadline: NIODeadline, promise: EventLoopPromise<APNsTransportResponse>) {
+    /// Starts each request on the first connection with a free stream, in order; the rest wait for one.
+    func enqueue(_ requests: [APNsTransportRequest], answeringInto batch: APNsRequestBatch) {
         guard case .running = lifecycle else {
-            promise.fail(APNsTransportError.poolClosed)
+            for index in requests.indices {
+                batch.answer(index, with: .failure(.poolClosed))
+            }
             return
         }
-        if waiting.isEmpty, let connection = open.first(where: { $0.freeStreams > 0 }) {
-            connection.start(request, deadline: deadline, promise: promise)
-        } else {
-            waiting.append(WaitingRequest(request: request, deadline: deadline, promise: promise))
-            openConnectionIfNeeded()
+        var next = requests.startIndex
+        if waiting.isEmpty {
+            for connection in open {
+                while next < requests.endIndex, connection.freeStreams > 0 {
+                    connection.start(requests[next], answeringInto: APNsAnswerSlot(batch: batch, index: next))
+                    next += 1
+                }
+            }
         }
+        while next < requests.endIndex {
+            waiting.append(WaitingRequest(request: requests[next], slot: APNsAnswerSlot(batch: batch, index: next)))
+            next += 1
+        }
+        openConnectionIfNeeded()
         scheduleSweep()
     }
 
@@ -67,7 +77,7 @@ final class APNsConnectionScheduler {
             let promise = eventLoop.makePromise(of: Void.self)
             lifecycle = .closing(promise)
             while let request = waiting.popFirst() {
-                request.promise.fail(APNsTransportError.poolClosed)
+                request.slot.fail(.poolClosed)
             }
             for connection in open + draining {
                 connection.closeWhenIdle()
@@ -97,8 +107,8 @@ final class APNsConnectionScheduler {
     }
 
     private func expire(now: NIODeadline) {
-        while let first = waiting.first, first.deadline <= now {
-            waiting.removeFirst().promise.fail(APNsTransportError.timedOut)
+        while let first = waiting.first, first.slot.deadline <= now {
+            waiting.removeFirst().slot.fail(.timedOut)
         }
         for connection in open + draining {
             connection.expireStreams(now: now)
@@ -126,10 +136,10 @@ extension APNsConnectionScheduler: APNsConnectionDelegate {
         guard !waiting.isEmpty else { return }
         let now = NIODeadline.now()
         while connection.freeStreams > 0, let next = waiting.popFirst() {
-            if next.deadline <= now {
-                next.promise.fail(APNsTransportError.timedOut)
+            if next.slot.deadline <= now {
+                next.slot.fail(.timedOut)
             } else {
-                connection.start(next.request, deadline: next.deadline, promise: next.promise)
+                connection.start(next.request, answeringInto: next.slot)
             }
         }
         openConnectionIfNeeded()
@@ -150,7 +160,7 @@ extension APNsConnectionScheduler: APNsConnectionDelegate {
             // Not replaced at once (no connect loop): the next request, or a free stream elsewhere, moves on.
             if open.isEmpty {
                 while let request = waiting.popFirst() {
-                    request.promise.fail(failure)
+                    request.slot.fail(failure)
                 }
             }
         } else {

@@ -14,6 +14,13 @@ struct APNsTransportResponse: Sendable {
     var status: Int
     /// The `retry-after` header, if any.
     var retryAfter: String?
-    /// The body: empty on 200, otherwise `{"reason": ...}`.
-    var body: ByteBuffer
+    /// The body: none on 200, otherwise `{"reason": ...}`.
+    var body: ByteBuffer?
+}
+
+/// What became of one request of a batch: APNs' answer or why there was none, and how long after the batch was
+/// handed to the pool it came.
+struct APNsTransportAnswer: Sendable {
+    var result: Result<APNsTransportResponse, APNsTransportError>
+    var elapsed: TimeAmount
 }

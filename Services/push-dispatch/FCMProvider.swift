@@ -2,7 +2,7 @@ import Foundation
 import NotifyModels
 
 /// FCM HTTP v1: the service account's access token (a new one once when FCM refuses it), answers mapped to actions.
-struct FCMProvider: PushProvider {
+struct FCMProvider: SinglePushProvider {
     let client: FCMClient
     let credentials: CredentialStore<FCMCredentials>
 

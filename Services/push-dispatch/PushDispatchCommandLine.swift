@@ -5,7 +5,8 @@ import NotifyRuntime
 struct PushDispatchCommandLine: ServiceCommand {
     static let trustedCA = EnvironmentVariable(
         "NOTIFY_TRUSTED_CA_FILE", "PEM file of an extra CA to trust for provider endpoints (the provider sandbox's ca.pem)")
-    static let concurrency = EnvironmentVariable("NOTIFY_CONCURRENCY", "pushes in flight at once", default: "256")
+    static let concurrency = EnvironmentVariable(
+        "NOTIFY_CONCURRENCY", "FCM, WNS and Web Push pushes in flight at once per batch (APNs: as many as its HTTP/2 streams allow)", default: "256")
     static let prefetch = EnvironmentVariable(
         "NOTIFY_PREFETCH", "push-job messages (up to 500 jobs each) taken from the broker at once, in 4 concurrent batches", default: "16")
 

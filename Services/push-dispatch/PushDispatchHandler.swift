@@ -5,7 +5,7 @@ import NotifyModels
 import NotifyRuntime
 import ServiceLifecycle
 
-/// Takes batches of push-job messages from a provider's queue, sends every job concurrently (bounded), and before
+/// Takes batches of push-job messages from a provider's queue, hands all their jobs to the provider at once, and before
 /// the consumer acks, publishes (with confirms) what follows from each answer: transient failures to a delay
 /// queue for another attempt, hopeless ones to `push.<provider>.dead` with the reason, and every outcome to
 /// `push.feedback` (storage removes invalid tokens, flags refused credentials, keeps the delivery log).
@@ -16,11 +16,6 @@ struct PushDispatchHandler: Sendable {
     let concurrency: Int
     let metrics: DispatchMetrics
     let logger: Logger
-
-    private struct Attempt: Sendable {
-        var job: PushJob
-        var verdict: PushVerdict
-    }
 
     func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
         var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
@@ -33,10 +28,13 @@ struct PushDispatchHandler: Sendable {
                 dispositions[index] = .deadLetter(reason: "not a push-job batch: \(error)")
             }
         }
-        let attempts = await send(jobs)
+        let attempts = await provider.deliver(jobs, concurrency: concurrency)
+        for attempt in attempts {
+            metrics.recordAnswerTime(attempt.answerTime)
+        }
         let consequences: (messages: [AMQPOutboundMessage], tally: [PushOutcome.Result: Int])
         do {
-            consequences = try self.consequences(of: attempts)
+            consequences = try self.consequences(of: attempts, for: jobs)
         } catch {
             logger.error("could not encode push outcomes; the batch is requeued", metadata: ["error": "\(error)"])
             return RetryUntilShutdown.requeueing(dispositions)
@@ -49,38 +47,15 @@ struct PushDispatchHandler: Sendable {
         return done ? dispositions : RetryUntilShutdown.requeueing(dispositions)
     }
 
-    private func send(_ jobs: [PushJob]) async -> [Attempt] {
-        await withTaskGroup(of: Attempt.self, returning: [Attempt].self) { group in
-            var results: [Attempt] = []
-            results.reserveCapacity(jobs.count)
-            var running = 0
-            for job in jobs {
-                if running >= concurrency, let result = await group.next() {
-                    results.append(result)
-                    running -= 1
-                }
-                group.addTask {
-                    let started = ContinuousClock.now
-                    let verdict = await provider.deliver(job)
-                    metrics.recordAnswerTime(ContinuousClock.now - started)
-                    return Attempt(job: job, verdict: verdict)
-                }
-                running += 1
-            }
-            for await result in group { results.append(result) }
-            return results
-        }
-    }
-
     /// The retry, dead-letter and feedback messages that follow from the attempts.
-    private func consequences(of attempts: [Attempt]) throws -> (messages: [AMQPOutboundMessage], tally: [PushOutcome.Result: Int]) {
+    private func consequences(of attempts: [PushAttempt], for jobs: [PushJob]) throws -> (messages: [AMQPOutboundMessage], tally: [PushOutcome.Result: Int]) {
         let now = Date()
         var outcomes: [PushOutcome] = []
         var retries: [String: (wait: Int, jobs: [PushJob])] = [:]
         var dead: [(job: PushJob, reason: String)] = []
         var tally: [PushOutcome.Result: Int] = [:]
-        for attempt in attempts {
-            var job = attempt.job
+        for (sentJob, attempt) in zip(jobs, attempts) {
+            var job = sentJob
             let result: PushOutcome.Result
             var invalidSince: Date?
             let verdict = attempt.verdict
@@ -114,7 +89,7 @@ struct PushDispatchHandler: Sendable {
             outcomes.append(PushOutcome(
                 pushId: job.pushId, appId: job.appId, subscriptionId: job.subscriptionId, notificationId: job.notificationId,
                 sequence: job.sequence, platform: job.platform, result: result, status: verdict.status, reason: verdict.reason,
-                attempt: attempt.job.attempt, invalidSince: invalidSince, at: now))
+                attempt: sentJob.attempt, invalidSince: invalidSince, at: now))
             if result != .accepted {
                 logger.info("push not accepted", metadata: [
                     "pushId": "\(job.pushId)", "appId": "\(job.appId)", "result": "\(result.rawValue)",

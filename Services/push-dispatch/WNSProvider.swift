@@ -2,7 +2,7 @@ import NotifyModels
 
 /// WNS: the app's access token (a new one once when WNS refuses it); a change handled elsewhere also clears the
 /// notification's toast; answers mapped to actions.
-struct WNSProvider: PushProvider {
+struct WNSProvider: SinglePushProvider {
     let client: WNSClient
     let credentials: CredentialStore<WNSCredentials>
 

@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import NotifyModels
 
 /// Web Push: aes128gcm-encrypted payloads with VAPID authorization, push service answers mapped to actions.
-struct WebPushProvider: PushProvider {
+struct WebPushProvider: SinglePushProvider {
     let client: WebPushClient
     let credentials: CredentialStore<WebPushCredentials>
 

@@ -1,13 +1,34 @@
 import Foundation
-import HTTPTypes
-import Hummingbird
 import NIOCore
+import NIOHPACK
+
+/// An answer of the APNs endpoint: the HEADERS of the response, `:status` included, and the body if there is one.
+struct APNsResponse {
+    var headers: HPACKHeaders
+    var body: String? = nil
+}
 
 /// `POST /3/device/{deviceToken}` answered as api.push.apple.com answers it: provider token,
 /// token updates per connection, injected faults, then device token, headers and payload,
-/// and finally the delivery record. Every answer carries `apns-id`.
-struct APNsEndpoint: HTTPResponder {
-    typealias Context = ConnectionRequestContext
+/// and finally the delivery record. Every answer carries `apns-id`. Runs on the connection's
+/// event loop; only a fault's delay puts an answer off.
+struct APNsEndpoint: Sendable {
+    /// What becomes of a request.
+    enum Step {
+        /// Answer now; nil when an injected fault dropped the connection.
+        case answer(APNsResponse?)
+        /// An injected fault delays the request: once the delay passed, `respond(to:after:on:)` goes on.
+        case delay(TimeAmount, Fault, CheckedRequest)
+    }
+
+    /// A request whose provider token the connection accepted.
+    struct CheckedRequest {
+        fileprivate let request: APNsRequest
+        fileprivate let apnsID: String
+        fileprivate let hasMalformedID: Bool
+        fileprivate let deviceToken: Substring
+        fileprivate let token: ProviderToken
+    }
 
     private static let provider = "apns"
     private static let devicePath = "/3/device"
@@ -18,56 +39,78 @@ struct APNsEndpoint: HTTPResponder {
     let faults: FaultInjector
     let recorder: DeliveryRecorder
 
-    func respond(to request: Request, context: Context) async throws -> Response {
+    /// Checks a request that arrived in full on `connection`, up to the faults injected for its device token.
+    func respond(to request: APNsRequest, on connection: any Channel) -> Step {
         // The answer carries the request's apns-id if it is a canonical UUID, else a new one.
-        let requestedID = request.headers.value(of: .apnsID)
-        let hasMalformedID = requestedID.map { !UUIDText.isCanonical($0) } ?? false
-        let apnsID = hasMalformedID ? UUIDText.next() : requestedID ?? UUIDText.next()
-        let path = request.uri.path
+        let hasMalformedID = request.apnsID.map { !UUIDText.isCanonical($0) } ?? false
+        let apnsID = hasMalformedID ? UUIDText.next() : request.apnsID ?? UUIDText.next()
+        let path = request.path
         guard path == Self.devicePath || path.hasPrefix(Self.devicePathPrefix) else {
-            return reject(.badPath, deviceToken: "", apnsID: apnsID)
+            return .answer(reject(.badPath, deviceToken: "", apnsID: apnsID))
         }
         let deviceToken = Substring(path.utf8.dropFirst(Self.devicePathPrefix.utf8.count))
-        do {
-            guard request.method == .post else { throw APNsError.methodNotAllowed }
-            let token = try verifier.verify(authorization: request.headers.value(of: .authorization))
-            guard tokenTracker.accept(token, on: context.connection) else {
-                throw APNsError.tooManyProviderTokenUpdates
+        do throws(APNsError) {
+            guard request.method == "POST" else { throw .methodNotAllowed }
+            let token = try verifier.verify(authorization: request.authorization)
+            guard tokenTracker.accept(token, on: connection) else { throw .tooManyProviderTokenUpdates }
+            let checked = CheckedRequest(
+                request: request, apnsID: apnsID, hasMalformedID: hasMalformedID, deviceToken: deviceToken, token: token)
+            guard let fault = faults.take(provider: Self.provider, token: deviceToken) else {
+                return .answer(deliver(checked))
             }
-            switch try await faults.apply(
-                provider: Self.provider,
-                token: deviceToken,
-                connection: context.connection,
-                recorder: recorder
-            ) {
-            case .proceed: break
-            case .dropped: return Response(status: .serviceUnavailable)  // never delivered: the connection is gone
-            case .fail(let fault):
-                return reject(
-                    APNsError(status: fault.status ?? 500, reason: fault.reason ?? ""),
-                    deviceToken: deviceToken,
-                    apnsID: apnsID,
-                    retryAfter: fault.retryAfter,
-                    timestamp: fault.timestamp
-                )
+            guard fault.delayMilliseconds <= 0 else {
+                return .delay(.milliseconds(Int64(fault.delayMilliseconds)), fault, checked)
             }
-            try APNsRequestValidator.validateDeviceToken(deviceToken)
-            let pushType = try APNsRequestValidator.validateHeaders(
-                request.headers,
-                key: token.key,
-                hasMalformedID: hasMalformedID
+            return .answer(respond(to: checked, after: fault, on: connection))
+        } catch {
+            return .answer(reject(error, deviceToken: deviceToken, apnsID: apnsID))
+        }
+    }
+
+    /// Goes on with a request once its fault's delay passed: drops the connection, fails, or delivers.
+    func respond(to checked: CheckedRequest, after fault: Fault, on connection: any Channel) -> APNsResponse? {
+        switch faults.outcome(of: fault, provider: Self.provider, token: checked.deviceToken, recorder: recorder) {
+        case .proceed:
+            return deliver(checked)
+        case .dropped:
+            connection.close(promise: nil)
+            return nil
+        case .fail(let fault):
+            return reject(
+                APNsError(status: fault.status ?? 500, reason: fault.reason ?? ""),
+                deviceToken: checked.deviceToken,
+                apnsID: checked.apnsID,
+                retryAfter: fault.retryAfter,
+                timestamp: fault.timestamp
             )
-            let body = try await request.bodyBytes(limit: pushType.maximumPayloadSize)
-            let payload = try APNsRequestValidator.validatePayload(body, pushType: pushType)
+        }
+    }
+
+    /// Checks the device token, headers and payload, and records the push.
+    private func deliver(_ checked: CheckedRequest) -> APNsResponse {
+        do throws(APNsError) {
+            try APNsRequestValidator.validateDeviceToken(checked.deviceToken)
+            let pushType = try APNsRequestValidator.validateHeaders(
+                checked.request,
+                key: checked.token.key,
+                hasMalformedID: checked.hasMalformedID
+            )
+            let payload = try APNsRequestValidator.validatePayload(checked.request.body, pushType: pushType)
             recorder.recordDelivery(
                 provider: Self.provider,
-                deviceToken: String(deviceToken),
-                headers: APNsRequestValidator.recordedHeaders(request.headers),
+                deviceToken: String(checked.deviceToken),
+                headers: checked.request.recordedHeaders,
                 payload: payload
             )
-            return Response(status: .ok, headers: [.apnsID: apnsID, .apnsUniqueID: UUIDText.next()])
-        } catch let error as APNsError {
-            return reject(error, deviceToken: deviceToken, apnsID: apnsID)
+            var headers = HPACKHeaders()
+            headers.reserveCapacity(4)
+            headers.add(name: ":status", value: "200")
+            headers.add(name: "apns-id", value: checked.apnsID, indexing: .nonIndexable)
+            headers.add(name: "apns-unique-id", value: UUIDText.next(), indexing: .nonIndexable)
+            headers.add(name: "content-length", value: "0")
+            return APNsResponse(headers: headers)
+        } catch {
+            return reject(error, deviceToken: checked.deviceToken, apnsID: checked.apnsID)
         }
     }
 
@@ -79,7 +122,7 @@ struct APNsEndpoint: HTTPResponder {
         apnsID: String,
         retryAfter: Int? = nil,
         timestamp: Int64? = nil
-    ) -> Response {
+    ) -> APNsResponse {
         recorder.recordRejection(
             provider: Self.provider,
             deviceToken: String(deviceToken),
@@ -91,14 +134,13 @@ struct APNsEndpoint: HTTPResponder {
             body += ",\"timestamp\":\(timestamp ?? Int64(Date.now.timeIntervalSince1970 * 1000))"
         }
         body += "}"
-        var headers: HTTPFields = [.apnsID: apnsID, .contentType: "application/json"]
+        var headers = HPACKHeaders()
+        headers.add(name: ":status", value: String(error.status))
+        headers.add(name: "apns-id", value: apnsID, indexing: .nonIndexable)
+        headers.add(name: "content-type", value: "application/json")
         if let retryAfter {
-            headers[.retryAfter] = String(retryAfter)
+            headers.add(name: "retry-after", value: String(retryAfter))
         }
-        return Response(
-            status: HTTPResponse.Status(code: error.status),
-            headers: headers,
-            body: ResponseBody(byteBuffer: ByteBuffer(string: body))
-        )
+        return APNsResponse(headers: headers, body: body)
     }
 }

@@ -1,5 +1,3 @@
-import HTTPTypes
-
 /// An APNs error answer: the HTTP status and Apple's `reason`
 /// ("Handling notification responses from APNs").
 struct APNsError: Error, Sendable {
@@ -51,11 +49,6 @@ enum APNsPushType: String, Sendable {
 
 /// The request headers and body checks APNs makes, in the order the sandbox applies them.
 enum APNsRequestValidator {
-    /// Headers kept in a delivery record: every `apns-*` header and `content-type`.
-    static func recordedHeaders(_ headers: HTTPFields) -> RecordedHeaders {
-        RecordedHeaders(headers) { $0.hasPrefix("apns-") || $0 == "content-type" }
-    }
-
     /// A device token is 32 bytes (64 hex digits), or 80 bytes (160 hex digits).
     static func validateDeviceToken(_ token: Substring) throws(APNsError) {
         guard !token.isEmpty else { throw .missingDeviceToken }
@@ -66,30 +59,30 @@ enum APNsRequestValidator {
         guard isValid else { throw .badDeviceToken }
     }
 
-    /// Validates the `apns-*` headers against the key that signed the provider token.
+    /// Validates the request's `apns-*` headers against the key that signed the provider token.
     /// `hasMalformedID`: the request's `apns-id` is not a canonical UUID (the caller checks it once,
     /// since it also picks the `apns-id` of the answer).
     static func validateHeaders(
-        _ headers: HTTPFields,
+        _ request: APNsRequest,
         key: APNsKey,
         hasMalformedID: Bool
     ) throws(APNsError) -> APNsPushType {
         guard !hasMalformedID else { throw .badMessageId }
-        guard let pushType = headers.value(of: .apnsPushType).flatMap(APNsPushType.init(rawValue:)) else {
+        guard let pushType = request.pushType.flatMap(APNsPushType.init(rawValue:)) else {
             throw .invalidPushType
         }
-        guard let topic = headers.value(of: .apnsTopic), !topic.isEmpty else { throw .missingTopic }
+        guard let topic = request.topic, !topic.isEmpty else { throw .missingTopic }
         guard key.topics.contains(where: { isTopic(topic, of: $0, suffix: pushType.topicSuffix) }) else {
             throw .topicDisallowed
         }
-        if let priority = headers.value(of: .apnsPriority) {
+        if let priority = request.priority {
             let isKnown = priority == "1" || priority == "5" || priority == "10"
             guard isKnown, !(pushType == .background && priority == "10") else { throw .badPriority }
         }
-        if let expiration = headers.value(of: .apnsExpiration) {
+        if let expiration = request.expiration {
             guard let seconds = Int64(expiration), seconds >= 0 else { throw .badExpirationDate }
         }
-        if let collapseID = headers.value(of: .apnsCollapseID), collapseID.utf8.count > 64 {
+        if let collapseID = request.collapseID, collapseID.utf8.count > 64 {
             throw .badCollapseId
         }
         return pushType
@@ -109,14 +102,4 @@ enum APNsRequestValidator {
     private static func isTopic(_ topic: String, of app: String, suffix: String) -> Bool {
         topic.utf8.starts(with: app.utf8) && topic.utf8.dropFirst(app.utf8.count).elementsEqual(suffix.utf8)
     }
-}
-
-extension HTTPField.Name {
-    static let apnsID = Self("apns-id")!
-    static let apnsUniqueID = Self("apns-unique-id")!
-    static let apnsPushType = Self("apns-push-type")!
-    static let apnsTopic = Self("apns-topic")!
-    static let apnsPriority = Self("apns-priority")!
-    static let apnsExpiration = Self("apns-expiration")!
-    static let apnsCollapseID = Self("apns-collapse-id")!
 }

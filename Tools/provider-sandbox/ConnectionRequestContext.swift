@@ -1,8 +1,8 @@
 import Hummingbird
 import NIOCore
 
-/// Request context of the TLS listeners: Hummingbird's core context plus the connection the request
-/// arrived on, for per-connection token rules and for faults that drop the connection.
+/// Request context of the providers listener: Hummingbird's core context plus the connection the request
+/// arrived on, for faults that drop the connection.
 struct ConnectionRequestContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     let connection: any Channel

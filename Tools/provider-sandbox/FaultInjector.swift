@@ -86,9 +86,18 @@ extension FaultInjector {
         if fault.delayMilliseconds > 0 {
             try await Task.sleep(for: .milliseconds(fault.delayMilliseconds))
         }
+        let outcome = outcome(of: fault, provider: provider, token: token, recorder: recorder)
+        if case .dropped = outcome {
+            try? await connection.close()
+        }
+        return outcome
+    }
+
+    /// What `fault` makes of a push to `token` once its delay has passed. A dropped connection is recorded as a
+    /// rejection here; closing it is the caller's.
+    func outcome(of fault: Fault, provider: String, token: Substring, recorder: DeliveryRecorder) -> FaultOutcome {
         if fault.dropConnection {
             recorder.recordRejection(provider: provider, deviceToken: String(token), status: 0, reason: "ConnectionDropped")
-            try? await connection.close()
             return .dropped
         }
         return fault.answersWithError ? .fail(fault) : .proceed

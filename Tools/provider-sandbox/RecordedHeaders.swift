@@ -5,21 +5,31 @@ import HTTPTypes
 struct RecordedHeaders {
     private var fields: [(name: String, value: String)] = []
 
+    /// No headers yet: see `add(name:value:)`.
+    init() {}
+
     /// The fields of `headers` whose lower-case name `keep` accepts.
     init(_ headers: HTTPFields, keeping keep: (String) -> Bool) {
         for field in headers {
             let name = field.name.canonicalName
-            guard name != "authorization", keep(name) else { continue }
-            // Few fields are kept, so an insertion sort it is.
-            var index = fields.endIndex
-            while index > fields.startIndex, name < fields[index - 1].name {
-                index -= 1
+            if keep(name) {
+                add(name: name, value: field.value)
             }
-            if index > fields.startIndex, fields[index - 1].name == name {
-                fields[index - 1].value += ", " + field.value
-            } else {
-                fields.insert((name, field.value), at: index)
-            }
+        }
+    }
+
+    /// Keeps a field (`name` in lower case) unless it is `authorization`.
+    mutating func add(name: String, value: String) {
+        guard name != "authorization" else { return }
+        // Few fields are kept, so an insertion sort it is.
+        var index = fields.endIndex
+        while index > fields.startIndex, name < fields[index - 1].name {
+            index -= 1
+        }
+        if index > fields.startIndex, fields[index - 1].name == name {
+            fields[index - 1].value += ", " + value
+        } else {
+            fields.insert((name, value), at: index)
         }
     }
 

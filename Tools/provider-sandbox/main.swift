@@ -1,7 +1,9 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdHTTP2
 import Logging
+import NIOPosix
 import ServiceLifecycle
 
 extension SandboxCommand {
@@ -33,15 +35,18 @@ extension SandboxCommand {
         let wns = try WNSRegistry(directory: stateDirectory)
         let webPushSubscriptions = try WebPushSubscriptions(file: stateDirectory.appending(path: "webpush-subscriptions.json"))
 
-        let apns = Application(
-            responder: APNsEndpoint(
-                verifier: ProviderTokenVerifier(keys: keys),
-                tokenTracker: ConnectionTokenTracker(),
-                faults: faults,
-                recorder: recorder
+        let apns = Server(
+            childChannelSetup: try APNsServerChannel(
+                tlsConfiguration: certificateAuthority.tlsConfiguration(),
+                endpoint: APNsEndpoint(
+                    verifier: ProviderTokenVerifier(keys: keys),
+                    tokenTracker: ConnectionTokenTracker(),
+                    faults: faults,
+                    recorder: recorder
+                )
             ),
-            server: try .http2Only(tlsConfiguration: certificateAuthority.tlsConfiguration()),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: apnsPort)),
+            configuration: ServerConfiguration(address: .hostname(host, port: apnsPort)),
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             logger: logger
         )
         let providersRouter = Router(context: ConnectionRequestContext.self)

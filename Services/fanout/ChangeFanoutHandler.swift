@@ -21,10 +21,9 @@ struct ChangeFanoutHandler: Sendable {
         var events: [ChangeEvent] = []
         var live: [AMQPOutboundMessage] = []
         var users = Set<UserKey>()
-        let decoder = WireCoding.makeDecoder()
         for (index, delivery) in deliveries.enumerated() {
             do {
-                let batch = try decoder.decode(ChangeEventBatch.self, from: delivery.body)
+                let batch = try ChangeEventBatch(decodingJSON: delivery.body)
                 for event in batch.events where event.eventSource == nil { users.insert(UserKey(appId: event.appId, userId: event.userId)) }
                 events.append(contentsOf: batch.events)
                 // Edges holding live streams get the batch as it is (no re-encoding); none listening is fine.

@@ -382,18 +382,19 @@ public struct JSONReader {
         return valid
     }
 
-    /// Decodes the escapes of a string (all of JSON's, `\u` surrogate pairs included).
+    /// Decodes the escapes of a string (all of JSON's, `\u` surrogate pairs included); the runs between
+    /// escapes are copied whole.
     private func unescapedString(_ span: StringSpan) throws -> String {
         var decoded: [UInt8] = []
         decoded.reserveCapacity(span.end - span.start)
         var index = span.start
+        var runStart = index
         while index < span.end {
-            let byte = bytes[index]
-            guard byte == UInt8(ascii: "\\") else {
-                decoded.append(byte)
+            guard bytes[index] == UInt8(ascii: "\\") else {
                 index += 1
                 continue
             }
+            decoded.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<index]).bindMemory(to: UInt8.self))
             let escaped = index + 1 < span.end ? bytes[index + 1] : 0
             index += 2
             switch escaped {
@@ -409,7 +410,9 @@ public struct JSONReader {
             default:
                 throw JSONReadError("invalid escape \\\(Character(Unicode.Scalar(escaped)))", offset: index - 2)
             }
+            runStart = index
         }
+        decoded.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<span.end]).bindMemory(to: UInt8.self))
         // What `\u` escapes add is UTF-8 already: only raw bytes of 0x80 and above need checking.
         if span.isASCII { return String(decoding: decoded, as: UTF8.self) }
         guard let text = String(validating: decoded, as: UTF8.self) else { throw JSONReadError("the string is not valid UTF-8", offset: span.start) }

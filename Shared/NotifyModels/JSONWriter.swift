@@ -118,30 +118,40 @@ public struct JSONWriter: Sendable {
         }
     }
 
+    /// Copies the runs of bytes that need no escaping in one go: most strings have none.
     private mutating func appendString(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                bytes.append(0x5C)
-                bytes.append(byte)
-            case 0x0A:
-                bytes.append(0x5C)
-                bytes.append(UInt8(ascii: "n"))
-            case 0x0D:
-                bytes.append(0x5C)
-                bytes.append(UInt8(ascii: "r"))
-            case 0x09:
-                bytes.append(0x5C)
-                bytes.append(UInt8(ascii: "t"))
-            case 0..<0x20:
-                for escaped in [0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")] as [UInt8] { bytes.append(escaped) }
-                bytes.append(HexDigits.lowercase[Int(byte >> 4)])
-                bytes.append(HexDigits.lowercase[Int(byte & 0xF)])
-            default:
-                bytes.append(byte)
+        var text = text
+        text.withUTF8 { utf8 in
+            var runStart = 0
+            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                appendEscaped(byte)
+                runStart = index + 1
             }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func appendEscaped(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+            bytes.append(0x5C)
+            bytes.append(byte)
+        case 0x0A:
+            bytes.append(0x5C)
+            bytes.append(UInt8(ascii: "n"))
+        case 0x0D:
+            bytes.append(0x5C)
+            bytes.append(UInt8(ascii: "r"))
+        case 0x09:
+            bytes.append(0x5C)
+            bytes.append(UInt8(ascii: "t"))
+        default:
+            for escaped in [0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")] as [UInt8] { bytes.append(escaped) }
+            bytes.append(HexDigits.lowercase[Int(byte >> 4)])
+            bytes.append(HexDigits.lowercase[Int(byte & 0xF)])
+        }
     }
 }

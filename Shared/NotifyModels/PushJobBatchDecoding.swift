@@ -59,6 +59,11 @@ extension PushJob {
 }
 
 extension WebPushKeys {
+    /// Reads the keys as stored with a subscription. Throws `JSONReadError`.
+    public init(decodingJSON document: some ContiguousBytes) throws {
+        self = try JSONReader.read(document) { try WebPushKeys(reading: &$0) }
+    }
+
     init(reading reader: inout JSONReader) throws {
         var p256dh: String?, auth: String?
         try reader.readObject { reader, key in

@@ -110,6 +110,15 @@ struct JSONDecodingTests {
         }
     }
 
+    @Test("Web Push keys are read from a subscription's stored JSON, as jsonb prints it or as JSONEncoder writes it")
+    func webPushKeys() throws {
+        let keys = WebPushKeys(p256dh: "BPk-_x", auth: "a1\"q")
+        for json in [Data(#"{"auth": "a1\"q", "p256dh": "BPk-_x"}"#.utf8), try WireCoding.makeEncoder().encode(keys)] {
+            #expect(try WebPushKeys(decodingJSON: json) == keys)
+        }
+        #expect(throws: JSONReadError.self) { try WebPushKeys(decodingJSON: Data(#"{"auth": "a1"}"#.utf8)) }
+    }
+
     @Test("errors name the path and the byte offset")
     func errorsNameThePath() throws {
         let document = Self.event(with: #""content":{"priority":"high","expirationDateTime":"2026-01-31T12:00:00Z","payload":{"visualContent":{"title":7}}}"#)

@@ -13,7 +13,6 @@ struct BroadcastStreamer: Sendable {
     /// Calls `page` with each page of the event source's active subscriptions, in order.
     func forEachPage(appId: String, eventSource: String, _ page: ([SubscriptionResolver.Device]) async throws -> Void) async throws {
         var after = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-        let decoder = JSONDecoder()
         while true {
             let rows = try await client.query(
                 """
@@ -26,10 +25,8 @@ struct BroadcastStreamer: Sendable {
             devices.reserveCapacity(pageSize)
             for try await (id, platform, token, keys) in rows.decode((UUID, String, String, String?).self) {
                 after = id
-                guard let platform = Platform(rawValue: platform) else { continue }
-                devices.append(SubscriptionResolver.Device(
-                    subscriptionId: id, platform: platform, pushToken: token,
-                    keys: keys.flatMap { try? decoder.decode(WebPushKeys.self, from: Data($0.utf8)) }))
+                guard let device = SubscriptionResolver.Device(subscriptionId: id, platform: platform, pushToken: token, keys: keys) else { continue }
+                devices.append(device)
             }
             if devices.isEmpty { return }
             try await page(devices)

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Metrics
 import NotifyAMQP
 import NotifyModels
 import NotifyRuntime
@@ -19,14 +18,21 @@ struct ChangeFanoutHandler: Sendable {
     func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
         var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
         var events: [ChangeEvent] = []
+        var broadcastEvents: [ChangeEvent] = []
         var live: [AMQPOutboundMessage] = []
-        var users = Set<UserKey>()
-        let decoder = WireCoding.makeDecoder()
+        var users = UserPositions()
+        /// The position in `users` of each event's user.
+        var userPositions: [Int] = []
         for (index, delivery) in deliveries.enumerated() {
             do {
-                let batch = try decoder.decode(ChangeEventBatch.self, from: delivery.body)
-                for event in batch.events where event.eventSource == nil { users.insert(UserKey(appId: event.appId, userId: event.userId)) }
-                events.append(contentsOf: batch.events)
+                for event in try ChangeEventBatch(decodingJSON: delivery.body).events {
+                    if event.eventSource == nil {
+                        userPositions.append(users.position(of: UserKey(appId: event.appId, userId: event.userId)))
+                        events.append(event)
+                    } else {
+                        broadcastEvents.append(event)
+                    }
+                }
                 // Edges holding live streams get the batch as it is (no re-encoding); none listening is fine.
                 live.append(AMQPOutboundMessage(exchange: QueueNames.liveExchange, routingKey: "", body: delivery.body, mandatory: false))
             } catch {
@@ -34,11 +40,14 @@ struct ChangeFanoutHandler: Sendable {
             }
         }
         let done = await RetryUntilShutdown.succeeded("fan out", logger: logger) {
-            let devices = try await resolver.devices(of: users)
-            let pushes = messages(for: events.filter { $0.eventSource == nil }, devices: devices)
-            try await publisher.publish(pushes.messages + live)
+            let devices = try await resolver.devices(of: users.keys)
+            var pushes = PushJobMessages(jobsPerMessage: jobsPerMessage)
+            for (event, position) in zip(events, userPositions) {
+                pushes.add(PushJobBuilder.jobs(for: event, devices: devices[position]))
+            }
+            try await publisher.publish(pushes.finish() + live)
             pushes.count()
-            for event in events where event.eventSource != nil {
+            for event in broadcastEvents {
                 try await broadcast(event)
             }
         }
@@ -50,51 +59,26 @@ struct ChangeFanoutHandler: Sendable {
     private func broadcast(_ event: ChangeEvent) async throws {
         var pushed = 0
         try await broadcasts.forEachPage(appId: event.appId, eventSource: event.eventSource ?? "") { devices in
+            var pushes = PushJobMessages(jobsPerMessage: jobsPerMessage)
             let jobs = PushJobBuilder.jobs(for: event, devices: devices)
             pushed += jobs.count
-            let pushes = messages(for: jobs)
-            try await publisher.publish(pushes.messages)
+            pushes.add(jobs)
+            try await publisher.publish(pushes.finish())
             pushes.count()
         }
         logger.info("broadcast fanned out", metadata: ["notificationId": "\(event.notificationId)", "pushes": "\(pushed)"])
     }
-
-    private func messages(for events: [ChangeEvent], devices: [UserKey: [SubscriptionResolver.Device]]) -> PushJobMessages {
-        var jobs: [PushJob] = []
-        for event in events {
-            guard let userDevices = devices[UserKey(appId: event.appId, userId: event.userId)] else { continue }
-            jobs += PushJobBuilder.jobs(for: event, devices: userDevices)
-        }
-        return messages(for: jobs)
-    }
-
-    /// Push jobs grouped per provider, `jobsPerMessage` to a message.
-    private func messages(for jobs: [PushJob]) -> PushJobMessages {
-        var jobsByProvider: [Platform: [PushJob]] = [:]
-        for job in jobs { jobsByProvider[job.platform.provider, default: []].append(job) }
-        var messages: [AMQPOutboundMessage] = []
-        for (provider, jobs) in jobsByProvider {
-            var start = 0
-            while start < jobs.count {
-                let end = min(start + jobsPerMessage, jobs.count)
-                let body = PushJobBatch(jobs: Array(jobs[start..<end])).encodedJSON()
-                messages.append(AMQPOutboundMessage(exchange: QueueNames.pushExchange, routingKey: provider.rawValue, body: body))
-                start = end
-            }
-        }
-        return PushJobMessages(messages: messages, jobsPerProvider: jobsByProvider.mapValues(\.count))
-    }
 }
 
-/// The messages carrying push jobs, and how many jobs each provider got (counted once published).
-private struct PushJobMessages {
-    var messages: [AMQPOutboundMessage]
-    var jobsPerProvider: [Platform: Int]
+/// The users of a batch of changes, each once, in order: rows of the device query name a user by position.
+private struct UserPositions {
+    private(set) var keys: [UserKey] = []
+    private var positions: [UserKey: Int] = [:]
 
-    /// Adds the jobs to `notify_push_jobs_total{provider}`.
-    func count() {
-        for (provider, jobs) in jobsPerProvider {
-            Counter(label: "notify_push_jobs_total", dimensions: [("provider", provider.rawValue)]).increment(by: jobs)
-        }
+    mutating func position(of user: UserKey) -> Int {
+        if let position = positions[user] { return position }
+        keys.append(user)
+        positions[user] = keys.count - 1
+        return keys.count - 1
     }
 }

@@ -11,31 +11,37 @@ struct SubscriptionResolver: Sendable {
         var platform: Platform
         var pushToken: String
         var keys: WebPushKeys?
+
+        /// A row's platform and Web Push keys (stored as JSON text); nil for a platform this build does not know.
+        init?(subscriptionId: UUID, platform: String, pushToken: String, keys: String?) {
+            guard let platform = Platform(rawValue: platform) else { return nil }
+            self.subscriptionId = subscriptionId
+            self.platform = platform
+            self.pushToken = pushToken
+            self.keys = keys.flatMap { try? WebPushKeys(decodingJSON: Data($0.utf8)) }
+        }
     }
 
     let client: PostgresClient
     let logger: Logger
 
-    func devices(of users: Set<UserKey>) async throws -> [UserKey: [Device]] {
-        guard !users.isEmpty else { return [:] }
-        let appIds = users.map(\.appId)
-        let userIds = users.map(\.userId)
+    /// The devices of each user, in the order of `users`. Rows name their user by its position in the query's
+    /// arrays rather than by app and user id, so that no id is decoded or hashed per device.
+    func devices(of users: [UserKey]) async throws -> [[Device]] {
+        guard !users.isEmpty else { return [] }
         let rows = try await client.query(
             """
-            SELECT s.app_id, s.user_id, s.subscription_id, s.platform, s.push_token, s.push_keys::text
-            FROM subscriptions s
-            JOIN unnest(\(appIds)::text[], \(userIds)::text[]) AS u(app, usr) ON s.app_id = u.app AND s.user_id = u.usr
+            SELECT u.position, s.subscription_id, s.platform, s.push_token, s.push_keys::text
+            FROM unnest(\(users.map(\.appId))::text[], \(users.map(\.userId))::text[]) WITH ORDINALITY AS u(app, usr, position)
+            JOIN subscriptions s ON s.app_id = u.app AND s.user_id = u.usr
             WHERE s.expires_at > now()
             """, logger: logger)
-        var result: [UserKey: [Device]] = [:]
-        let decoder = JSONDecoder()
-        for try await (appId, userId, subscriptionId, platform, token, keys) in rows.decode((String, String, UUID, String, String, String?).self) {
-            guard let platform = Platform(rawValue: platform) else { continue }
-            let webPushKeys = keys.flatMap { try? decoder.decode(WebPushKeys.self, from: Data($0.utf8)) }
-            result[UserKey(appId: appId, userId: userId), default: []].append(
-                Device(subscriptionId: subscriptionId, platform: platform, pushToken: token, keys: webPushKeys))
+        var devices = [[Device]](repeating: [], count: users.count)
+        for try await (position, subscriptionId, platform, token, keys) in rows.decode((Int, UUID, String, String, String?).self) {
+            guard let device = Device(subscriptionId: subscriptionId, platform: platform, pushToken: token, keys: keys) else { continue }
+            devices[position - 1].append(device)
         }
-        return result
+        return devices
     }
 }
 

@@ -3,19 +3,29 @@ import Foundation
 /// Hexadecimal digits, for text written byte by byte.
 enum HexDigits {
     static let lowercase: [UInt8] = Array("0123456789abcdef".utf8)
-    static let uppercase: [UInt8] = Array("0123456789ABCDEF".utf8)
 }
 
 extension UUID {
-    /// Appends the 8-4-4-4-12 string form (`uuidString`, or its lowercase) without formatting a String.
+    /// Appends the 8-4-4-4-12 string form (`uuidString`, or its lowercase) without formatting a String:
+    /// the 36 characters are written on the stack and appended at once (every push job has five).
     func appendString(to bytes: inout [UInt8], uppercase: Bool) {
-        let digits = uppercase ? HexDigits.uppercase : HexDigits.lowercase
-        withUnsafeBytes(of: uuid) { raw in
-            for (index, byte) in raw.enumerated() {
-                if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
-                bytes.append(digits[Int(byte >> 4)])
-                bytes.append(digits[Int(byte & 0xF)])
+        let letterOffset = uppercase ? UInt8(ascii: "A") - 10 : UInt8(ascii: "a") - 10
+        func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? UInt8(ascii: "0") + nibble : letterOffset + nibble }
+        var text: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)  // 40 bytes: room for 36
+        withUnsafeMutableBytes(of: &text) { characters in
+            withUnsafeBytes(of: uuid) { raw in
+                var position = 0
+                for (index, byte) in raw.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        characters[position] = UInt8(ascii: "-")
+                        position += 1
+                    }
+                    characters[position] = digit(byte >> 4)
+                    characters[position + 1] = digit(byte & 0xF)
+                    position += 2
+                }
             }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: characters[..<36]))
         }
     }
 

@@ -4,7 +4,10 @@ import Foundation
 /// used on the per-push hot path where JSONEncoder's allocations dominate.
 public struct JSONWriter: Sendable {
     public private(set) var bytes: [UInt8]
-    private var needsComma: [Bool] = []
+    /// Whether the open container already holds a value (the next one needs a comma); that flag of each
+    /// enclosing container is kept on a stack touched only when a container begins or ends.
+    private var needsComma = false
+    private var enclosingNeedsComma: [Bool] = []
 
     public init(capacity: Int = 512) {
         bytes = []
@@ -12,25 +15,19 @@ public struct JSONWriter: Sendable {
     }
 
     public mutating func beginObject() {
-        separate()
-        bytes.append(UInt8(ascii: "{"))
-        needsComma.append(false)
+        begin(UInt8(ascii: "{"))
     }
 
     public mutating func endObject() {
-        bytes.append(UInt8(ascii: "}"))
-        needsComma.removeLast()
+        end(UInt8(ascii: "}"))
     }
 
     public mutating func beginArray() {
-        separate()
-        bytes.append(UInt8(ascii: "["))
-        needsComma.append(false)
+        begin(UInt8(ascii: "["))
     }
 
     public mutating func endArray() {
-        bytes.append(UInt8(ascii: "]"))
-        needsComma.removeLast()
+        end(UInt8(ascii: "]"))
     }
 
     /// Writes an object key; the next value written belongs to it.
@@ -38,7 +35,7 @@ public struct JSONWriter: Sendable {
         separate()
         appendString(name)
         bytes.append(UInt8(ascii: ":"))
-        if !needsComma.isEmpty { needsComma[needsComma.count - 1] = false }
+        needsComma = false
     }
 
     public mutating func string(_ value: String) {
@@ -109,39 +106,61 @@ public struct JSONWriter: Sendable {
         }
     }
 
+    private mutating func begin(_ bracket: UInt8) {
+        separate()
+        bytes.append(bracket)
+        enclosingNeedsComma.append(needsComma)
+        needsComma = false
+    }
+
+    private mutating func end(_ bracket: UInt8) {
+        bytes.append(bracket)
+        needsComma = enclosingNeedsComma.removeLast()
+    }
+
+    /// A comma before every value of a container but its first (none between values outside any container).
     private mutating func separate() {
-        guard let last = needsComma.last else { return }
-        if last {
+        if needsComma {
             bytes.append(UInt8(ascii: ","))
-        } else {
-            needsComma[needsComma.count - 1] = true
+        } else if !enclosingNeedsComma.isEmpty {
+            needsComma = true
         }
     }
 
+    /// Copies the runs of bytes that need no escaping in one go: most strings have none.
     private mutating func appendString(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                bytes.append(0x5C)
-                bytes.append(byte)
-            case 0x0A:
-                bytes.append(0x5C)
-                bytes.append(UInt8(ascii: "n"))
-            case 0x0D:
-                bytes.append(0x5C)
-                bytes.append(UInt8(ascii: "r"))
-            case 0x09:
-                bytes.append(0x5C)
-                bytes.append(UInt8(ascii: "t"))
-            case 0..<0x20:
-                for escaped in [0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")] as [UInt8] { bytes.append(escaped) }
-                bytes.append(HexDigits.lowercase[Int(byte >> 4)])
-                bytes.append(HexDigits.lowercase[Int(byte & 0xF)])
-            default:
-                bytes.append(byte)
+        var text = text
+        text.withUTF8 { utf8 in
+            var runStart = 0
+            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                appendEscaped(byte)
+                runStart = index + 1
             }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func appendEscaped(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+            bytes.append(0x5C)
+            bytes.append(byte)
+        case 0x0A:
+            bytes.append(0x5C)
+            bytes.append(UInt8(ascii: "n"))
+        case 0x0D:
+            bytes.append(0x5C)
+            bytes.append(UInt8(ascii: "r"))
+        case 0x09:
+            bytes.append(0x5C)
+            bytes.append(UInt8(ascii: "t"))
+        default:
+            for escaped in [0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")] as [UInt8] { bytes.append(escaped) }
+            bytes.append(HexDigits.lowercase[Int(byte >> 4)])
+            bytes.append(HexDigits.lowercase[Int(byte & 0xF)])
+        }
     }
 }

@@ -7,7 +7,7 @@ import NotifyModels
 struct MicroBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "micro",
-        abstract: "Time the pipeline's hot functions (payloads, push-job JSON, ids, JWTs) in isolation.",
+        abstract: "Time the pipeline's hot functions (payloads, push-job and change-event JSON, ids, JWTs) in isolation.",
         discussion: """
             Each function runs in rounds of --round calls for --seconds (after a warm-up round); the report gives \
             calls/s and the time per call at p50 and p99 over the rounds. Build with -c release for figures that \
@@ -77,8 +77,14 @@ struct MicroBenchCommand: AsyncParsableCommand {
         try measure("push-job batch decode, JSONDecoder (per job)", perCall: batch.jobs.count) {
             try decoder.decode(PushJobBatch.self, from: batchJSON).jobs.count
         }
+        try measure("push-job batch decode, read (per job)", perCall: batch.jobs.count) {
+            try PushJobBatch(decodingJSON: batchJSON).jobs.count
+        }
         try measure("change-event batch decode, JSONDecoder (per event)", perCall: fixture.changeEventBatch.events.count) {
             try decoder.decode(ChangeEventBatch.self, from: changesJSON).events.count
+        }
+        try measure("change-event batch decode, read (per event)", perCall: fixture.changeEventBatch.events.count) {
+            try ChangeEventBatch(decodingJSON: changesJSON).events.count
         }
         try measure("APNs provider token, ES256 sign (JSONWebToken)") {
             try JSONWebToken.signES256(header: #"{"alg":"ES256","kid":"KEY1234567"}"#, claims: #"{"iss":"TEAM123456","iat":1795000000}"#, key: fixture.signingKey).utf8.count

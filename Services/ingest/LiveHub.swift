@@ -53,10 +53,9 @@ final class LiveHub: Service, Sendable {
     func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
         // No open stream on this instance (the usual case): nothing to wake, nothing to decode.
         guard listeners.withLock({ !$0.isEmpty }) else { return deliveries.map { _ in .ack } }
-        let decoder = WireCoding.makeDecoder()
         var users = Set<String>()
         for delivery in deliveries {
-            guard let batch = try? decoder.decode(ChangeEventBatch.self, from: delivery.body) else { continue }
+            guard let batch = try? ChangeEventBatch(decodingJSON: delivery.body) else { continue }
             for event in batch.events { users.insert(Self.key(event.appId, event.userId)) }
         }
         let woken = listeners.withLock { all in users.flatMap { all[$0].map { Array($0.values) } ?? [] } }

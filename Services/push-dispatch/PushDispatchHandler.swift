@@ -20,10 +20,9 @@ struct PushDispatchHandler: Sendable {
     func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
         var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
         var jobs: [PushJob] = []
-        let decoder = WireCoding.makeDecoder()
         for (index, delivery) in deliveries.enumerated() {
             do {
-                jobs.append(contentsOf: try decoder.decode(PushJobBatch.self, from: delivery.body).jobs)
+                jobs.append(contentsOf: try PushJobBatch(decodingJSON: delivery.body).jobs)
             } catch {
                 dispositions[index] = .deadLetter(reason: "not a push-job batch: \(error)")
             }

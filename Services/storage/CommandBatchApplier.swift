@@ -82,9 +82,8 @@ struct CommandBatchApplier: Sendable {
         try await flush()
 
         try await fillUnreadCounts(&produced, on: connection)
-        let encoder = WireCoding.makeEncoder()
         for item in produced where !item.events.isEmpty {
-            eventsByCommand[item.commandId] = try item.events.map { String(decoding: try encoder.encode($0), as: UTF8.self) }.joined(separator: ",")
+            eventsByCommand[item.commandId] = item.events.encodedJSONObjects()
         }
         let freshIds = ids.filter { !applied.contains($0) }
         if !freshIds.isEmpty {

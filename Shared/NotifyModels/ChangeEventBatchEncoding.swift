@@ -74,3 +74,15 @@ extension NotificationContent {
         writer.endObject()
     }
 }
+
+extension Array where Element == ChangeEvent {
+    /// The events as JSON objects separated by commas (the inside of a batch's `events` array), for an outbox
+    /// that frames them into `ChangeEventBatch` messages later.
+    public func encodedJSONObjects() -> String {
+        var writer = JSONWriter(capacity: 2 + count * 640)
+        writer.beginArray()
+        for event in self { event.write(to: &writer) }
+        writer.endArray()
+        return String(decoding: writer.bytes.dropFirst().dropLast(), as: UTF8.self)
+    }
+}

@@ -40,9 +40,8 @@ public struct StorageCommandBatch: Codable, Sendable, Equatable {
 
     /// The message bodies carrying `commands` in order, at most `maximumCommands` to a message.
     public static func bodies(for commands: [StorageCommand]) throws -> [Data] {
-        let encoder = WireCoding.makeEncoder()
-        return try stride(from: commands.startIndex, to: commands.endIndex, by: maximumCommands).map { start in
-            try encoder.encode(StorageCommandBatch(commands: Array(commands[start..<min(start + maximumCommands, commands.endIndex)])))
+        try stride(from: commands.startIndex, to: commands.endIndex, by: maximumCommands).map { start in
+            try StorageCommandBatch(commands: Array(commands[start..<min(start + maximumCommands, commands.endIndex)])).encodedJSON()
         }
     }
 }

@@ -17,4 +17,42 @@ struct StorageCommandBatchTests {
         #expect(decoded.flatMap { $0 } == commands)
         #expect(try StorageCommandBatch.bodies(for: []).isEmpty)
     }
+
+    @Test("a batch written directly decodes (with JSONDecoder) to the same commands, for every kind of command")
+    func writtenBatchDecodesToTheSameCommands() throws {
+        let at = Date(timeIntervalSince1970: 1_800_000_000.125)
+        let content = NotificationContent(
+            appNotificationId: "order-\"7\"", groupName: "g", priority: .low, expirationDateTime: at.addingTimeInterval(3600),
+            displayTimeToLive: 60, platformTypes: [.apns, .fcm],
+            payload: NotificationPayload(rawContent: "raw\n✓", visualContent: VisualContent(title: "Tïtle \\", body: nil)),
+            push: PushOptions(sound: "ding", category: nil, threadId: "t", data: ["n": .number(1.5), "list": .array([.bool(true), .null]), "s": .string("é")]))
+        let plain = NotificationContent(
+            appNotificationId: nil, groupName: nil, priority: .high, expirationDateTime: at, displayTimeToLive: nil, platformTypes: nil,
+            payload: NotificationPayload(visualContent: VisualContent(title: "t", body: "b")), push: nil)
+        let actions: [StorageCommand.Action] = [
+            .publishNotification(PublishedNotification(appId: "app", userId: "ü", notificationId: UUID(), content: content, receivedAt: at)),
+            .publishNotification(PublishedNotification(appId: "app", userId: "u", notificationId: UUID(), content: plain, receivedAt: at)),
+            .publishBroadcast(PublishedBroadcast(appId: "app", eventSource: "news", notificationId: UUID(), content: plain, receivedAt: at)),
+            .changeNotificationState(NotificationStateChange(
+                appId: "app", userId: "u", notificationId: UUID(), readState: .read, userActionState: nil, delete: false,
+                originSubscriptionId: UUID(), requestedAt: at)),
+            .unregisterSubscription(appId: "app", userId: "u", subscriptionId: UUID()),
+            .expireDueNotifications(dueBy: at),
+        ]
+        let batch = StorageCommandBatch(commands: actions.map { StorageCommand(issuedAt: at, action: $0) })
+        let written = try WireCoding.makeDecoder().decode(StorageCommandBatch.self, from: batch.encodedJSON())
+        #expect(written == batch)
+    }
+
+    @Test("change events written as an outbox's comma-separated objects frame into a batch JSONDecoder reads back")
+    func outboxObjectsFrameIntoABatch() throws {
+        let events = (0..<3).map { index in
+            ChangeEvent(
+                appId: "app", userId: "u\(index)", sequence: Int64(index), kind: index == 0 ? .created : .stateChanged, notificationId: UUID(),
+                content: nil, readState: .read, userActionState: .dismissed, originSubscriptionId: index == 2 ? UUID() : nil,
+                unreadCount: index, changedAt: Date(timeIntervalSince1970: 1_800_000_000.5))
+        }
+        let framed = Data("{\"events\":[\(events.encodedJSONObjects())]}".utf8)
+        #expect(try WireCoding.makeDecoder().decode(ChangeEventBatch.self, from: framed).events == events)
+    }
 }

@@ -47,9 +47,10 @@ enum PushJobBuilder {
         }
         // A call is pushed at the publisher's priority whether or not it has visual content.
         let callPriority = event.content?.priority ?? .high
+        let pushIDs = PushIDs(notificationId: event.notificationId, sequence: event.sequence)
         return targets.map { device in
             PushJob(
-                pushId: DeterministicID.pushID(notificationId: event.notificationId, sequence: event.sequence, subscriptionId: device.subscriptionId),
+                pushId: pushIDs.id(subscriptionId: device.subscriptionId),
                 appId: event.appId, subscriptionId: device.subscriptionId, platform: device.platform, deviceToken: device.pushToken,
                 notificationId: event.notificationId, sequence: event.sequence, kind: event.kind, isAlert: isAlert,
                 priority: device.platform == .apnsVoip ? callPriority : priority, expiration: expiration, collapseId: collapseId, payload: payload(device.platform), keys: device.keys)

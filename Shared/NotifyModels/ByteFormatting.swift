@@ -6,13 +6,18 @@ enum HexDigits {
 }
 
 extension UUID {
-    /// Appends the 8-4-4-4-12 string form (`uuidString`, or its lowercase) without formatting a String:
-    /// the 36 characters are written on the stack and appended at once (every push job has five).
+    /// Appends the 8-4-4-4-12 string form (`uuidString`, or its lowercase) without formatting a String
+    /// (every push job has five: two in its push id, three in its JSON).
     func appendString(to bytes: inout [UInt8], uppercase: Bool) {
+        withString(uppercase: uppercase) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Calls `body` with the 36 characters of the 8-4-4-4-12 string form, written on the stack.
+    func withString<Result>(uppercase: Bool, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         let letterOffset = uppercase ? UInt8(ascii: "A") - 10 : UInt8(ascii: "a") - 10
         func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? UInt8(ascii: "0") + nibble : letterOffset + nibble }
         var text: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)  // 40 bytes: room for 36
-        withUnsafeMutableBytes(of: &text) { characters in
+        return try withUnsafeMutableBytes(of: &text) { characters in
             withUnsafeBytes(of: uuid) { raw in
                 var position = 0
                 for (index, byte) in raw.enumerated() {
@@ -25,7 +30,7 @@ extension UUID {
                     position += 2
                 }
             }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: characters[..<36]))
+            return try body(UnsafeRawBufferPointer(rebasing: characters[..<36]))
         }
     }
 

@@ -11,18 +11,17 @@ public enum DeterministicID {
             input += part.utf8
             input.append(0)
         }
-        return make(hashing: input)
+        return uuid(of: SHA256.hash(data: input))
     }
 
-    /// The UUID of `input`: each part's bytes followed by a zero byte.
-    private static func make(hashing input: [UInt8]) -> UUID {
-        var bytes = Array(SHA256.hash(data: input).prefix(16))
-        bytes[6] = (bytes[6] & 0x0F) | 0x50
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
-        return UUID(uuid: (
-            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-        ))
+    /// A version 5 layout UUID from the first 16 bytes of a digest.
+    fileprivate static func uuid(of digest: SHA256.Digest) -> UUID {
+        digest.withUnsafeBytes { bytes in
+            UUID(uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], (bytes[6] & 0x0F) | 0x50, bytes[7],
+                (bytes[8] & 0x3F) | 0x80, bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
+        }
     }
 
     /// The id of a notification published with an `appNotificationId`: the same for every republish.
@@ -31,19 +30,36 @@ public enum DeterministicID {
     }
 
     /// The id of one push of one change to one device (APNs `apns-id`).
-    /// It is computed for every push job, so its parts ("push", both ids as `uuidString`, the sequence) are
-    /// written into one buffer rather than formatted as Strings.
     public static func pushID(notificationId: UUID, sequence: Int64, subscriptionId: UUID) -> UUID {
-        var input: [UInt8] = []
-        input.reserveCapacity(112)
-        input += "push".utf8
-        input.append(0)
-        notificationId.appendString(to: &input, uppercase: true)
-        input.append(0)
-        sequence.appendDecimal(to: &input)
-        input.append(0)
-        subscriptionId.appendString(to: &input, uppercase: true)
-        input.append(0)
-        return make(hashing: input)
+        PushIDs(notificationId: notificationId, sequence: sequence).id(subscriptionId: subscriptionId)
+    }
+}
+
+/// The push ids of one change, one per device: the name-based UUID of "push", the notification id, the
+/// sequence and the subscription id (as `uuidString`s), each followed by a zero byte. It is computed for
+/// every push job, so the part naming the change is written once and nothing is formatted as a String.
+public struct PushIDs: Sendable {
+    /// `push\0<notification id>\0<sequence>\0`
+    private let changePart: [UInt8]
+
+    public init(notificationId: UUID, sequence: Int64) {
+        var changePart: [UInt8] = []
+        changePart.reserveCapacity(64)
+        changePart += "push".utf8
+        changePart.append(0)
+        notificationId.appendString(to: &changePart, uppercase: true)
+        changePart.append(0)
+        sequence.appendDecimal(to: &changePart)
+        changePart.append(0)
+        self.changePart = changePart
+    }
+
+    /// The id of this change's push to the device with `subscriptionId`.
+    public func id(subscriptionId: UUID) -> UUID {
+        var hasher = SHA256()
+        hasher.update(data: changePart)
+        subscriptionId.withString(uppercase: true) { hasher.update(bufferPointer: $0) }
+        withUnsafeBytes(of: UInt8(0)) { hasher.update(bufferPointer: $0) }
+        return DeterministicID.uuid(of: hasher.finalize())
     }
 }

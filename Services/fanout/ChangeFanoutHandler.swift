@@ -21,7 +21,7 @@ struct ChangeFanoutHandler: Sendable {
         var broadcastEvents: [ChangeEvent] = []
         var live: [AMQPOutboundMessage] = []
         var users = UserPositions()
-        /// The position in `users` of each event's user.
+        // The position in `users` of each event's user.
         var userPositions: [Int] = []
         for (index, delivery) in deliveries.enumerated() {
             do {

@@ -69,7 +69,7 @@ public struct JSONReader {
     }
 
     /// Reads an array, calling `body` with the reader at each element; `body` must read or skip it.
-    public mutating func readArray(_ body: (inout JSONReader) throws -> Void) throws {
+    public mutating func readElements(_ body: (inout JSONReader) throws -> Void) throws {
         try open(UInt8(ascii: "["), "an array")
         if try closes(UInt8(ascii: "]")) { return }
         var index = 0
@@ -86,7 +86,7 @@ public struct JSONReader {
     /// Reads an array whose elements `element` reads.
     public mutating func readArray<Element>(of element: (inout JSONReader) throws -> Element) throws -> [Element] {
         var elements: [Element] = []
-        try readArray { reader in elements.append(try element(&reader)) }
+        try readElements { reader in elements.append(try element(&reader)) }
         return elements
     }
 

@@ -135,7 +135,6 @@ struct FanoutBenchCommand: AsyncParsableCommand {
             displayTimeToLive: nil, platformTypes: nil,
             payload: NotificationPayload(visualContent: VisualContent(title: "Fan-out benchmark", body: "One change, one push per device")),
             push: nil)
-        let encoder = WireCoding.makeEncoder()
         var messages: [AMQPOutboundMessage] = []
         var index = 0
         while index < events {
@@ -146,7 +145,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
                     notificationId: UUID(), content: content, readState: .unread, userActionState: .noInteraction,
                     originSubscriptionId: nil, unreadCount: 1, changedAt: Date())
             })
-            messages.append(AMQPOutboundMessage(routingKey: QueueNames.fanoutChanges, body: try encoder.encode(batch)))
+            messages.append(AMQPOutboundMessage(routingKey: QueueNames.fanoutChanges, body: batch.encodedJSON()))
             if messages.count == 50 {
                 try await publisher.publish(messages)
                 messages = []

@@ -140,6 +140,13 @@ struct Migrations {
             )
             """,
         ]),
+        (6, [
+            // One index instead of two for a row per push: the key that makes a recorded outcome unique, led by
+            // the notification it is read by (a notification's pushes also land on one index page, not several).
+            "ALTER TABLE delivery_log DROP CONSTRAINT delivery_log_pkey",
+            "DROP INDEX delivery_log_by_notification",
+            "CREATE UNIQUE INDEX delivery_log_by_notification ON delivery_log (app_id, notification_id, push_id, attempt, result)",
+        ]),
     ]
 
     func run() async throws {

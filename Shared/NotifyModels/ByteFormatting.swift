@@ -73,10 +73,12 @@ extension Int64 {
 
 extension Date {
     /// Appends the wire timestamp: UTC, ISO 8601 with milliseconds, `2026-01-31T12:00:00.000Z`; the fraction
-    /// is truncated to milliseconds, as Foundation's ISO 8601 format style does.
+    /// is truncated to milliseconds, as Foundation's ISO 8601 format style does, after rounding to microseconds:
+    /// a parsed `.123` is often stored just below 0.123 s, and must be written as `.123` again, not `.122`.
     func appendWireTimestamp(to bytes: inout [UInt8]) {
         let seconds = timeIntervalSince1970.rounded(.down)
-        let milliseconds = Int64(seconds) * 1000 + Int64(((timeIntervalSince1970 - seconds) * 1000).rounded(.down))
+        let microseconds = Int64(((timeIntervalSince1970 - seconds) * 1_000_000).rounded())
+        let milliseconds = Int64(seconds) * 1000 + microseconds / 1000
         let (days, millisecondOfDay) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
         let (day, dayMilliseconds) = millisecondOfDay < 0 ? (days - 1, millisecondOfDay + 86_400_000) : (days, millisecondOfDay)
         let (year, month, dayOfMonth) = Self.civilDate(daysSince1970: day)

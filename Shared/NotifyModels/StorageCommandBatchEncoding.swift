@@ -15,29 +15,13 @@ extension StorageCommandBatch {
             writer.key("action")
             switch command.action {
             case .publishNotification(let notification):
-                writer.beginObject()
-                writer.key("type"); writer.string("publishNotification")
-                writer.key("notification")
-                writer.beginObject()
-                writer.key("appId"); writer.string(notification.appId)
-                writer.key("userId"); writer.string(notification.userId)
-                writer.key("notificationId"); writer.uuid(notification.notificationId)
-                writer.key("content"); notification.content.write(to: &writer)
-                writer.key("receivedAt"); writer.timestamp(notification.receivedAt)
-                writer.endObject()
-                writer.endObject()
+                writer.writePublish(
+                    type: "publishNotification", key: "notification", appId: notification.appId, audience: ("userId", notification.userId),
+                    notificationId: notification.notificationId, content: notification.content, receivedAt: notification.receivedAt)
             case .publishBroadcast(let broadcast):
-                writer.beginObject()
-                writer.key("type"); writer.string("publishBroadcast")
-                writer.key("broadcast")
-                writer.beginObject()
-                writer.key("appId"); writer.string(broadcast.appId)
-                writer.key("eventSource"); writer.string(broadcast.eventSource)
-                writer.key("notificationId"); writer.uuid(broadcast.notificationId)
-                writer.key("content"); broadcast.content.write(to: &writer)
-                writer.key("receivedAt"); writer.timestamp(broadcast.receivedAt)
-                writer.endObject()
-                writer.endObject()
+                writer.writePublish(
+                    type: "publishBroadcast", key: "broadcast", appId: broadcast.appId, audience: ("eventSource", broadcast.eventSource),
+                    notificationId: broadcast.notificationId, content: broadcast.content, receivedAt: broadcast.receivedAt)
             default:
                 writer.rawValue(Array(try WireCoding.makeEncoder().encode(command.action)))
             }
@@ -46,5 +30,25 @@ extension StorageCommandBatch {
         writer.endArray()
         writer.endObject()
         return Data(writer.bytes)
+    }
+}
+
+extension JSONWriter {
+    /// A publish action: `{"type", "<key>": {appId, <audience>, notificationId, content, receivedAt}}`.
+    fileprivate mutating func writePublish(
+        type: String, key: String, appId: String, audience: (key: String, value: String), notificationId: UUID,
+        content: NotificationContent, receivedAt: Date
+    ) {
+        beginObject()
+        self.key("type"); string(type)
+        self.key(key)
+        beginObject()
+        self.key("appId"); string(appId)
+        self.key(audience.key); string(audience.value)
+        self.key("notificationId"); uuid(notificationId)
+        self.key("content"); content.write(to: &self)
+        self.key("receivedAt"); timestamp(receivedAt)
+        endObject()
+        endObject()
     }
 }

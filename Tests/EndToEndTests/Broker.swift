@@ -79,14 +79,25 @@ enum Broker {
     /// The dead letters of a provider's push queue (`push.<provider>.dead`) about `notificationId`, with their
     /// `x-notify-reason`, waiting up to `timeout` for one. Consumes (and so removes) every dead letter it reads.
     static func deadPushJobs(_ provider: String, notificationId: String, timeout: Duration = .seconds(20)) async throws -> [(job: PushJob, reason: String?)] {
-        let queue = QueueNames.pushQueue(Platform(rawValue: provider)!)
-        return try await withConsumer(try configuration(), queue: "\(queue).dead", topology: .workQueue(queue)) { inbox in
+        try await deadLetters(of: QueueNames.pushQueue(Platform(rawValue: provider)!), timeout: timeout) { delivery in
+            try WireCoding.makeDecoder().decode(PushJobBatch.self, from: delivery.body).jobs
+                .filter { $0.notificationId.uuidString.lowercased() == notificationId }
+        }.map { (job: $0.item, reason: $0.reason) }
+    }
+
+    /// What `matching` finds in the dead letters of a work queue (`<queue>.dead`), with each letter's
+    /// `x-notify-reason`: consumes the dead-letter queue, runs `action`, and waits up to `timeout` for a match.
+    /// Consumes (and so removes) every dead letter it reads.
+    static func deadLetters<Item: Sendable>(
+        of queue: String, timeout: Duration = .seconds(20), whilst action: () async throws -> Void = {},
+        matching: @escaping (AMQPDelivery) throws -> [Item]
+    ) async throws -> [(item: Item, reason: String?)] {
+        try await withConsumer(try configuration(), queue: "\(queue).dead", topology: .workQueue(queue)) { inbox in
+            try await action()
             let deadline = ContinuousClock.now + timeout
             while true {
                 let found = try inbox.all.flatMap { delivery in
-                    try WireCoding.makeDecoder().decode(PushJobBatch.self, from: delivery.body).jobs
-                        .filter { $0.notificationId.uuidString.lowercased() == notificationId }
-                        .map { (job: $0, reason: delivery.properties.headers["x-notify-reason"]) }
+                    try matching(delivery).map { (item: $0, reason: delivery.properties.headers["x-notify-reason"]) }
                 }
                 if !found.isEmpty || ContinuousClock.now >= deadline { return found }
                 try await Task.sleep(for: .milliseconds(100))

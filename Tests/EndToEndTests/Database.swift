@@ -20,6 +20,19 @@ enum Database {
         }
     }
 
+    /// Polls a query answering one integer until `condition` holds, up to `timeout`; returns the last answer.
+    static func waitForInteger(
+        _ query: PostgresQuery, on client: PostgresClient, timeout: Duration = .seconds(20), until condition: (Int64) -> Bool
+    ) async throws -> Int64 {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let value = try await integer(query, on: client)
+            if condition(value) { return value }
+            guard ContinuousClock.now < deadline else { throw TestFailure("\(query.sql) still answered \(value) after \(timeout)") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
     /// The single integer a query answers (e.g. a count).
     static func integer(_ query: PostgresQuery, on client: PostgresClient) async throws -> Int64 {
         let rows = try await client.query(query, logger: testLogger)

@@ -42,12 +42,8 @@ extension EndToEndTests {
             }
 
             try await Database.withClient { client in
-                let deadline = ContinuousClock.now + .seconds(20)
-                while try await Database.integer(
-                    "SELECT count(*) FROM notifications WHERE app_id = \(app.appId) AND user_id = \(laterUser)", on: client) == 0 {
-                    guard ContinuousClock.now < deadline else { throw TestFailure("storage did not apply the command after the duplicate within 20 s") }
-                    try await Task.sleep(for: .milliseconds(100))
-                }
+                _ = try await Database.waitForInteger(
+                    "SELECT count(*) FROM notifications WHERE app_id = \(app.appId) AND user_id = \(laterUser)", on: client) { $0 > 0 }
                 let notifications = try await Database.integer(
                     "SELECT count(*) FROM notifications WHERE app_id = \(app.appId) AND user_id = \(user)", on: client)
                 #expect(notifications == 1, "rows in notifications")
@@ -73,14 +69,9 @@ extension EndToEndTests {
                     body: try WireCoding.makeEncoder().encode(StorageCommandBatch(commands: [command, command, other]))))
             }
             try await Database.withClient { client in
-                let deadline = ContinuousClock.now + .seconds(20)
-                while try await Database.integer(
-                    "SELECT count(*) FROM changes WHERE app_id = \(app.appId) AND user_id = \(user)", on: client) < 2 {
-                    guard ContinuousClock.now < deadline else { throw TestFailure("storage did not apply the message within 20 s") }
-                    try await Task.sleep(for: .milliseconds(100))
-                }
-                let changes = try await Database.integer(
-                    "SELECT count(*) FROM changes WHERE app_id = \(app.appId) AND user_id = \(user)", on: client)
+                // The message is applied in one transaction: once any change is visible, all of them are.
+                let changes = try await Database.waitForInteger(
+                    "SELECT count(*) FROM changes WHERE app_id = \(app.appId) AND user_id = \(user)", on: client) { $0 > 0 }
                 #expect(changes == 2, "rows in changes")
                 let notifications = try await Database.integer(
                     "SELECT count(*) FROM notifications WHERE app_id = \(app.appId) AND user_id = \(user)", on: client)
@@ -98,24 +89,19 @@ extension EndToEndTests {
                 subscriptionId: UUID(), appId: "no-such-app-\(uniqueSuffix())", userId: user, platform: .apns,
                 pushToken: String(repeating: "ab", count: 32), appPackage: nil, displayName: nil,
                 expirationDateTime: Date().addingTimeInterval(3600), registeredAt: Date())))
-            let reason = try await Broker.withConsumer(
-                try Broker.configuration(), queue: "\(QueueNames.storageCommands).dead", topology: .workQueue(QueueNames.storageCommands)
-            ) { inbox in
-                try await Broker.withPublisher(try Broker.configuration()) { publisher in
-                    try await publisher.publish(AMQPOutboundMessage(
-                        routingKey: QueueNames.storageCommands,
-                        body: try WireCoding.makeEncoder().encode(StorageCommandBatch(commands: [good, refused]))))
-                }
-                let deadline = ContinuousClock.now + .seconds(20)
-                while true {
-                    let ours = try inbox.all.first { delivery in
-                        try WireCoding.makeDecoder().decode(StorageCommandBatch.self, from: delivery.body).commands.contains { $0.commandId == refused.commandId }
+            let reason = try await Broker.deadLetters(
+                of: QueueNames.storageCommands,
+                whilst: {
+                    try await Broker.withPublisher(try Broker.configuration()) { publisher in
+                        try await publisher.publish(AMQPOutboundMessage(
+                            routingKey: QueueNames.storageCommands,
+                            body: try WireCoding.makeEncoder().encode(StorageCommandBatch(commands: [good, refused]))))
                     }
-                    if let ours { return ours.properties.headers["x-notify-reason"] }
-                    guard ContinuousClock.now < deadline else { throw TestFailure("no dead letter in storage.commands.dead within 20 s") }
-                    try await Task.sleep(for: .milliseconds(100))
+                },
+                matching: { delivery in
+                    try WireCoding.makeDecoder().decode(StorageCommandBatch.self, from: delivery.body).commands.filter { $0.commandId == refused.commandId }
                 }
-            }
+            ).first?.reason
             #expect(reason?.contains(refused.commandId.lowercasedString) == true, "x-notify-reason: \(reason ?? "none")")
             try await Database.withClient { client in
                 let stored = try await Database.integer(

@@ -174,8 +174,14 @@ extension NotificationReader {
     func deliveries(appId: String, notificationId: UUID) async throws -> [DeliveryRecord] {
         let rows = try await client.query(
             """
-            SELECT subscription_id, platform, sequence, attempt, result, status, reason, at FROM delivery_log
-            WHERE app_id = \(appId) AND notification_id = \(notificationId) ORDER BY at, attempt
+            SELECT subscription_id, platform, sequence, attempt, result, NULLIF(status, 0), NULLIF(reason, ''), at FROM (
+                SELECT DISTINCT ON (o.push_id, o.attempt, o.result) o.*
+                FROM delivery_records d,
+                     unnest(d.push_ids, d.subscription_ids, d.platforms, d.sequences, d.attempts, d.results, d.statuses, d.reasons, d.ats)
+                     AS o(push_id, subscription_id, platform, sequence, attempt, result, status, reason, at)
+                WHERE d.app_id = \(appId) AND d.notification_id = \(notificationId)
+            ) AS outcomes
+            ORDER BY at, attempt
             """, logger: logger)
         var records: [DeliveryRecord] = []
         for try await (subscription, platform, sequence, attempt, result, status, reason, at) in rows.decode(

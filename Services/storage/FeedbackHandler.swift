@@ -17,30 +17,63 @@ struct FeedbackHandler: Sendable {
     func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
         var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
         var outcomes: [PushOutcome] = []
+        var recordKeys: [UUID] = []
         let decoder = WireCoding.makeDecoder()
         for (index, delivery) in deliveries.enumerated() {
             do {
-                outcomes += try decoder.decode(PushOutcomeBatch.self, from: delivery.body).outcomes
+                let batch = try decoder.decode(PushOutcomeBatch.self, from: delivery.body).outcomes
+                outcomes += batch
+                recordKeys += Self.recordKeys(of: batch)
             } catch {
                 dispositions[index] = .deadLetter(reason: "not a push-outcome batch: \(error)")
             }
         }
-        let done = await RetryUntilShutdown.succeeded("record push feedback", logger: logger) { try await record(outcomes) }
+        let done = await RetryUntilShutdown.succeeded("record push feedback", logger: logger) { try await record(outcomes, keys: recordKeys) }
         return done ? dispositions : RetryUntilShutdown.requeueing(dispositions)
     }
 
-    private func record(_ outcomes: [PushOutcome]) async throws {
+    /// One key per outcome: the key of its row, which holds the outcomes of one message for one notification.
+    private static func recordKeys(of outcomes: [PushOutcome]) -> [UUID] {
+        var groupOfNotification: [NotificationKey: Int] = [:]
+        var groups: [[Int]] = []
+        let groupOfOutcome = outcomes.indices.map { index in
+            let notification = NotificationKey(appId: outcomes[index].appId, notificationId: outcomes[index].notificationId)
+            let group = groupOfNotification[notification] ?? {
+                groups.append([])
+                groupOfNotification[notification] = groups.count - 1
+                return groups.count - 1
+            }()
+            groups[group].append(index)
+            return group
+        }
+        let keyOfGroup = groups.map { indices in DeterministicID.deliveryRecordKey(of: indices.lazy.map { outcomes[$0] }) }
+        return groupOfOutcome.map { keyOfGroup[$0] }
+    }
+
+    private struct NotificationKey: Hashable {
+        var appId: String
+        var notificationId: UUID
+    }
+
+    /// Writes a row per notification and feedback message, its outcomes as parallel arrays: one row and one index
+    /// entry for many pushes (a broadcast's million pushes make thousands of rows, not a million).
+    private func record(_ outcomes: [PushOutcome], keys: [UUID]) async throws {
         guard !outcomes.isEmpty else { return }
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query(
                 """
-                INSERT INTO delivery_log (push_id, attempt, result, app_id, notification_id, subscription_id, sequence, platform, status, reason, at)
-                SELECT id, attempt, result, app, notification, subscription, seq, platform, NULLIF(status, 0), NULLIF(reason, ''), at
-                FROM unnest(\(outcomes.map(\.pushId))::uuid[], \(outcomes.map { Int32($0.attempt) })::int4[], \(outcomes.map(\.result.rawValue))::text[],
-                            \(outcomes.map(\.appId))::text[], \(outcomes.map(\.notificationId))::uuid[], \(outcomes.map(\.subscriptionId))::uuid[],
-                            \(outcomes.map(\.sequence))::int8[], \(outcomes.map(\.platform.rawValue))::text[], \(outcomes.map { Int32($0.status ?? 0) })::int4[],
-                            \(outcomes.map { $0.reason ?? "" })::text[], \(outcomes.map(\.at))::timestamptz[])
-                     AS t(id, attempt, result, app, notification, subscription, seq, platform, status, reason, at)
+                INSERT INTO delivery_records (app_id, notification_id, record_key, recorded_at, push_ids, attempts, results,
+                                              subscription_ids, sequences, platforms, statuses, reasons, ats)
+                SELECT app, notification, key, max(at), array_agg(id ORDER BY position), array_agg(attempt ORDER BY position),
+                       array_agg(result ORDER BY position), array_agg(subscription ORDER BY position), array_agg(seq ORDER BY position),
+                       array_agg(platform ORDER BY position), array_agg(status ORDER BY position), array_agg(reason ORDER BY position),
+                       array_agg(at ORDER BY position)
+                FROM unnest(\(keys)::uuid[], \(outcomes.map(\.pushId))::uuid[], \(outcomes.map { Int32($0.attempt) })::int4[],
+                            \(outcomes.map(\.result.rawValue))::text[], \(outcomes.map(\.appId))::text[], \(outcomes.map(\.notificationId))::uuid[],
+                            \(outcomes.map(\.subscriptionId))::uuid[], \(outcomes.map(\.sequence))::int8[], \(outcomes.map(\.platform.rawValue))::text[],
+                            \(outcomes.map { Int32($0.status ?? 0) })::int4[], \(outcomes.map { $0.reason ?? "" })::text[], \(outcomes.map(\.at))::timestamptz[])
+                     WITH ORDINALITY AS t(key, id, attempt, result, app, notification, subscription, seq, platform, status, reason, at, position)
+                GROUP BY app, notification, key
                 ON CONFLICT DO NOTHING
                 """, logger: logger)
 

@@ -26,7 +26,7 @@ struct TombstonePurger {
         try await connection.query(
             "DELETE FROM applied_commands WHERE applied_at < \(cutoff)", logger: logger)
         try await connection.query(
-            "DELETE FROM delivery_log WHERE at < \(cutoff)", logger: logger)
+            "DELETE FROM delivery_records WHERE recorded_at < \(cutoff)", logger: logger)
         logger.info("purged changes and tombstones", metadata: ["olderThan": "\(cutoff)"])
     }
 }

@@ -1,7 +1,9 @@
 import Logging
 import PostgresNIO
 
-/// Counts each user's unread, active notifications (the badge), inside the writing transaction.
+/// Reads each user's count of unread, active notifications (the badge), inside the writing transaction.
+/// The counts are kept by triggers on `notifications` (schema migration 7), so reading them costs one
+/// row per user however many notifications the user has.
 struct UnreadCounter {
     let logger: Logger
 
@@ -9,12 +11,10 @@ struct UnreadCounter {
         var result: [UserKey: Int] = [:]
         let rows = try await connection.query(
             """
-            SELECT n.app_id, n.user_id, count(*)
-            FROM notifications n
+            SELECT c.app_id, c.user_id, c.unread
+            FROM unread_counts c
             JOIN (SELECT DISTINCT app, usr FROM unnest(\(appIds)::text[], \(userIds)::text[]) AS t(app, usr)) u
-              ON n.app_id = u.app AND n.user_id = u.usr
-            WHERE n.read_state = 'unread' AND n.status = 'active'
-            GROUP BY n.app_id, n.user_id
+              ON c.app_id = u.app AND c.user_id = u.usr
             """, logger: logger)
         for try await (appId, userId, count) in rows.decode((String, String, Int64).self) {
             result[UserKey(appId: appId, userId: userId)] = Int(count)

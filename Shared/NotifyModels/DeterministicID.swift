@@ -63,3 +63,19 @@ public struct PushIDs: Sendable {
         return DeterministicID.uuid(of: hasher.finalize())
     }
 }
+
+extension DeterministicID {
+    /// The key of one delivery-log row: every push, attempt and result it records, in order, so a feedback
+    /// message delivered twice writes its row once, while another attempt or answer gets a row of its own.
+    public static func deliveryRecordKey<Outcomes: Collection>(of outcomes: Outcomes) -> UUID where Outcomes.Element == PushOutcome {
+        var hasher = SHA256()
+        for outcome in outcomes {
+            withUnsafeBytes(of: outcome.pushId.uuid) { hasher.update(bufferPointer: $0) }
+            withUnsafeBytes(of: Int64(outcome.attempt).littleEndian) { hasher.update(bufferPointer: $0) }
+            var result = outcome.result.rawValue
+            result.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+            withUnsafeBytes(of: UInt8(0)) { hasher.update(bufferPointer: $0) }
+        }
+        return uuid(of: hasher.finalize())
+    }
+}

@@ -16,8 +16,10 @@ extension EndToEndTests {
                     let at = Date().addingTimeInterval(-daysAgo * 86400)
                     try await client.query(
                         """
-                        INSERT INTO delivery_log (push_id, attempt, result, app_id, notification_id, subscription_id, sequence, platform, at)
-                        VALUES (\(pushId), 0, 'accepted', \(appId), \(UUID()), \(UUID()), 1, 'apns', \(at))
+                        INSERT INTO delivery_records (app_id, notification_id, record_key, recorded_at, push_ids, attempts, results,
+                                                      subscription_ids, sequences, platforms, statuses, reasons, ats)
+                        VALUES (\(appId), \(UUID()), \(pushId), \(at), ARRAY[\(pushId)], '{0}', '{accepted}',
+                                ARRAY[\(UUID())], '{1}', '{apns}', '{0}', '{""}', ARRAY[\(at)])
                         """, logger: testLogger)
                 }
             }
@@ -27,8 +29,8 @@ extension EndToEndTests {
                     routingKey: QueueNames.storageCommands, body: try WireCoding.makeEncoder().encode(StorageCommandBatch(commands: [purge]))))
             }
             try await Database.withClient { client in
-                _ = try await Database.waitForInteger("SELECT count(*) FROM delivery_log WHERE push_id = \(old)", on: client) { $0 == 0 }
-                #expect(try await Database.integer("SELECT count(*) FROM delivery_log WHERE push_id = \(recent)", on: client) == 1)
+                _ = try await Database.waitForInteger("SELECT count(*) FROM delivery_records WHERE record_key = \(old)", on: client) { $0 == 0 }
+                #expect(try await Database.integer("SELECT count(*) FROM delivery_records WHERE record_key = \(recent)", on: client) == 1)
             }
         }
     }

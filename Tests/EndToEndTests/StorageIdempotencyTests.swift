@@ -57,7 +57,7 @@ extension EndToEndTests {
             let deliveries = try await Sandbox.deliveries(to: device)
             #expect(!deliveries.isEmpty && deliveries.allSatisfy { $0.notificationId == id && $0.payload["notify"]?["seq"]?.numberValue == 1 })
         }
-            @Test("one message carrying a command twice and another: each is applied once")
+        @Test("one message carrying a command twice and another: each is applied once")
         func commandTwiceInOneMessageIsAppliedOnce() async throws {
             let app = try await TestApp.create()
             let user = "user-\(uniqueSuffix())"

@@ -124,6 +124,47 @@ extension EndToEndTests {
             #expect(unread.notifications.map { $0.id.uuidString.lowercased() } == [second], "history filtered by readState=unread")
         }
 
+        @Test("the badge follows reads, deletes and a revived replacement, and the kept counts match a recount of every user")
+        func badgeFollowsEveryKindOfChange() async throws {
+            let app = try await TestApp.create()
+            let userId = "user-\(uniqueSuffix())"
+            let device = try await app.registerSubscribedDevice(of: userId)
+            let user = try app.user(userId)
+            var revived = NotificationRequest.alert(to: userId, title: "read, then replaced")
+            revived.appNotificationId = "revived-\(uniqueSuffix())"
+            let first = try await app.publishAccepted(revived)
+            let second = try await app.publishAccepted(.alert(to: userId, title: "deleted"))
+            _ = try await app.publishAccepted(.alert(to: userId, title: "kept"))
+            _ = try await Sandbox.waitForDeliveries(to: device.pushToken) { $0.count >= 3 }
+
+            try await user.patchAccepted(first, StateChangeRequest(readState: .read))
+            let deleted = try await app.appServer(.DELETE, "/notifications/\(second)")
+            #expect(deleted.status == 204, "DELETE: \(deleted.status) \(deleted.text)")
+            var pushes = try await Sandbox.waitForDeliveries(to: device.pushToken) { $0.count >= 5 }
+            #expect(pushes.dropFirst(3).map { $0.payload["aps"]?["badge"]?.numberValue } == [2, 1], "badges after the read and the delete")
+
+            revived.payload = NotificationPayload(visualContent: VisualContent(title: "replaced, unread again"))
+            #expect(try await app.publishAccepted(revived) == first)
+            pushes = try await Sandbox.waitForDeliveries(to: device.pushToken) { $0.count >= 6 }
+            #expect(pushes.count == 6 ? pushes[5].payload["aps"]?["badge"]?.numberValue == 2 : false, "the replacement is unread again: \(pushes.map(\.payload))")
+
+            try await Database.withClient { client in
+                let kept = try await Database.integer(
+                    "SELECT unread FROM unread_counts WHERE app_id = \(app.appId) AND user_id = \(userId)", on: client)
+                #expect(kept == 2)
+                // One snapshot: every user's kept count against a recount (a missing row counts as 0).
+                let mismatched = try await Database.integer(
+                    """
+                    SELECT count(*) FROM unread_counts c
+                    FULL JOIN (SELECT app_id, user_id, count(*) AS unread FROM notifications
+                               WHERE read_state = 'unread' AND status = 'active' GROUP BY app_id, user_id) n
+                      ON c.app_id = n.app_id AND c.user_id = n.user_id
+                    WHERE coalesce(c.unread, 0) <> coalesce(n.unread, 0)
+                    """, on: client)
+                #expect(mismatched == 0, "users whose kept unread count differs from a recount")
+            }
+        }
+
         @Test("deleted by the app server (by id and by appNotificationId): devices are tapped, the tombstone syncs, history drops it")
         func deleteByTheAppServerSyncsATombstone() async throws {
             let setup = try await ThreeDevices.make()

@@ -56,7 +56,9 @@ struct FeedbackHandler: Sendable {
     }
 
     /// Writes a row per notification and feedback message, its outcomes as parallel arrays: one row and one index
-    /// entry for many pushes (a broadcast's million pushes make thousands of rows, not a million).
+    /// entry for many pushes (a broadcast's million pushes make thousands of rows, not a million). The arrays are
+    /// aggregated from the same rows in the same pass, so they stay aligned; their order does not matter (readers
+    /// sort the outcomes by time), so no aggregate sorts.
     private func record(_ outcomes: [PushOutcome], keys: [UUID]) async throws {
         guard !outcomes.isEmpty else { return }
         try await client.withTransaction(logger: logger) { connection in
@@ -64,15 +66,13 @@ struct FeedbackHandler: Sendable {
                 """
                 INSERT INTO delivery_records (app_id, notification_id, record_key, recorded_at, push_ids, attempts, results,
                                               subscription_ids, sequences, platforms, statuses, reasons, ats)
-                SELECT app, notification, key, max(at), array_agg(id ORDER BY position), array_agg(attempt ORDER BY position),
-                       array_agg(result ORDER BY position), array_agg(subscription ORDER BY position), array_agg(seq ORDER BY position),
-                       array_agg(platform ORDER BY position), array_agg(status ORDER BY position), array_agg(reason ORDER BY position),
-                       array_agg(at ORDER BY position)
+                SELECT app, notification, key, max(at), array_agg(id), array_agg(attempt), array_agg(result), array_agg(subscription),
+                       array_agg(seq), array_agg(platform), array_agg(status), array_agg(reason), array_agg(at)
                 FROM unnest(\(keys)::uuid[], \(outcomes.map(\.pushId))::uuid[], \(outcomes.map { Int32($0.attempt) })::int4[],
                             \(outcomes.map(\.result.rawValue))::text[], \(outcomes.map(\.appId))::text[], \(outcomes.map(\.notificationId))::uuid[],
                             \(outcomes.map(\.subscriptionId))::uuid[], \(outcomes.map(\.sequence))::int8[], \(outcomes.map(\.platform.rawValue))::text[],
                             \(outcomes.map { Int32($0.status ?? 0) })::int4[], \(outcomes.map { $0.reason ?? "" })::text[], \(outcomes.map(\.at))::timestamptz[])
-                     WITH ORDINALITY AS t(key, id, attempt, result, app, notification, subscription, seq, platform, status, reason, at, position)
+                     AS t(key, id, attempt, result, app, notification, subscription, seq, platform, status, reason, at)
                 GROUP BY app, notification, key
                 ON CONFLICT DO NOTHING
                 """, logger: logger)

@@ -79,7 +79,7 @@ struct NotificationChangeWriter {
     /// Stores a notification for an event source's subscribers. Broadcasts are not part of any user's
     /// change log (one row, whatever the audience); fanout streams the audience.
     func broadcast(_ broadcast: PublishedBroadcast, commandId: UUID) async throws -> Produced {
-        let content = String(decoding: try WireCoding.makeEncoder().encode(broadcast.content), as: UTF8.self)
+        let content = broadcast.content.encodedJSONString()
         let rows = try await connection.query(
             """
             INSERT INTO broadcasts (notification_id, app_id, event_source, content, created_at, updated_at)
@@ -99,7 +99,6 @@ struct NotificationChangeWriter {
 
     private func writePublishes(_ publishes: [(commandId: UUID, notification: PublishedNotification)], sequences: [Int64]) async throws -> [Produced] {
         guard !publishes.isEmpty else { return [] }
-        let encoder = WireCoding.makeEncoder()
         var ids: [UUID] = [], appIds: [String] = [], userIds: [String] = [], appNotificationIds: [String] = []
         var contents: [String] = [], receivedAts: [Date] = [], expirations: [Date] = []
         for (_, notification) in publishes {
@@ -107,7 +106,7 @@ struct NotificationChangeWriter {
             appIds.append(notification.appId)
             userIds.append(notification.userId)
             appNotificationIds.append(notification.content.appNotificationId ?? "")
-            contents.append(String(decoding: try encoder.encode(notification.content), as: UTF8.self))
+            contents.append(notification.content.encodedJSONString())
             receivedAts.append(notification.receivedAt)
             expirations.append(notification.content.expirationDateTime)
         }

@@ -23,11 +23,10 @@ struct StorageCommandHandler: Sendable {
     func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
         var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
         var chunk: [(command: StorageCommand, delivery: Int)] = []
-        let decoder = WireCoding.makeDecoder()
         for (index, delivery) in deliveries.enumerated() {
             let commands: [StorageCommand]
             do {
-                commands = try decoder.decode(StorageCommandBatch.self, from: delivery.body).commands
+                commands = try StorageCommandBatch(decodingJSON: delivery.body).commands
             } catch {
                 dispositions[index] = .deadLetter(reason: "not a storage command batch: \(error)")
                 continue

@@ -38,6 +38,13 @@ extension ChangeEvent {
 }
 
 extension NotificationContent {
+    /// The content as wire JSON, what `WireCoding`'s encoder says, written directly (storage stores every one).
+    public func encodedJSONString() -> String {
+        var writer = JSONWriter(capacity: 384)
+        write(to: &writer)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
     func write(to writer: inout JSONWriter) {
         writer.beginObject()
         if let appNotificationId { writer.key("appNotificationId"); writer.string(appNotificationId) }

@@ -233,6 +233,14 @@ public struct JSONReader {
         }
     }
 
+    /// The bytes of the next value, checked as `skipValue` checks it: for a part that another decoder reads.
+    public mutating func readRawValue() throws -> [UInt8] {
+        skipWhitespace()
+        let start = offset
+        try skipValue()
+        return Array(bytes[start..<offset])
+    }
+
     /// The value of a required key, or an error naming the key.
     public func required<Value>(_ value: Value?, _ key: StaticString) throws -> Value {
         guard let value else { throw JSONReadError("the required key \"\(key)\" is missing", offset: offset) }

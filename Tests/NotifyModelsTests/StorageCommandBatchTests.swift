@@ -20,6 +20,53 @@ struct StorageCommandBatchTests {
 
     @Test("a batch written directly decodes (with JSONDecoder) to the same commands, for every kind of command")
     func writtenBatchDecodesToTheSameCommands() throws {
+        let batch = Self.everyKindOfCommand()
+        let written = try WireCoding.makeDecoder().decode(StorageCommandBatch.self, from: batch.encodedJSON())
+        #expect(written == batch)
+    }
+
+    @Test("the hand-written reader reads every kind of command as JSONDecoder does, written by hand or by JSONEncoder, keys in any order")
+    func readerReadsWhatJSONDecoderReads() throws {
+        let batch = Self.everyKindOfCommand()
+        for json in [try batch.encodedJSON(), try WireCoding.makeEncoder().encode(batch)] {
+            #expect(try StorageCommandBatch(decodingJSON: json) == batch)
+        }
+        let id = UUID()
+        let reordered = """
+            {"commands":[{"action":{"notification":{"receivedAt":"2027-01-15T08:00:00.125Z","content":{"payload":{},"priority":"high",
+            "expirationDateTime":"2027-01-16T08:00:00Z"},"notificationId":"\(id)","userId":"u","appId":"a","extra":[1,{"x":null}]},
+            "type":"publishNotification"},"issuedAt":"2027-01-15T08:00:00Z","commandId":"\(id)"}]}
+            """
+        let decoded = try StorageCommandBatch(decodingJSON: Data(reordered.utf8))
+        #expect(decoded == (try WireCoding.makeDecoder().decode(StorageCommandBatch.self, from: Data(reordered.utf8))))
+        #expect(decoded.commands.first?.commandId == id)
+    }
+
+    @Test("every prefix of a batch, and 5,000 batches with bytes changed, inserted or removed, are read as JSONDecoder reads them")
+    func damagedBatches() throws {
+        let json = [UInt8](try Self.everyKindOfCommand().encodedJSON())
+        let decoder = WireCoding.makeDecoder()
+        func sameOutcome(_ bytes: [UInt8]) -> Bool {
+            (try? decoder.decode(StorageCommandBatch.self, from: Data(bytes))) == (try? StorageCommandBatch(decodingJSON: bytes))
+        }
+        for length in stride(from: 0, to: json.count, by: 3) { #expect(sameOutcome(Array(json[..<length])), "the first \(length) bytes") }
+        var random = SeededRandom(seed: 11)
+        let replacements = Array("{}[]\",:\\u0123456789.eE+- tfnl".utf8) + [0x00, 0x0A, 0x80, 0xFF]
+        for _ in 0..<5_000 {
+            var bytes = json
+            let index = random.next(upTo: bytes.count)
+            let replacement = replacements[random.next(upTo: replacements.count)]
+            switch random.next(upTo: 3) {
+            case 0: bytes[index] = replacement
+            case 1: bytes.remove(at: index)
+            default: bytes.insert(replacement, at: index)
+            }
+            #expect(sameOutcome(bytes), "\(String(decoding: bytes, as: UTF8.self))")
+        }
+    }
+
+    /// Publishes with full and plain contents, a broadcast, and the other kinds of command.
+    private static func everyKindOfCommand() -> StorageCommandBatch {
         let at = Date(timeIntervalSince1970: 1_800_000_000.125)
         let content = NotificationContent(
             appNotificationId: "order-\"7\"", groupName: "g", priority: .low, expirationDateTime: at.addingTimeInterval(3600),
@@ -39,9 +86,7 @@ struct StorageCommandBatchTests {
             .unregisterSubscription(appId: "app", userId: "u", subscriptionId: UUID()),
             .expireDueNotifications(dueBy: at),
         ]
-        let batch = StorageCommandBatch(commands: actions.map { StorageCommand(issuedAt: at, action: $0) })
-        let written = try WireCoding.makeDecoder().decode(StorageCommandBatch.self, from: batch.encodedJSON())
-        #expect(written == batch)
+        return StorageCommandBatch(commands: actions.map { StorageCommand(issuedAt: at, action: $0) })
     }
 
     @Test("change events written as an outbox's comma-separated objects frame into a batch JSONDecoder reads back")

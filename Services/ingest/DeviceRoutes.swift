@@ -53,7 +53,7 @@ struct DeviceRoutes: Sendable {
             logger: visibility.logger
         ).decode(UUID.self).first(where: { _ in true })
         let subscription = DeviceSubscription(
-            subscriptionId: existing ?? UUID(), appId: user.appId, userId: user.userId, platform: platform, pushToken: token, keys: body.keys,
+            subscriptionId: existing ?? UUID.random(), appId: user.appId, userId: user.userId, platform: platform, pushToken: token, keys: body.keys,
             appPackage: body.appPackage, displayName: body.displayName,
             expirationDateTime: now.addingTimeInterval(subscriptionLifetime), registeredAt: now, eventSources: body.eventSources)
         try await sender.send([StorageCommand(action: .registerSubscription(subscription))])

@@ -42,9 +42,9 @@ struct NotificationIntake: Sendable {
             } else if let idempotencyKey {
                 notificationId = DeterministicID.make("notification", appId, idempotencyKey, String(index))
             } else {
-                notificationId = UUID()
+                notificationId = UUID.random()
             }
-            let commandId = idempotencyKey.map { DeterministicID.make("command", appId, $0, String(index)) } ?? UUID()
+            let commandId = idempotencyKey.map { DeterministicID.make("command", appId, $0, String(index)) } ?? UUID.random()
             let action: StorageCommand.Action
             if let userId = validated.userId {
                 action = .publishNotification(PublishedNotification(

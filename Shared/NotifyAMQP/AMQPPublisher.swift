@@ -44,7 +44,7 @@ public final class AMQPPublisher: Service, Sendable {
         guard !messages.isEmpty else { return }
         var messages = messages
         for index in messages.indices where messages[index].properties.messageId == nil {
-            messages[index].properties.messageId = UUID().uuidString
+            messages[index].properties.messageId = PublishedMessageID.next()
         }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let refusal: AMQPError? = shared.withLock { state in

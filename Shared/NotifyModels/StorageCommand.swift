@@ -6,7 +6,7 @@ public struct StorageCommand: Codable, Sendable, Equatable {
     public var issuedAt: Date
     public var action: Action
 
-    public init(commandId: UUID = UUID(), issuedAt: Date = Date(), action: Action) {
+    public init(commandId: UUID = .random(), issuedAt: Date = Date(), action: Action) {
         self.commandId = commandId
         self.issuedAt = issuedAt
         self.action = action

@@ -41,6 +41,18 @@ import Testing
         #expect(a.uuidString.dropFirst(14).first == "5")
     }
 
+    @Test("random UUIDs are version 4, variant 1, and do not repeat")
+    func randomUUIDsAreVersion4() {
+        let ids = (0..<10_000).map { _ in UUID.random() }
+        #expect(Set(ids).count == ids.count)
+        for id in ids.prefix(100) {
+            let text = id.uuidString
+            #expect(Array(text)[14] == "4", "version nibble of \(text)")
+            #expect("89AB".contains(Array(text)[19]), "variant of \(text)")
+            #expect(UUID(uuidString: text) == id)
+        }
+    }
+
     @Test func storageCommandsRoundTrip() throws {
         let command = StorageCommand(issuedAt: Date(timeIntervalSince1970: 1_800_000_000.25), action: .publishNotification(PublishedNotification(
             appId: "app", userId: "u", notificationId: UUID(),

@@ -87,7 +87,11 @@ public enum APNsPayloadBuilder {
 
     /// The size of the largest payload this content can produce (largest badge and sequence).
     public static func worstCaseSize(of content: NotificationContent) -> Int {
-        let marker = Marker(notificationId: UUID(), sequence: Int64.max, kind: .created)
+        // Any id will do: every id is written with 36 characters.
+        let marker = Marker(notificationId: UUID(uuid: nilUUIDBytes), sequence: Int64.max, kind: .created)
         return payload(for: content, marker: marker, badge: 99_999).count
     }
 }
+
+/// The nil UUID's bytes, for a marker whose id only counts by its length.
+private let nilUUIDBytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)

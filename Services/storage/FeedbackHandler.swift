@@ -17,10 +17,9 @@ struct FeedbackHandler: Sendable {
     func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
         var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
         var outcomes: [PushOutcome] = []
-        let decoder = WireCoding.makeDecoder()
         for (index, delivery) in deliveries.enumerated() {
             do {
-                outcomes += try decoder.decode(PushOutcomeBatch.self, from: delivery.body).outcomes
+                outcomes += try PushOutcomeBatch(decodingJSON: delivery.body).outcomes
             } catch {
                 dispositions[index] = .deadLetter(reason: "not a push-outcome batch: \(error)")
             }

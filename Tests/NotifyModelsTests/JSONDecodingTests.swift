@@ -139,7 +139,7 @@ struct JSONDecodingTests {
 }
 
 /// Deterministic values for the round trips: every enum case, absent optionals, escapes and unicode, nested data.
-private struct SeededRandom {
+struct SeededRandom {
     private var state: UInt64
 
     init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 | 1 }

@@ -31,13 +31,7 @@ struct PushDispatchHandler: Sendable {
         for attempt in attempts {
             metrics.recordAnswerTime(attempt.answerTime)
         }
-        let consequences: (messages: [AMQPOutboundMessage], tally: [PushOutcome.Result: Int])
-        do {
-            consequences = try self.consequences(of: attempts, for: jobs)
-        } catch {
-            logger.error("could not encode push outcomes; the batch is requeued", metadata: ["error": "\(error)"])
-            return RetryUntilShutdown.requeueing(dispositions)
-        }
+        let consequences = self.consequences(of: attempts, for: jobs)
         let done = await RetryUntilShutdown.succeeded("publish push outcomes", logger: logger) {
             try await publisher.publish(consequences.messages)
         }
@@ -47,7 +41,7 @@ struct PushDispatchHandler: Sendable {
     }
 
     /// The retry, dead-letter and feedback messages that follow from the attempts.
-    private func consequences(of attempts: [PushAttempt], for jobs: [PushJob]) throws -> (messages: [AMQPOutboundMessage], tally: [PushOutcome.Result: Int]) {
+    private func consequences(of attempts: [PushAttempt], for jobs: [PushJob]) -> (messages: [AMQPOutboundMessage], tally: [PushOutcome.Result: Int]) {
         let now = Date()
         var outcomes: [PushOutcome] = []
         var retries: [String: (wait: Int, jobs: [PushJob])] = [:]
@@ -96,7 +90,6 @@ struct PushDispatchHandler: Sendable {
                 ])
             }
         }
-        let encoder = WireCoding.makeEncoder()
         var messages: [AMQPOutboundMessage] = []
         for (queue, retry) in retries {
             messages.append(AMQPOutboundMessage(
@@ -109,7 +102,7 @@ struct PushDispatchHandler: Sendable {
                 properties: AMQPProperties(headers: ["x-notify-reason": reason, "x-notify-queue": QueueNames.pushQueue(job.platform.provider)])))
         }
         if !outcomes.isEmpty {
-            messages.append(AMQPOutboundMessage(routingKey: QueueNames.pushFeedback, body: try encoder.encode(PushOutcomeBatch(outcomes: outcomes))))
+            messages.append(AMQPOutboundMessage(routingKey: QueueNames.pushFeedback, body: PushOutcomeBatch(outcomes: outcomes).encodedJSON()))
         }
         return (messages, tally)
     }

@@ -18,10 +18,9 @@ struct FeedbackHandler: Sendable {
         var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
         var outcomes: [PushOutcome] = []
         var recordKeys: [UUID] = []
-        let decoder = WireCoding.makeDecoder()
         for (index, delivery) in deliveries.enumerated() {
             do {
-                let batch = try decoder.decode(PushOutcomeBatch.self, from: delivery.body).outcomes
+                let batch = try PushOutcomeBatch(decodingJSON: delivery.body).outcomes
                 outcomes += batch
                 recordKeys += Self.recordKeys(of: batch)
             } catch {

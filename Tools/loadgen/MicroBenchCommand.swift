@@ -7,7 +7,7 @@ import NotifyModels
 struct MicroBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "micro",
-        abstract: "Time the pipeline's hot functions (payloads, push-job and change-event JSON, ids, JWTs) in isolation.",
+        abstract: "Time the pipeline's hot functions (payloads, push-job, push-outcome and change-event JSON, ids, JWTs) in isolation.",
         discussion: """
             Each function runs in rounds of --round calls for --seconds (after a warm-up round); the report gives \
             calls/s and the time per call at p50 and p99 over the rounds. Build with -c release for figures that \
@@ -60,6 +60,8 @@ struct MicroBenchCommand: AsyncParsableCommand {
 
         let batch = fixture.pushJobBatch
         let batchJSON = batch.encodedJSON()
+        let outcomes = fixture.pushOutcomeBatch
+        let outcomesJSON = outcomes.encodedJSON()
         let changesJSON = try WireCoding.makeEncoder().encode(fixture.changeEventBatch)
         let encoder = WireCoding.makeEncoder()
         let decoder = WireCoding.makeDecoder()
@@ -80,6 +82,14 @@ struct MicroBenchCommand: AsyncParsableCommand {
         try measure("push-job batch decode, read (per job)", perCall: batch.jobs.count) {
             try PushJobBatch(decodingJSON: batchJSON).jobs.count
         }
+        measure("push-outcome batch encode, written (per outcome)", perCall: outcomes.outcomes.count) { outcomes.encodedJSON().count }
+        try measure("push-outcome batch encode, JSONEncoder (per outcome)", perCall: outcomes.outcomes.count) { try encoder.encode(outcomes).count }
+        try measure("push-outcome batch decode, JSONDecoder (per outcome)", perCall: outcomes.outcomes.count) {
+            try decoder.decode(PushOutcomeBatch.self, from: outcomesJSON).outcomes.count
+        }
+        try measure("push-outcome batch decode, read (per outcome)", perCall: outcomes.outcomes.count) {
+            try PushOutcomeBatch(decodingJSON: outcomesJSON).outcomes.count
+        }
         try measure("change-event batch decode, JSONDecoder (per event)", perCall: fixture.changeEventBatch.events.count) {
             try decoder.decode(ChangeEventBatch.self, from: changesJSON).events.count
         }
@@ -96,7 +106,10 @@ struct MicroBenchCommand: AsyncParsableCommand {
         }
 
         let report = BenchmarkReport(
-            mode: "micro", date: Date(), settings: ["seconds": "\(seconds)", "round": "\(round)", "jobsPerBatch": "\(batch.jobs.count)"],
+            mode: "micro", date: Date(), settings: [
+                "seconds": "\(seconds)", "round": "\(round)", "jobsPerBatch": "\(batch.jobs.count)",
+                "outcomesPerBatch": "\(outcomes.outcomes.count)",
+            ],
             figures: figures)
         try report.write(to: output ?? BenchmarkReport.defaultOutput("micro"))
     }
@@ -109,12 +122,13 @@ extension MicroBenchCommand {
 }
 
 /// Inputs shaped like the pipeline's: a visual notification with app data, 500 push jobs sharing its payload,
-/// 100 change events, a P-256 key and a user token.
+/// the outcomes of 100 of them (one in ten a 410), 100 change events, a P-256 key and a user token.
 private struct MicroBenchFixture {
     let content: NotificationContent
     let marker: APNsPayloadBuilder.Marker
     let subscriptionId = UUID()
     let pushJobBatch: PushJobBatch
+    let pushOutcomeBatch: PushOutcomeBatch
     let changeEventBatch: ChangeEventBatch
     let signingKey = P256.Signing.PrivateKey()
     let clientSigningKey = "micro-bench-client-signing-key"
@@ -137,6 +151,14 @@ private struct MicroBenchFixture {
                 subscriptionId: subscription, platform: .apns, deviceToken: String(repeating: String(format: "%02x", index % 256), count: 32),
                 notificationId: notificationId, sequence: 7, kind: .created, isAlert: true, priority: .high, expiration: expiration,
                 collapseId: notificationId.uuidString.lowercased(), payload: payload)
+        })
+        let now = Date()
+        pushOutcomeBatch = PushOutcomeBatch(outcomes: pushJobBatch.jobs.prefix(100).enumerated().map { index, job in
+            let invalid = index % 10 == 9
+            return PushOutcome(
+                pushId: job.pushId, appId: job.appId, subscriptionId: job.subscriptionId, notificationId: job.notificationId, sequence: job.sequence,
+                platform: job.platform, result: invalid ? .tokenInvalid : .accepted, status: invalid ? 410 : 200, reason: invalid ? "Unregistered" : nil,
+                attempt: job.attempt, invalidSince: invalid ? now.addingTimeInterval(-3600) : nil, at: now)
         })
         let content = content
         changeEventBatch = ChangeEventBatch(events: (0..<100).map { index in

@@ -94,18 +94,8 @@ struct JSONDecodingTests {
             (try? decoder.decode(ChangeEventBatch.self, from: Data(bytes)))?.events == (try? ChangeEventBatch(decodingJSON: bytes))?.events
         }
         for length in 0..<json.count { #expect(sameOutcome(Array(json[..<length])), "the first \(length) bytes") }
-        let replacements = Array("{}[]\",:\\u0123456789.eE+- tfnl\u{7F}".utf8) + [0x00, 0x1F, 0x0A, 0x80, 0xC3, 0xFF]
         for _ in 0..<20_000 {
-            var bytes = json
-            for _ in 0...random.next(upTo: 3) {
-                let index = random.next(upTo: bytes.count)
-                let replacement = replacements[random.next(upTo: replacements.count)]
-                switch random.next(upTo: 3) {
-                case 0: bytes[index] = replacement
-                case 1: bytes.remove(at: index)
-                default: bytes.insert(replacement, at: index)
-                }
-            }
+            let bytes = random.damaged(json)
             #expect(sameOutcome(bytes), "\(String(decoding: bytes, as: UTF8.self))")
         }
     }
@@ -154,6 +144,24 @@ struct SeededRandom {
     }
 
     mutating func flip() -> Bool { next(upTo: 2) == 0 }
+
+    /// `document` with one to four bytes changed, removed or inserted, the inserted and new ones drawn from bytes
+    /// that matter to JSON (structure, escapes, digits, literals) or to UTF-8.
+    mutating func damaged(_ document: [UInt8]) -> [UInt8] {
+        var bytes = document
+        for _ in 0...next(upTo: 3) {
+            let index = next(upTo: bytes.count)
+            let replacement = Self.damagingBytes[next(upTo: Self.damagingBytes.count)]
+            switch next(upTo: 3) {
+            case 0: bytes[index] = replacement
+            case 1: bytes.remove(at: index)
+            default: bytes.insert(replacement, at: index)
+            }
+        }
+        return bytes
+    }
+
+    private static let damagingBytes = Array("{}[]\",:\\u0123456789.eE+- tfnl\u{7F}".utf8) + [0x00, 0x1F, 0x0A, 0x80, 0xC3, 0xFF]
     mutating func pick<Value>(_ values: [Value]) -> Value { values[next(upTo: values.count)] }
 
     mutating func text() -> String {

@@ -51,16 +51,8 @@ struct StorageCommandBatchTests {
         }
         for length in stride(from: 0, to: json.count, by: 3) { #expect(sameOutcome(Array(json[..<length])), "the first \(length) bytes") }
         var random = SeededRandom(seed: 11)
-        let replacements = Array("{}[]\",:\\u0123456789.eE+- tfnl".utf8) + [0x00, 0x0A, 0x80, 0xFF]
         for _ in 0..<5_000 {
-            var bytes = json
-            let index = random.next(upTo: bytes.count)
-            let replacement = replacements[random.next(upTo: replacements.count)]
-            switch random.next(upTo: 3) {
-            case 0: bytes[index] = replacement
-            case 1: bytes.remove(at: index)
-            default: bytes.insert(replacement, at: index)
-            }
+            let bytes = random.damaged(json)
             #expect(sameOutcome(bytes), "\(String(decoding: bytes, as: UTF8.self))")
         }
     }

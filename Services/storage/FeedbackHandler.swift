@@ -33,25 +33,21 @@ struct FeedbackHandler: Sendable {
 
     /// One key per outcome: the key of its row, which holds the outcomes of one message for one notification.
     private static func recordKeys(of outcomes: [PushOutcome]) -> [UUID] {
-        var groupOfNotification: [NotificationKey: Int] = [:]
-        var groups: [[Int]] = []
-        let groupOfOutcome = outcomes.indices.map { index in
-            let notification = NotificationKey(appId: outcomes[index].appId, notificationId: outcomes[index].notificationId)
-            let group = groupOfNotification[notification] ?? {
-                groups.append([])
-                groupOfNotification[notification] = groups.count - 1
-                return groups.count - 1
-            }()
-            groups[group].append(index)
-            return group
+        let indicesByNotification = Dictionary(grouping: outcomes.indices) { NotificationKey(outcomes[$0]) }
+        let keyByNotification = indicesByNotification.mapValues { indices in
+            DeterministicID.deliveryRecordKey(of: indices.lazy.map { outcomes[$0] })
         }
-        let keyOfGroup = groups.map { indices in DeterministicID.deliveryRecordKey(of: indices.lazy.map { outcomes[$0] }) }
-        return groupOfOutcome.map { keyOfGroup[$0] }
+        return outcomes.map { keyByNotification[NotificationKey($0)]! }
     }
 
     private struct NotificationKey: Hashable {
         var appId: String
         var notificationId: UUID
+
+        init(_ outcome: PushOutcome) {
+            appId = outcome.appId
+            notificationId = outcome.notificationId
+        }
     }
 
     /// Writes a row per notification and feedback message, its outcomes as parallel arrays: one row and one index

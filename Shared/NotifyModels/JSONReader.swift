@@ -233,12 +233,13 @@ public struct JSONReader {
         }
     }
 
-    /// The bytes of the next value, checked as `skipValue` checks it: for a part that another decoder reads.
-    public mutating func readRawValue() throws -> [UInt8] {
+    /// Skips the next value (checked as `skipValue` checks it) and hands its bytes, uncopied, to `body`: for a part
+    /// that another decoder reads.
+    public mutating func readRawValue<Value>(_ body: (UnsafeRawBufferPointer) throws -> Value) throws -> Value {
         skipWhitespace()
         let start = offset
         try skipValue()
-        return Array(bytes[start..<offset])
+        return try body(UnsafeRawBufferPointer(rebasing: bytes[start..<offset]))
     }
 
     /// The value of a required key, or an error naming the key.

@@ -28,7 +28,7 @@ extension StorageCommand {
             switch key {
             case "commandId" where commandId == nil: commandId = try reader.readUUID()
             case "issuedAt" where issuedAt == nil: issuedAt = try reader.readTimestamp()
-            case "action" where action == nil: action = try Action(decodingJSON: reader.readRawValue())
+            case "action" where action == nil: action = try reader.readRawValue { try Action(decodingJSON: $0) }
             default: try reader.skipValue()
             }
         }
@@ -41,7 +41,7 @@ extension StorageCommand {
 extension StorageCommand.Action {
     /// An action from its JSON object. Its `type` is looked up first (it need not come first); a publish is
     /// then read directly, anything else decoded by JSONDecoder.
-    init(decodingJSON raw: [UInt8]) throws {
+    init(decodingJSON raw: UnsafeRawBufferPointer) throws {
         let type: String? = try JSONReader.read(raw) { reader in
             var type: String?
             try reader.readObject { reader, key in
@@ -62,7 +62,7 @@ extension StorageCommand.Action {
         }
     }
 
-    private static func readMember<Value>(_ name: StaticString, of raw: [UInt8], _ read: (inout JSONReader) throws -> Value) throws -> Value {
+    private static func readMember<Value>(_ name: StaticString, of raw: UnsafeRawBufferPointer, _ read: (inout JSONReader) throws -> Value) throws -> Value {
         try JSONReader.read(raw) { reader in
             var value: Value?
             try reader.readObject { reader, key in

@@ -51,6 +51,6 @@ final class AppDirectory: Sendable {
     }
 
     static func hashAPIKey(_ apiKey: String) -> String {
-        SHA256.hash(data: Array(apiKey.utf8)).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: Array(apiKey.utf8)).lowercaseHex
     }
 }

@@ -111,3 +111,16 @@ extension Date {
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
+
+extension Sequence<UInt8> {
+    /// Two lowercase hexadecimal digits a byte (what `String(format: "%02x")` gives for each), without formatting.
+    public var lowercaseHex: String {
+        var text: [UInt8] = []
+        text.reserveCapacity(underestimatedCount * 2)
+        for byte in self {
+            text.append(HexDigits.lowercase[Int(byte >> 4)])
+            text.append(HexDigits.lowercase[Int(byte & 0xF)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}

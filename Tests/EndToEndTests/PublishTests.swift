@@ -80,6 +80,35 @@ extension EndToEndTests {
             #expect(deliveries.map(\.notificationId) == [id], "the device should have received the valid notification only, once")
         }
 
+        @Test("200 single publishes sent at once (ingest puts them together into shared messages) each reach their user's device once, in sequence")
+        func concurrentSinglePublishesAllArrive() async throws {
+            let app = try await TestApp.create()
+            let users = (0..<10).map { "burst-\($0)-\(uniqueSuffix())" }
+            var devices: [String] = []
+            for user in users { devices.append(try await app.registerDevice(of: user)) }
+
+            let ids = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+                for index in 0..<200 {
+                    group.addTask { (index % users.count, try await app.publishAccepted(.alert(to: users[index % users.count], title: "burst \(index)"))) }
+                }
+                var ids = [Set<String>](repeating: [], count: users.count)
+                for try await (user, id) in group { ids[user].insert(id) }
+                return ids
+            }
+
+            for (user, device) in devices.enumerated() {
+                let missing = try await Sandbox.missingNotifications(ids[user], at: device)
+                #expect(missing.isEmpty, "\(missing.count) of 20 accepted notifications did not reach \(device) within 20 s")
+            }
+            try await Task.sleep(for: .seconds(1))
+            for (user, device) in devices.enumerated() {
+                let pushes = try await Sandbox.deliveries(to: device)
+                let sequences = pushes.compactMap { $0.payload["notify"]?["seq"]?.numberValue }.sorted()
+                #expect(pushes.count == ids[user].count, "\(device) got \(pushes.count) pushes for \(ids[user].count) notifications")
+                #expect(sequences == (1...20).map(Double.init), "\(device)'s change sequences are \(sequences), not 1 to 20")
+            }
+        }
+
         @Test("two apps with APNs keys of different teams, publishing at the same time, both reach their devices")
         func appsWithKeysOfDifferentTeams() async throws {
             async let first = TestApp.create()

@@ -82,6 +82,13 @@ struct FastEncodingTests {
         #expect(id.lowercasedString == id.uuidString.lowercased())
     }
 
+    @Test("bytes are written in hexadecimal as String(format: \"%02x\") writes each")
+    func lowercaseHex() {
+        let bytes = (0...255).map(UInt8.init) + (0..<64).map { _ in UInt8.random(in: 0...255) }
+        #expect(bytes.lowercaseHex == bytes.map { String(format: "%02x", $0) }.joined())
+        #expect([UInt8]().lowercaseHex == "")
+    }
+
     @Test("push ids are what they were before this change: the name-based UUID of push, both uuidStrings and the sequence")
     func pushIDsAreStable() {
         let notificationId = UUID(uuidString: "0E0B5F3C-9A57-4A8E-8F8B-2B9A0C5D6E7F")!

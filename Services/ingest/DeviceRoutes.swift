@@ -56,9 +56,8 @@ struct DeviceRoutes: Sendable {
             subscriptionId: existing ?? UUID.random(), appId: user.appId, userId: user.userId, platform: platform, pushToken: token, keys: body.keys,
             appPackage: body.appPackage, displayName: body.displayName,
             expirationDateTime: now.addingTimeInterval(subscriptionLifetime), registeredAt: now, eventSources: body.eventSources)
-        try await sender.send([StorageCommand(action: .registerSubscription(subscription))])
-        let stored = await visibility.first(
-            UUID.self,
+        let stored = try await visibility.send(
+            StorageCommand(action: .registerSubscription(subscription)), thenRead: UUID.self,
             """
             SELECT subscription_id FROM subscriptions
             WHERE app_id = \(user.appId) AND platform = \(platform.rawValue) AND push_token = \(token)

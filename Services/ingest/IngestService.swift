@@ -27,7 +27,8 @@ struct IngestService {
         let apps = AppDirectory(client: database, logger: logger)
         let authenticator = Authenticator(adminToken: try environment.require(IngestCommandLine.adminToken), apps: apps, logger: logger)
         let sender = CommandSender(publisher: publisher, logger: logger)
-        let visibility = WriteVisibility(client: database, logger: logger)
+        let appliedCommands = AppliedCommandWatch(client: database, logger: logger)
+        let visibility = WriteVisibility(client: database, sender: sender, watch: appliedCommands, logger: logger)
         let intake = NotificationIntake(validator: NotificationValidator())
         let databaseHealth = DatabaseHealth(client: database, logger: logger)
 
@@ -37,14 +38,14 @@ struct IngestService {
             try await HealthReport.response(["amqp": { publisher.isConnected }, "database": { await databaseHealth.check() }])
         }
         metrics.addRoute(to: router)
-        OperatorRoutes(authenticator: authenticator, sender: sender, visibility: visibility).register(on: router)
+        OperatorRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
         PublishRoutes(authenticator: authenticator, intake: intake, sender: sender).register(on: router)
         DeviceRoutes(
             authenticator: authenticator, sender: sender, visibility: visibility,
             subscriptionLifetime: Double(try environment.integer(IngestCommandLine.subscriptionLifetimeDays)) * 86400
         ).register(on: router)
         let reader = NotificationReader(client: database, logger: logger)
-        let changer = StateChanger(reader: reader, sender: sender, visibility: visibility)
+        let changer = StateChanger(reader: reader, visibility: visibility)
         MyNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)
         AppNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)
         let hub = LiveHub()
@@ -72,7 +73,7 @@ struct IngestService {
                 bindings: [.init(queue: liveQueue, exchange: QueueNames.liveExchange, routingKey: "")]),
             options: .init(prefetch: 100, maximumBatch: 100), logger: logger, handler: hub.handle)
 
-        // Shut down in reverse: live streams end first, then the HTTP server drains, then the consumers, the publisher.
-        try await ServiceRunner.run([database, publisher, consumer, liveListener, http, hub], logger: logger)
+        // Shut down in reverse: live streams end first, then the HTTP server drains, then the applied-command watch, the consumers, the publisher.
+        try await ServiceRunner.run([database, publisher, consumer, liveListener, appliedCommands, http, hub], logger: logger)
     }
 }

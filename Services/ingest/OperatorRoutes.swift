@@ -6,7 +6,6 @@ import NotifyModels
 /// `POST /v1/apps` and `PUT /v1/apps/{appId}/providers/{provider}` (operator token).
 struct OperatorRoutes: Sendable {
     let authenticator: Authenticator
-    let sender: CommandSender
     let visibility: WriteVisibility
 
     private struct CreateAppRequest: Decodable {
@@ -76,8 +75,8 @@ struct OperatorRoutes: Sendable {
         let app = AppRecord(
             appId: appId, name: name, apiKeyHash: AppDirectory.hashAPIKey(apiKey), clientSigningKey: Self.randomToken(bytes: 32),
             brokerUser: body.brokerUser, createdAt: Date())
-        try await sender.send([StorageCommand(action: .createApp(app))])
-        let stored = await visibility.first(String.self, "SELECT app_id FROM apps WHERE app_id = \(appId)") != nil
+        let stored = try await visibility.send(
+            StorageCommand(action: .createApp(app)), thenRead: String.self, "SELECT app_id FROM apps WHERE app_id = \(appId)") != nil
         return try JSONResponse.make(
             stored ? .created : .accepted,
             CreatedApp(appId: appId, name: name, apiKey: apiKey, clientSigningKey: app.clientSigningKey, brokerUser: app.brokerUser),
@@ -110,10 +109,10 @@ struct OperatorRoutes: Sendable {
             throw APIFailure(error)
         }
         try Self.checkKeys(credentials)
-        try await sender.send([StorageCommand(action: .setProviderCredentials(appId: appId, credentials: credentials))])
         let json = String(decoding: try credentials.encoded(with: WireCoding.makeEncoder()), as: UTF8.self)
-        let stored = await visibility.first(
-            Int.self, "SELECT 1 FROM app_credentials WHERE app_id = \(appId) AND provider = \(provider) AND credentials = \(json)::jsonb") != nil
+        let stored = try await visibility.send(
+            StorageCommand(action: .setProviderCredentials(appId: appId, credentials: credentials)), thenRead: Int.self,
+            "SELECT 1 FROM app_credentials WHERE app_id = \(appId) AND provider = \(provider) AND credentials = \(json)::jsonb") != nil
         return try JSONResponse.make(stored ? .ok : .accepted, StoredProvider(appId: appId, credentials: credentials))
     }
 

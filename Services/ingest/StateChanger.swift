@@ -7,7 +7,6 @@ import PostgresNIO
 /// storage applied it, and answers with the notification as it now is.
 struct StateChanger: Sendable {
     let reader: NotificationReader
-    let sender: CommandSender
     let visibility: WriteVisibility
 
     /// The current notification; 404 if it is not the caller's (or is already deleted/expired).
@@ -42,11 +41,11 @@ struct StateChanger: Sendable {
             // Already so (e.g. a retried PATCH): no change, no push.
             return try JSONResponse.make(.ok, current)
         }
-        try await sender.send([StorageCommand(action: .changeNotificationState(NotificationStateChange(
+        let change = StorageCommand(action: .changeNotificationState(NotificationStateChange(
             appId: appId, userId: current.userId, notificationId: id, readState: request?.readState,
-            userActionState: request?.userActionState, delete: delete, originSubscriptionId: origin, requestedAt: Date())))])
-        let applied = await visibility.first(
-            Int64.self, "SELECT sequence FROM notifications WHERE notification_id = \(id) AND sequence > \(current.sequence)") != nil
+            userActionState: request?.userActionState, delete: delete, originSubscriptionId: origin, requestedAt: Date())))
+        let applied = try await visibility.send(
+            change, thenRead: Int64.self, "SELECT sequence FROM notifications WHERE notification_id = \(id) AND sequence > \(current.sequence)") != nil
         if delete { return Response(status: applied ? .noContent : .accepted) }
         guard applied, let updated = try? await reader.notification(appId: appId, id: id) else {
             return Response(status: .accepted)

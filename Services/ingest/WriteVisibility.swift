@@ -1,26 +1,53 @@
 import Foundation
 import Logging
+import NotifyModels
 import PostgresNIO
 
-/// Waits until storage has applied a write ingest just queued, so operator and registration calls can
-/// answer with what is stored (read-your-writes). Publishing stays fast: this is only for rare writes.
+/// Sends a write to storage and waits until it is applied, so operator, registration and state-change
+/// calls can answer with what is stored (read-your-writes). Storage announces such writes when it commits
+/// them (`AppliedCommandWatch`); while that is not heard, this polls. Publishing never waits here.
 struct WriteVisibility: Sendable {
     let client: PostgresClient
+    let sender: CommandSender
+    let watch: AppliedCommandWatch
     let logger: Logger
     var timeout: Duration = .seconds(5)
 
+    /// Sends `command`, then reads the first column of `query`'s first row once storage applied it; nil if
+    /// that does not show within the timeout. Throws `APIFailure.brokerUnavailable` when the send failed.
+    func send<Value: PostgresDecodable & Sendable>(
+        _ command: StorageCommand, thenRead type: Value.Type, _ query: PostgresQuery
+    ) async throws(APIFailure) -> Value? {
+        watch.expect(command.commandId)
+        do {
+            try await sender.send([command])
+        } catch {
+            watch.forget(command.commandId)
+            throw error
+        }
+        switch await watch.waitUntilApplied(command.commandId, timeout: timeout) {
+        case .some:
+            // Announced (or timed out: a last look, in case only the announcement was lost).
+            return await read(type, query)
+        case nil:
+            return await poll(type, query)
+        }
+    }
+
     /// Polls `query` until it returns a row; returns the first column, or nil if the write is not visible in time.
-    func first<Value: PostgresDecodable & Sendable>(_ type: Value.Type, _ query: PostgresQuery) async -> Value? {
+    private func poll<Value: PostgresDecodable & Sendable>(_ type: Value.Type, _ query: PostgresQuery) async -> Value? {
         let deadline = ContinuousClock.now + timeout
         var pause = Duration.milliseconds(2)
         while ContinuousClock.now < deadline {
-            if let rows = try? await client.query(query, logger: logger),
-               let value = try? await rows.decode(Value.self).first(where: { _ in true }) {
-                return value
-            }
+            if let value = await read(type, query) { return value }
             try? await Task.sleep(for: pause)
             pause = min(pause * 2, .milliseconds(50))
         }
         return nil
+    }
+
+    private func read<Value: PostgresDecodable & Sendable>(_ type: Value.Type, _ query: PostgresQuery) async -> Value? {
+        guard let rows = try? await client.query(query, logger: logger) else { return nil }
+        return try? await rows.decode(Value.self).first(where: { _ in true })
     }
 }

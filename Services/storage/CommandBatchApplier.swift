@@ -100,7 +100,18 @@ struct CommandBatchApplier: Sendable {
             for try await _ in recorded.decode(UUID.self) { recordedCount += 1 }
             guard recordedCount == freshIds.count else { throw ConcurrentApplication() }
         }
+        try await announce(commands.filter { !applied.contains($0.commandId) && $0.isAnnouncedWhenApplied }, on: connection)
         return ids.compactMap { eventsByCommand[$0] }
+    }
+
+    /// Tells the senders waiting for these commands (ingest's `AppliedCommandWatch`) that they are applied:
+    /// PostgreSQL delivers the notification when this transaction commits, so what they read next shows it.
+    private func announce(_ commands: [StorageCommand], on connection: PostgresConnection) async throws {
+        // A payload holds at most 8,000 bytes: 200 ids of 37.
+        for start in stride(from: 0, to: commands.count, by: 200) {
+            let ids = commands[start..<min(start + 200, commands.count)].map(\.commandId.lowercasedString).joined(separator: ",")
+            try await connection.query("SELECT pg_notify(\(StorageCommand.appliedChannel), \(ids))", logger: logger)
+        }
     }
 
     /// Every event carries its user's unread count once the whole batch is applied (the badge).

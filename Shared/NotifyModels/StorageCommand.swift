@@ -27,6 +27,19 @@ public struct StorageCommand: Codable, Sendable, Equatable {
         /// Forgets tombstones and changes older than `olderThan` (sent by storage's sweeper).
         case purgeTombstones(olderThan: Date)
     }
+
+    /// The PostgreSQL channel on which storage announces, at commit, the ids of applied commands whose
+    /// sender waits to answer with what was stored (comma-separated lowercase UUIDs in the payload).
+    public static let appliedChannel = "notify_applied"
+
+    /// Whether storage announces this command on `appliedChannel` once it is applied: every write whose
+    /// HTTP answer shows the stored result. Publishes, broadcasts and the sweeper's commands are not waited for.
+    public var isAnnouncedWhenApplied: Bool {
+        switch action {
+        case .createApp, .setProviderCredentials, .registerSubscription, .changeNotificationState: true
+        case .unregisterSubscription, .publishNotification, .publishBroadcast, .expireDueNotifications, .purgeTombstones: false
+        }
+    }
 }
 
 /// One message on `storage.commands`: the commands of one request or one ingest batch, under one confirm.

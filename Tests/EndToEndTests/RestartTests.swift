@@ -35,6 +35,32 @@ extension EndToEndTests {
             }
         }
 
+        @Test("after PostgreSQL restarts, a device registers (answered with its stored subscription), its state changes answer with what is stored, and nothing accepted is lost")
+        func databaseRestart() async throws {
+            try await Services.restoringAll {
+                let app = try await TestApp.create()
+                let user = "user-\(uniqueSuffix())"
+                let device = try await app.registerDevice(of: user)
+                var accepted = try await publish(2, "before", to: user, of: app)
+
+                let restart = try await Scripts.run("postgres.sh", ["restart"])
+                try #require(restart.status == 0, "postgres.sh restart failed: \(restart.output)")
+                accepted += try await publish(2, "after", to: user, of: app)
+
+                // Ingest's wait for storage's announcements reconnects by itself; until it does, it polls.
+                for attempt in 1...3 {
+                    let answer = try await app.registerDevice(
+                        SubscriptionRequest(platform: .apns, pushToken: randomHex(bytes: 32), displayName: "after restart \(attempt)"),
+                        token: try app.userToken(user))
+                    #expect(answer.status == 201, "registration \(attempt) after the restart answered \(answer.status), not 201 (stored): \(answer.text)")
+                }
+                let read = try await UserClient(app: app, userId: user).patch(accepted[0], StateChangeRequest(readState: .read))
+                #expect(read.status == 200 && read.text.contains("\"readState\":\"read\""), "PATCH after the restart answered \(read.status): \(read.text)")
+                let missing = try await Sandbox.missingNotifications(Set(accepted), at: device)
+                #expect(missing.isEmpty, "after a PostgreSQL restart: \(missing.count) of \(accepted.count) accepted notifications never reached the device")
+            }
+        }
+
         @Test("after a graceful restart of each service in turn, a publish still arrives")
         func gracefulRestarts() async throws {
             try await Services.restoringAll {

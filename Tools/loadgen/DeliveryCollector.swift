@@ -10,24 +10,9 @@ struct ObservedPush: Sendable {
 /// Pages through the sandbox's `GET /deliveries?provider=apns&after=<lastId>` and keeps the pushes
 /// addressed to this run's devices. One caller at a time.
 actor DeliveryCollector {
-    private struct Page: Decodable {
-        struct Record: Decodable {
-            struct Payload: Decodable {
-                struct Notify: Decodable { let id: String? }
-                let notify: Notify?
-            }
-            let deviceToken: String
-            let payload: Payload?
-            let receivedAt: String
-        }
-        let deliveries: [Record]
-        let lastId: Int
-    }
-
     private struct PairKey: Hashable { let id: UUID; let token: String }
 
     static let pageSize = 5000
-    private static let timestampStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
     private let client: JSONClient
     private let sandboxURL: String
@@ -59,8 +44,8 @@ actor DeliveryCollector {
         while true {
             let page = try await fetch("\(sandboxURL)/deliveries?provider=apns&after=\(lastId)&limit=\(Self.pageSize)")
             for record in page.deliveries where tokens.contains(record.deviceToken) {
-                guard let text = record.payload?.notify?.id, let id = UUID(uuidString: text),
-                    let receivedAt = try? Date(record.receivedAt, strategy: Self.timestampStyle)
+                guard let text = record.notificationId, let id = UUID(uuidString: text),
+                    let receivedAt = UTCTimestamp.parse(record.receivedAt)
                 else {
                     unreadable += 1
                     continue
@@ -74,8 +59,8 @@ actor DeliveryCollector {
         }
     }
 
-    private func fetch(_ url: String) async throws -> Page {
+    private func fetch(_ url: String) async throws -> DeliveryPage {
         let answer = try await client.send(.GET, url)
-        return try JSONClient.decode(Page.self, answer, method: .GET, url: url)
+        return try JSONClient.read(answer, method: .GET, url: url) { try DeliveryPage(decodingJSON: $0) }
     }
 }

@@ -74,6 +74,9 @@ struct HTTPLoadCommand: AsyncParsableCommand {
         for (text, option) in [(ingestURL, "--ingest-url"), (sandboxURL, "--sandbox-url"), (sandboxAPNsURL, "--sandbox-apns-url")] {
             do { _ = try LoopbackURL.parse(text, option: option) } catch { throw ValidationError("\(error)") }
         }
+        if transport == "http" {
+            do { _ = try PlainHTTPEndpoint(url: ingestURL) } catch { throw ValidationError("--ingest-url: \(error)") }
+        }
     }
 
     func run() async throws {
@@ -120,6 +123,7 @@ struct HTTPLoadCommand: AsyncParsableCommand {
         }
         defer { if let amqp { Task { await amqp.publisher.shutdown() } } }
         let fixture = try await setup.run(users: users, devicesPerUser: devices, concurrency: concurrency, runTag: stamp, brokerUser: amqp?.user)
+        let transport: Publisher.Transport = try amqp.map { .amqp($0.publisher, user: $0.user) } ?? .http(ingestURL: ingest, fixture: fixture)
         let counters = LiveCounters()
         let collector = DeliveryCollector(
             client: client, sandboxURL: sandbox, tokens: Set(fixture.deviceTokens.joined()), counters: counters)
@@ -134,7 +138,7 @@ struct HTTPLoadCommand: AsyncParsableCommand {
         let progress = Task { await Self.showProgress(counters, count: count, devices: devices) }
         Self.log("publishing \(count) notifications (app \(fixture.appId))")
         let publisher = Publisher(
-            client: client, transport: amqp.map { .amqp($0.publisher, user: $0.user) } ?? .http, ingestURL: ingest, fixture: fixture,
+            transport: transport, fixture: fixture,
             settings: .init(count: count, rate: rate, batch: batch, concurrency: concurrency, durationLimit: .seconds(durationLimit)),
             counters: counters)
         let outcome = await publisher.run()

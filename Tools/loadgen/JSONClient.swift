@@ -3,7 +3,8 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// A thin JSON-over-HTTP wrapper around one shared `HTTPClient`.
+/// A thin JSON-over-HTTP wrapper around one shared `HTTPClient`, for setup and the sandbox's control API (publishing
+/// has its own client: see `HTTPPublishSender`).
 struct JSONClient: Sendable {
     struct Answer: Sendable {
         let status: Int
@@ -49,11 +50,16 @@ struct JSONClient: Sendable {
     }
 
     static func decode<Reply: Decodable>(_ type: Reply.Type, _ answer: Answer, method: HTTPMethod, url: String) throws -> Reply {
+        try read(answer, method: method, url: url) { try JSONDecoder().decode(Reply.self, from: $0) }
+    }
+
+    /// The answer's body as `reader` reads it; the answer must have a 2xx status.
+    static func read<Reply>(_ answer: Answer, method: HTTPMethod, url: String, with reader: (Data) throws -> Reply) throws -> Reply {
         guard (200..<300).contains(answer.status) else {
             throw LoadGenError("\(method) \(url) answered \(answer.status): \(String(decoding: answer.body.prefix(500), as: UTF8.self))")
         }
         do {
-            return try JSONDecoder().decode(Reply.self, from: answer.body)
+            return try reader(answer.body)
         } catch {
             throw LoadGenError("\(method) \(url): unexpected answer \(String(decoding: answer.body.prefix(500), as: UTF8.self)) (\(error))")
         }

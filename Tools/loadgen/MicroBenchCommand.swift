@@ -1,13 +1,14 @@
 import ArgumentParser
 import Crypto
 import Foundation
+import NIOCore
 import NotifyModels
 
 /// `loadgen micro`: the hot functions of the pipeline timed one by one, in this process, nothing else running.
 struct MicroBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "micro",
-        abstract: "Time the pipeline's hot functions (payloads, push-job, push-outcome and change-event JSON, ids, JWTs) in isolation.",
+        abstract: "Time the pipeline's hot functions (payloads, push-job, push-outcome and change-event JSON, ids, JWTs, loadgen's own publish and delivery reading) in isolation.",
         discussion: """
             Each function runs in rounds of --round calls for --seconds (after a warm-up round); the report gives \
             calls/s and the time per call at p50 and p99 over the rounds. Build with -c release for figures that \
@@ -105,6 +106,24 @@ struct MicroBenchCommand: AsyncParsableCommand {
             return claims.subject.utf8.count
         }
 
+        let loadgen = try LoadgenMicroFixture()
+        measure("loadgen publish request, written (NotificationBodies, HTTPPostRequest)") {
+            loadgen.request.bytes(body: loadgen.bodies.body(first: 4242, count: 1), allocator: loadgen.allocator).readableBytes
+        }
+        measure("loadgen 202 answer, framed (HTTPAnswerParser)") {
+            loadgen.acceptedResponse.withUnsafeBytes { HTTPAnswerParser.parse($0) } == .incomplete ? 0 : 1
+        }
+        measure("loadgen 202 answer, read (PublishAnswer)") {
+            PublishAnswer.items(status: 202, body: loadgen.acceptedAnswer, count: 1, batched: false).count
+        }
+        try measure("loadgen delivery page, read (DeliveryPage, per record)", perCall: loadgen.recordsPerPage) {
+            try DeliveryPage(decodingJSON: loadgen.deliveryPage).deliveries.count
+        }
+        measure("loadgen receivedAt, parsed (UTCTimestamp)") { UTCTimestamp.parse(loadgen.receivedAt) == nil ? 0 : 1 }
+        try measure("loadgen receivedAt, parsed (Date.ISO8601FormatStyle)") {
+            try Date(loadgen.receivedAt, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) == .distantPast ? 0 : 1
+        }
+
         let report = BenchmarkReport(
             mode: "micro", date: Date(), settings: [
                 "seconds": "\(seconds)", "round": "\(round)", "jobsPerBatch": "\(batch.jobs.count)",
@@ -167,5 +186,42 @@ private struct MicroBenchFixture {
                 readState: .unread, userActionState: .noInteraction, originSubscriptionId: nil, unreadCount: 3, changedAt: Date())
         })
         userToken = UserToken.mint(userId: "user-1", appId: "app_micro", signingKey: clientSigningKey)
+    }
+}
+
+/// What loadgen reads and writes per notification: a single-notification publish request, ingest's 202 (framed and
+/// its body), and a page of 500 sandbox delivery records shaped like an APNs alert's.
+private struct LoadgenMicroFixture {
+    let bodies = NotificationBodies(users: (0..<100).map { "loadgen-user-\($0)" }, total: 100_000, batched: false)
+    let request: HTTPPostRequest
+    let allocator = ByteBufferAllocator()
+    let acceptedAnswer = Array(#"{"id":"3f2c1a9e-6b1d-4c2e-9a7f-0d5e8b4c2a11"}"#.utf8)
+    let acceptedResponse: [UInt8]
+    let recordsPerPage = 500
+    let deliveryPage: [UInt8]
+    let receivedAt = "2026-11-22T17:30:15.123Z"
+
+    init() throws {
+        let endpoint = try PlainHTTPEndpoint(url: "http://127.0.0.1:38080")
+        request = try HTTPPostRequest(endpoint: endpoint, path: "/v1/apps/app_micro/notifications", bearer: "nk_micro_0123456789abcdef")
+        acceptedResponse = Array("HTTP/1.1 202 Accepted\r\nContent-Type: application/json\r\nContent-Length: \(acceptedAnswer.count)\r\n\r\n".utf8)
+            + acceptedAnswer
+        var page = Array(#"{"deliveries":["#.utf8)
+        for id in 1...recordsPerPage {
+            let marker = APNsPayloadBuilder.Marker(notificationId: UUID(), sequence: 1, kind: .created)
+            let content = NotificationContent(
+                appNotificationId: "loadgen-\(id)", groupName: nil, priority: .high, expirationDateTime: Date().addingTimeInterval(86_400),
+                displayTimeToLive: nil, platformTypes: nil,
+                payload: NotificationPayload(rawContent: nil, visualContent: VisualContent(
+                    title: "loadgen #\(id)", body: "Load test notification \(id) of 100000")),
+                push: nil)
+            if id > 1 { page.append(UInt8(ascii: ",")) }
+            page.append(contentsOf: #"{"id":\#(id),"provider":"apns","deviceToken":"\#(String(repeating: "ab", count: 32))","#.utf8)
+            page.append(contentsOf: #""headers":{"apns-priority":"10","apns-push-type":"alert","apns-topic":"com.example.loadgen"},"payload":"#.utf8)
+            page.append(contentsOf: APNsPayloadBuilder.payload(for: content, marker: marker, badge: 1))
+            page.append(contentsOf: #","receivedAt":"\#(receivedAt)"}"#.utf8)
+        }
+        page.append(contentsOf: #"],"lastId":\#(recordsPerPage)}"#.utf8)
+        deliveryPage = page
     }
 }

@@ -83,7 +83,7 @@ notify_rabbitmq_env() {
     export RABBITMQ_PID_FILE="$dir/rabbitmq.pid"
     # The broker shares the machine's cores with PostgreSQL and the services: its schedulers sleep when out of
     # work instead of spinning first (RabbitMQ's advice for shared CPUs), which leaves that CPU to the others.
-    export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1} +sbwt none +sbwtdcpu none +sbwtdio none"
+    export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
     export RABBITMQ_CTL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
     export ERL_CRASH_DUMP="$dir/log/erl_crash.dump"
     unset RABBITMQ_USE_LONGNAME RABBITMQ_NODENAME_SUFFIX 2>/dev/null || true

@@ -569,7 +569,7 @@ public struct JSONReader {
     /// `YYYY-MM-DDTHH:MM:SS[.fraction]Z` for a real date and time from 1600 on (Foundation's calendar is
     /// Julian before 1582), to the `Date` Foundation's ISO 8601 parser gives: whole days of seconds since
     /// 2001, plus the time of day with the fraction, added in that order. Nil for any other form.
-    private static func wireTimestamp(_ text: UnsafeRawBufferPointer) -> Date? {
+    static func wireTimestamp(_ text: UnsafeRawBufferPointer) -> Date? {
         guard text.count >= 20, text.count <= 30, text.count != 21, text[text.count - 1] == UInt8(ascii: "Z") else { return nil }
         func number(_ range: Range<Int>) -> Int? {
             var value = 0

@@ -1,4 +1,5 @@
 import Foundation
+import NotifyModels
 
 /// One push the sandbox recorded for one of this run's devices.
 struct ObservedPush: Sendable {
@@ -45,7 +46,7 @@ actor DeliveryCollector {
             let page = try await fetch("\(sandboxURL)/deliveries?provider=apns&after=\(lastId)&limit=\(Self.pageSize)")
             for record in page.deliveries where tokens.contains(record.deviceToken) {
                 guard let text = record.notificationId, let id = UUID(uuidString: text),
-                    let receivedAt = UTCTimestamp.parse(record.receivedAt)
+                    let receivedAt = WireCoding.parseTimestamp(record.receivedAt)
                 else {
                     unreadable += 1
                     continue

@@ -119,7 +119,7 @@ struct MicroBenchCommand: AsyncParsableCommand {
         try measure("loadgen delivery page, read (DeliveryPage, per record)", perCall: loadgen.recordsPerPage) {
             try DeliveryPage(decodingJSON: loadgen.deliveryPage).deliveries.count
         }
-        measure("loadgen receivedAt, parsed (UTCTimestamp)") { UTCTimestamp.parse(loadgen.receivedAt) == nil ? 0 : 1 }
+        measure("loadgen receivedAt, parsed (WireCoding.parseTimestamp)") { WireCoding.parseTimestamp(loadgen.receivedAt) == nil ? 0 : 1 }
         try measure("loadgen receivedAt, parsed (Date.ISO8601FormatStyle)") {
             try Date(loadgen.receivedAt, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) == .distantPast ? 0 : 1
         }

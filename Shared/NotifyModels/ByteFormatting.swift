@@ -5,6 +5,18 @@ enum HexDigits {
     static let lowercase: [UInt8] = Array("0123456789abcdef".utf8)
 }
 
+extension UInt8 {
+    /// The value of this byte as an ASCII hexadecimal digit (0-9, a-f, A-F); nil for any other byte.
+    public var hexDigitValue: UInt8? {
+        switch self {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): self - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): self - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): self - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
 extension UUID {
     /// Appends the 8-4-4-4-12 string form (`uuidString`, or its lowercase) without formatting a String
     /// (every push job has five: two in its push id, three in its JSON).

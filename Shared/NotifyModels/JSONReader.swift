@@ -450,19 +450,10 @@ public struct JSONReader {
         guard index + 4 <= bytes.count else { return nil }
         var value: UInt32 = 0
         for byte in bytes[index..<index + 4] {
-            guard let digit = Self.hexDigit(byte) else { return nil }
+            guard let digit = byte.hexDigitValue else { return nil }
             value = value << 4 | UInt32(digit)
         }
         return value
-    }
-
-    private static func hexDigit(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     // MARK: Numbers
@@ -557,7 +548,7 @@ public struct JSONReader {
                     guard text[index] == UInt8(ascii: "-") else { return false }
                     index += 1
                 }
-                guard let high = hexDigit(text[index]), let low = hexDigit(text[index + 1]) else { return false }
+                guard let high = text[index].hexDigitValue, let low = text[index + 1].hexDigitValue else { return false }
                 target[position] = high << 4 | low
                 index += 2
             }

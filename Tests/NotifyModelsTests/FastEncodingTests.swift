@@ -82,11 +82,14 @@ struct FastEncodingTests {
         #expect(id.lowercasedString == id.uuidString.lowercased())
     }
 
-    @Test("bytes are written in hexadecimal as String(format: \"%02x\") writes each")
+    @Test("bytes are written in hexadecimal as String(format: \"%02x\") writes each, and hex digits read back as UInt8(_:radix: 16) reads them")
     func lowercaseHex() {
         let bytes = (0...255).map(UInt8.init) + (0..<64).map { _ in UInt8.random(in: 0...255) }
         #expect(bytes.lowercaseHex == bytes.map { String(format: "%02x", $0) }.joined())
         #expect([UInt8]().lowercaseHex == "")
+        for byte in UInt8.min...UInt8.max {
+            #expect(byte.hexDigitValue == UInt8(String(decoding: [byte], as: UTF8.self), radix: 16), "byte \(byte)")
+        }
     }
 
     @Test("push ids are what they were before this change: the name-based UUID of push, both uuidStrings and the sequence")

@@ -1,3 +1,5 @@
+import NotifyModels
+
 /// Finds one HTTP/1.1 answer in the bytes a connection has read so far: the status line, the header fields, and the
 /// body framed as RFC 9112 §6.3 says (none for 204 and 304, else chunked transfer coding, Content-Length, or
 /// everything up to the end of the connection). Interim 1xx answers before it are skipped. Only the status, the body
@@ -202,13 +204,7 @@ enum HTTPAnswerParser {
         guard !bytes.isEmpty, bytes.count <= 15 else { return nil }
         var value = 0
         for byte in bytes {
-            let nibble: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = byte - UInt8(ascii: "A") + 10
-            default: return nil
-            }
+            guard let nibble = byte.hexDigitValue else { return nil }
             value = value << 4 | Int(nibble)
         }
         return value

@@ -16,21 +16,25 @@ struct BroadcastStreamer: Sendable {
         while true {
             let rows = try await client.query(
                 """
-                SELECT s.subscription_id, s.platform, s.push_token, s.push_keys::text
+                SELECT s.subscription_id, s.platform, s.push_token, s.push_keys::text, s.expires_at
                 FROM event_source_members m JOIN subscriptions s ON s.subscription_id = m.subscription_id
                 WHERE m.app_id = \(appId) AND m.event_source = \(eventSource) AND m.subscription_id > \(after) AND s.expires_at > now()
                 ORDER BY m.subscription_id LIMIT \(pageSize)
                 """, logger: logger)
             var devices: [SubscriptionResolver.Device] = []
             devices.reserveCapacity(pageSize)
-            for try await (id, platform, token, keys) in rows.decode((UUID, String, String, String?).self) {
-                after = id
-                guard let device = SubscriptionResolver.Device(subscriptionId: id, platform: platform, pushToken: token, keys: keys) else { continue }
+            var rowCount = 0
+            for try await row in rows {
+                rowCount += 1
+                var cells = row.makeIterator()
+                // Read ahead of the device: the page's last row is the next page's key even if its platform is unknown.
+                var idCell = cells
+                after = try idCell.nextColumn().decode(UUID.self)
+                guard let device = try SubscriptionResolver.Device(reading: &cells) else { continue }
                 devices.append(device)
             }
-            if devices.isEmpty { return }
-            try await page(devices)
-            if devices.count < pageSize { return }
+            if !devices.isEmpty { try await page(devices) }
+            if rowCount < pageSize { return }
         }
     }
 }

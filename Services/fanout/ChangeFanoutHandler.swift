@@ -7,7 +7,9 @@ import ServiceLifecycle
 
 /// Takes batches of change-event messages, resolves every user's devices in one query,
 /// and publishes the push jobs per provider, many per message, and the batches themselves to the
-/// live exchange, before the consumer acks.
+/// live exchange, before the consumer acks. Batches overlap: one is read, resolved and built while the one
+/// before it is published, but each publishes only after the one before it was settled, so a user's pushes
+/// leave in the order of their changes.
 struct ChangeFanoutHandler: Sendable {
     let resolver: SubscriptionResolver
     let broadcasts: BroadcastStreamer
@@ -15,7 +17,7 @@ struct ChangeFanoutHandler: Sendable {
     let logger: Logger
     var jobsPerMessage = 500
 
-    func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
+    func handle(_ deliveries: [AMQPDelivery], order: AMQPBatchOrder) async -> [AMQPDisposition] {
         var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
         var events: [ChangeEvent] = []
         var broadcastEvents: [ChangeEvent] = []
@@ -27,7 +29,7 @@ struct ChangeFanoutHandler: Sendable {
             do {
                 for event in try ChangeEventBatch(decodingJSON: delivery.body).events {
                     if event.eventSource == nil {
-                        userPositions.append(users.position(of: UserKey(appId: event.appId, userId: event.userId)))
+                        userPositions.append(users.position(of: UserKey(appId: event.appId, userId: event.userId), devicesVersion: event.devicesVersion))
                         events.append(event)
                     } else {
                         broadcastEvents.append(event)
@@ -40,11 +42,12 @@ struct ChangeFanoutHandler: Sendable {
             }
         }
         let done = await RetryUntilShutdown.succeeded("fan out", logger: logger) {
-            let devices = try await resolver.devices(of: users.keys)
+            let devices = try await resolver.devices(of: users.keys, atLeast: users.devicesVersions)
             var pushes = PushJobMessages(jobsPerMessage: jobsPerMessage)
             for (event, position) in zip(events, userPositions) {
                 pushes.add(PushJobBuilder.jobs(for: event, devices: devices[position]))
             }
+            await order.waitForPreviousBatch()
             try await publisher.publish(pushes.finish() + live)
             pushes.count()
             for event in broadcastEvents {
@@ -73,11 +76,17 @@ struct ChangeFanoutHandler: Sendable {
 /// The users of a batch of changes, each once, in order: rows of the device query name a user by position.
 private struct UserPositions {
     private(set) var keys: [UserKey] = []
+    /// Per user, the newest devices version among its changes; nil if one of them has none.
+    private(set) var devicesVersions: [Int64?] = []
     private var positions: [UserKey: Int] = [:]
 
-    mutating func position(of user: UserKey) -> Int {
-        if let position = positions[user] { return position }
+    mutating func position(of user: UserKey, devicesVersion: Int64?) -> Int {
+        if let position = positions[user] {
+            devicesVersions[position] = devicesVersions[position].flatMap { known in devicesVersion.map { max(known, $0) } }
+            return position
+        }
         keys.append(user)
+        devicesVersions.append(devicesVersion)
         positions[user] = keys.count - 1
         return keys.count - 1
     }

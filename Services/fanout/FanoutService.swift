@@ -27,14 +27,16 @@ struct FanoutService {
         let topology = AMQPTopology.workQueue(QueueNames.fanoutChanges).merging(Self.pushTopology)
         let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
         let handler = ChangeFanoutHandler(
-            resolver: SubscriptionResolver(client: database, logger: logger),
+            resolver: SubscriptionResolver(
+                client: database, cache: DeviceCache(usersPerGeneration: try environment.integer(FanoutCommandLine.deviceCacheUsers)), logger: logger),
             broadcasts: BroadcastStreamer(client: database, logger: logger),
             publisher: publisher,
             logger: logger)
         let consumer = AMQPConsumer(
             configuration: amqp, queue: QueueNames.fanoutChanges, topology: topology,
-            options: .init(prefetch: prefetch, maximumBatch: prefetch),
-            deadLetterPublisher: publisher, logger: logger, handler: handler.handle)
+            // Two batches, each at most half the prefetch: one is prepared while the other publishes.
+            options: .init(prefetch: prefetch, maximumBatch: max(prefetch / 2, 1), concurrentBatches: 2, inOrder: true),
+            deadLetterPublisher: publisher, logger: logger, orderedHandler: handler.handle)
         let databaseHealth = DatabaseHealth(client: database, logger: logger)
         let health = HealthServer(
             host: try environment.require(.httpHost), port: try environment.integer(.healthPort(default: 8082)),

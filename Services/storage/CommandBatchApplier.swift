@@ -81,7 +81,7 @@ struct CommandBatchApplier: Sendable {
         }
         try await flush()
 
-        try await fillUnreadCounts(&produced, on: connection)
+        try await fillUserStates(&produced, on: connection)
         for item in produced where !item.events.isEmpty {
             eventsByCommand[item.commandId] = item.events.encodedJSONObjects()
         }
@@ -114,16 +114,18 @@ struct CommandBatchApplier: Sendable {
         }
     }
 
-    /// Every event carries its user's unread count once the whole batch is applied (the badge).
-    private func fillUnreadCounts(_ produced: inout [NotificationChangeWriter.Produced], on connection: PostgresConnection) async throws {
+    /// Every event carries its user's unread count (the badge) and devices version as of the whole batch applied.
+    private func fillUserStates(_ produced: inout [NotificationChangeWriter.Produced], on connection: PostgresConnection) async throws {
         let events = produced.flatMap(\.events).filter { $0.eventSource == nil }
         guard !events.isEmpty else { return }
-        let unread = try await UnreadCounter(logger: logger).counts(appIds: events.map(\.appId), userIds: events.map(\.userId), on: connection)
+        let states = try await UserStateReader(logger: logger).states(appIds: events.map(\.appId), userIds: events.map(\.userId), on: connection)
         for index in produced.indices {
             for eventIndex in produced[index].events.indices {
                 let event = produced[index].events[eventIndex]
                 guard event.eventSource == nil else { continue }
-                produced[index].events[eventIndex].unreadCount = unread[UserKey(appId: event.appId, userId: event.userId)] ?? 0
+                let state = states[UserKey(appId: event.appId, userId: event.userId)]
+                produced[index].events[eventIndex].unreadCount = state?.unreadCount ?? 0
+                produced[index].events[eventIndex].devicesVersion = state?.devicesVersion ?? 0
             }
         }
     }

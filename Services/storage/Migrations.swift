@@ -240,6 +240,54 @@ struct Migrations {
             """,
             "DROP TABLE delivery_log",
         ]),
+        (9, [
+            // A version per user of the user's set of devices, raised by every statement that adds, changes or
+            // removes one of the user's subscriptions. Change events carry it, so fanout can tell whether the
+            // devices it read before for that user are still the ones to push to (`DeviceCache`).
+            // Triggers first: they lock the table against writers, so the versions filled in next miss nothing.
+            """
+            CREATE TABLE device_versions (
+                app_id text NOT NULL,
+                user_id text NOT NULL,
+                version bigint NOT NULL,
+                PRIMARY KEY (app_id, user_id)
+            )
+            """,
+            """
+            CREATE FUNCTION count_device_changes() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'INSERT' THEN
+                    INSERT INTO device_versions AS v (app_id, user_id, version)
+                    SELECT DISTINCT app_id, user_id, 1 FROM new_rows ORDER BY app_id, user_id
+                    ON CONFLICT (app_id, user_id) DO UPDATE SET version = v.version + 1;
+                ELSIF TG_OP = 'UPDATE' THEN
+                    INSERT INTO device_versions AS v (app_id, user_id, version)
+                    SELECT app_id, user_id, 1 FROM (SELECT app_id, user_id FROM old_rows UNION SELECT app_id, user_id FROM new_rows) AS u
+                    ORDER BY app_id, user_id
+                    ON CONFLICT (app_id, user_id) DO UPDATE SET version = v.version + 1;
+                ELSE
+                    INSERT INTO device_versions AS v (app_id, user_id, version)
+                    SELECT DISTINCT app_id, user_id, 1 FROM old_rows ORDER BY app_id, user_id
+                    ON CONFLICT (app_id, user_id) DO UPDATE SET version = v.version + 1;
+                END IF;
+                RETURN NULL;
+            END
+            $$
+            """,
+            """
+            CREATE TRIGGER subscriptions_count_inserted AFTER INSERT ON subscriptions
+            REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION count_device_changes()
+            """,
+            """
+            CREATE TRIGGER subscriptions_count_updated AFTER UPDATE ON subscriptions
+            REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION count_device_changes()
+            """,
+            """
+            CREATE TRIGGER subscriptions_count_deleted AFTER DELETE ON subscriptions
+            REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION count_device_changes()
+            """,
+            "INSERT INTO device_versions (app_id, user_id, version) SELECT DISTINCT app_id, user_id, 1 FROM subscriptions",
+        ]),
     ]
 
     func run() async throws {

@@ -14,6 +14,8 @@ import Synchronization
 public final class AMQPConsumer: Service, Sendable {
     /// Handles one batch and returns a disposition per delivery, in order.
     public typealias Handler = @Sendable ([AMQPDelivery]) async -> [AMQPDisposition]
+    /// A handler of batches that overlap in order (`Options.inOrder`): it may wait for the batch before its own.
+    public typealias OrderedHandler = @Sendable ([AMQPDelivery], AMQPBatchOrder) async -> [AMQPDisposition]
 
     /// How a consumer consumes.
     public struct Options: Sendable {
@@ -22,10 +24,17 @@ public final class AMQPConsumer: Service, Sendable {
         /// Batches handled at once. With 1 (the default) batches are handled in order and settled with one
         /// ack-multiple each; with more, a slow batch does not hold up the next ones, and acks are per message.
         public var concurrentBatches: Int
-        public init(prefetch: Int = 500, maximumBatch: Int = 500, concurrentBatches: Int = 1) {
+        /// With `concurrentBatches` above 1: batches are still settled in the order they were taken, with one
+        /// ack-multiple each, and the handler can wait for the batch before its own (`AMQPBatchOrder`), so that
+        /// it works on the next batch while the last one finishes and still publishes in order. A further batch
+        /// is taken only while a full one waits: light load is handled in whole batches, not split.
+        /// Needs `prefetch` above `maximumBatch`, or the broker never sends a second batch while one is held.
+        public var inOrder: Bool
+        public init(prefetch: Int = 500, maximumBatch: Int = 500, concurrentBatches: Int = 1, inOrder: Bool = false) {
             self.prefetch = prefetch
             self.maximumBatch = maximumBatch
             self.concurrentBatches = max(concurrentBatches, 1)
+            self.inOrder = inOrder || concurrentBatches <= 1
         }
     }
 
@@ -46,18 +55,28 @@ public final class AMQPConsumer: Service, Sendable {
     private let options: Options
     private let deadLetterPublisher: AMQPPublisher?
     private let logger: Logger
-    private let handler: Handler
+    private let handler: OrderedHandler
     private let thread = ConnectionThread()
-    private let buffer = DeliveryBuffer()
+    private let buffer: DeliveryBuffer
     private let shared = Mutex<SharedState>(SharedState())
     /// `notify_amqp_messages_total{queue,disposition}`: what became of each message handed to the handler.
     private let settled: (acked: Counter, requeued: Counter, deadLettered: Counter)
 
     /// - Parameter deadLetterPublisher: republishes dead-lettered messages with an `x-notify-reason` header;
     ///   without one (or if that fails) the message is rejected into the queue's dead-letter exchange.
-    public init(
+    public convenience init(
         configuration: AMQPConfiguration, queue: String, topology: AMQPTopology, options: Options = Options(),
         deadLetterPublisher: AMQPPublisher? = nil, logger: Logger, handler: @escaping Handler
+    ) {
+        self.init(
+            configuration: configuration, queue: queue, topology: topology, options: options,
+            deadLetterPublisher: deadLetterPublisher, logger: logger, orderedHandler: { batch, _ in await handler(batch) })
+    }
+
+    /// A consumer whose handler is told where its batch stands among those handled at once (`Options.inOrder`).
+    public init(
+        configuration: AMQPConfiguration, queue: String, topology: AMQPTopology, options: Options = Options(),
+        deadLetterPublisher: AMQPPublisher? = nil, logger: Logger, orderedHandler handler: @escaping OrderedHandler
     ) {
         self.configuration = configuration
         self.queue = queue
@@ -66,6 +85,7 @@ public final class AMQPConsumer: Service, Sendable {
         self.deadLetterPublisher = deadLetterPublisher
         self.logger = logger
         self.handler = handler
+        buffer = DeliveryBuffer(maximumBatch: options.maximumBatch, overlapsOnlyWhenFull: options.inOrder && options.concurrentBatches > 1)
         func counter(_ disposition: String) -> Counter {
             Counter(label: "notify_amqp_messages_total", dimensions: [("queue", queue), ("disposition", disposition)])
         }
@@ -85,17 +105,25 @@ public final class AMQPConsumer: Service, Sendable {
                     var running = 0
                     let (finished, reportFinished) = AsyncStream<Void>.makeStream()
                     var finishedIterator = finished.makeAsyncIterator()
+                    // In order, each batch is settled after the one before it (whose signal this is).
+                    var previousSettled: CompletionSignal?
                     while true {
                         // Take the next batch only once a slot is free: what arrives meanwhile makes it bigger.
                         if running == options.concurrentBatches {
                             await finishedIterator.next()
                             running -= 1
                         }
-                        guard let batch = await buffer.next(maximumBatch: options.maximumBatch) else { break }
+                        guard let batch = await buffer.next() else { break }
                         running += 1
+                        let order = AMQPBatchOrder(previousSettled: options.inOrder ? previousSettled : nil)
+                        let settled = CompletionSignal()
+                        previousSettled = settled
                         group.addTask {
-                            let dispositions = await self.handler(batch)
+                            let dispositions = await self.handler(batch, order)
+                            await order.waitForPreviousBatch()
                             await self.settle(batch, dispositions)
+                            settled.complete()
+                            self.buffer.batchFinished()
                             reportFinished.yield()
                         }
                     }
@@ -138,7 +166,7 @@ public final class AMQPConsumer: Service, Sendable {
         settled.acked.increment(by: batch.count - requeued - deadLettered)
         if requeued > 0 { settled.requeued.increment(by: requeued) }
         if deadLettered > 0 { settled.deadLettered.increment(by: deadLettered) }
-        if options.concurrentBatches > 1 {
+        if !options.inOrder {
             for tag in acked { settlements.append((tag.connectionGeneration, .ack(tag.value, multiple: false))) }
         } else if let highest = acked.max() {
             // Earlier batches are settled before this one is handed out, so one ack-multiple on the highest tag
@@ -210,12 +238,23 @@ public final class AMQPConsumer: Service, Sendable {
             }
             if !received.isEmpty {
                 if buffer.isAccepting {
-                    buffer.append(received, maximumBatch: options.maximumBatch)
+                    buffer.append(received)
                 }
                 received.removeAll(keepingCapacity: true)
             }
             if connection.hasBufferedInput { continue }
             thread.wait(socket: connection.socketDescriptor, timeoutMilliseconds: idleWait)
         }
+    }
+}
+
+/// Where a batch stands among the batches a consumer handles at once in order (`AMQPConsumer.Options.inOrder`).
+public struct AMQPBatchOrder: Sendable {
+    let previousSettled: CompletionSignal?
+
+    /// Waits until the batch taken before this one was handled and settled (at once if there is none): what the
+    /// handler does after this follows everything that batch did.
+    public func waitForPreviousBatch() async {
+        await previousSettled?.wait()
     }
 }

@@ -1,19 +1,13 @@
 import CAMQPShim
 import Foundation
 import Logging
-import Synchronization
 
 /// A dedicated OS thread that owns one AMQP connection, and the eventfd that wakes it
 /// when async callers hand it work. librabbitmq's calls block, so they never run on the
 /// cooperative pool.
 final class ConnectionThread: Sendable {
     private let wakeupDescriptor: Int32
-    private let exit = Mutex<ExitState>(ExitState())
-
-    private struct ExitState {
-        var finished = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
+    private let finished = CompletionSignal()
 
     init() {
         wakeupDescriptor = notify_wakeup_create()
@@ -28,12 +22,7 @@ final class ConnectionThread: Sendable {
     func start(name: String, _ body: @escaping @Sendable () -> Void) {
         let thread = Thread { [self] in
             body()
-            let waiters = exit.withLock { state in
-                state.finished = true
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.resume() }
+            finished.complete()
         }
         thread.name = name
         thread.start()
@@ -41,14 +30,7 @@ final class ConnectionThread: Sendable {
 
     /// Suspends until the thread's body returned.
     func waitUntilFinished() async {
-        await withCheckedContinuation { continuation in
-            let finished = exit.withLock { state in
-                if state.finished { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if finished { continuation.resume() }
-        }
+        await finished.wait()
     }
 
     /// Wakes the thread if it is waiting.

@@ -8,35 +8,51 @@ final class DeliveryBuffer: Sendable {
         var waiter: CheckedContinuation<[AMQPDelivery]?, Never>?
         var finished = false
         var accepting = true
+        /// Batches handed out and not yet reported finished.
+        var handling = 0
     }
 
+    private let maximumBatch: Int
+    private let overlapsOnlyWhenFull: Bool
     private let state = Mutex<State>(State())
+
+    /// - Parameter overlapsOnlyWhenFull: while a batch is being handled, hand out another only once a full one
+    ///   waits, so that light load is handled in whole batches rather than split between overlapping ones.
+    init(maximumBatch: Int, overlapsOnlyWhenFull: Bool) {
+        self.maximumBatch = maximumBatch
+        self.overlapsOnlyWhenFull = overlapsOnlyWhenFull
+    }
 
     /// Whether new deliveries are still wanted (false once shutdown began).
     var isAccepting: Bool { state.withLock { $0.accepting } }
 
-    func append(_ deliveries: [AMQPDelivery], maximumBatch: Int) {
+    func append(_ deliveries: [AMQPDelivery]) {
         guard !deliveries.isEmpty else { return }
-        let (waiter, batch): (CheckedContinuation<[AMQPDelivery]?, Never>?, [AMQPDelivery]) = state.withLock { state in
-            guard state.accepting else { return (nil, []) }
+        handOut { state in
+            guard state.accepting else { return false }
             state.items.append(contentsOf: deliveries)
-            guard let waiter = state.waiter else { return (nil, []) }
-            state.waiter = nil
-            return (waiter, Self.take(&state.items, maximumBatch))
+            return true
         }
-        waiter?.resume(returning: batch)
     }
 
     /// The next batch; nil once `finish` was called and nothing is left to hand out.
-    func next(maximumBatch: Int) async -> [AMQPDelivery]? {
+    func next() async -> [AMQPDelivery]? {
         await withCheckedContinuation { continuation in
             let ready: [AMQPDelivery]?? = state.withLock { state in
-                if !state.items.isEmpty { return .some(Self.take(&state.items, maximumBatch)) }
+                if isReady(state) { return .some(take(&state)) }
                 if state.finished { return .some(nil) }
                 state.waiter = continuation
                 return .none
             }
             if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    /// A batch that `next` handed out was handled.
+    func batchFinished() {
+        handOut { state in
+            state.handling -= 1
+            return true
         }
     }
 
@@ -59,13 +75,29 @@ final class DeliveryBuffer: Sendable {
         waiter?.resume(returning: nil)
     }
 
-    private static func take(_ items: inout [AMQPDelivery], _ maximum: Int) -> [AMQPDelivery] {
-        if items.count <= maximum {
-            defer { items = [] }
-            return items
+    /// Applies `change` and, if it did anything and a batch is now ready for a waiting `next`, hands it over.
+    private func handOut(after change: (inout State) -> Bool) {
+        let (waiter, batch): (CheckedContinuation<[AMQPDelivery]?, Never>?, [AMQPDelivery]) = state.withLock { state in
+            guard change(&state), let waiter = state.waiter, isReady(state) else { return (nil, []) }
+            state.waiter = nil
+            return (waiter, take(&state))
         }
-        let batch = Array(items.prefix(maximum))
-        items.removeFirst(maximum)
+        waiter?.resume(returning: batch)
+    }
+
+    private func isReady(_ state: State) -> Bool {
+        guard !state.items.isEmpty else { return false }
+        return !overlapsOnlyWhenFull || state.handling == 0 || state.items.count >= maximumBatch
+    }
+
+    private func take(_ state: inout State) -> [AMQPDelivery] {
+        state.handling += 1
+        if state.items.count <= maximumBatch {
+            defer { state.items = [] }
+            return state.items
+        }
+        let batch = Array(state.items.prefix(maximumBatch))
+        state.items.removeFirst(maximumBatch)
         return batch
     }
 }

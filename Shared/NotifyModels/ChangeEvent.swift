@@ -26,13 +26,17 @@ public struct ChangeEvent: Codable, Sendable, Equatable {
     public var changedAt: Date
     /// Set for a broadcast: every device subscribed to this event source is a target (and `userId` is empty).
     public var eventSource: String?
+    /// The version of the user's set of devices once this change committed (`device_versions`): fanout may push
+    /// to the devices it read at this version or a later one without reading them again. Nil: read them.
+    public var devicesVersion: Int64?
 
     public init(
         appId: String, userId: String, sequence: Int64, kind: ChangeKind, notificationId: UUID,
         content: NotificationContent?, readState: ReadState, userActionState: UserActionState,
-        originSubscriptionId: UUID?, unreadCount: Int, changedAt: Date, eventSource: String? = nil
+        originSubscriptionId: UUID?, unreadCount: Int, changedAt: Date, eventSource: String? = nil, devicesVersion: Int64? = nil
     ) {
         self.eventSource = eventSource
+        self.devicesVersion = devicesVersion
         self.appId = appId
         self.userId = userId
         self.sequence = sequence

@@ -29,7 +29,7 @@ extension ChangeEvent {
     init(reading reader: inout JSONReader) throws {
         var appId: String?, userId: String?, sequence: Int64?, kind: ChangeKind?, notificationId: UUID?
         var content: NotificationContent??, readState: ReadState?, userActionState: UserActionState?
-        var originSubscriptionId: UUID??, unreadCount: Int?, changedAt: Date?, eventSource: String??
+        var originSubscriptionId: UUID??, unreadCount: Int?, changedAt: Date?, eventSource: String??, devicesVersion: Int64??
         try reader.readObject { reader, key in
             switch key {
             case "appId" where appId == nil: appId = try reader.readString()
@@ -44,6 +44,7 @@ extension ChangeEvent {
             case "unreadCount" where unreadCount == nil: unreadCount = try reader.readInt()
             case "changedAt" where changedAt == nil: changedAt = try reader.readTimestamp()
             case "eventSource" where eventSource == nil: eventSource = .some(try reader.readOptional { try $0.readString() })
+            case "devicesVersion" where devicesVersion == nil: devicesVersion = .some(try reader.readOptional { try $0.readInt64() })
             default: try reader.skipValue()
             }
         }
@@ -53,7 +54,7 @@ extension ChangeEvent {
             notificationId: reader.required(notificationId, "notificationId"), content: content ?? nil,
             readState: reader.required(readState, "readState"), userActionState: reader.required(userActionState, "userActionState"),
             originSubscriptionId: originSubscriptionId ?? nil, unreadCount: reader.required(unreadCount, "unreadCount"),
-            changedAt: reader.required(changedAt, "changedAt"), eventSource: eventSource ?? nil)
+            changedAt: reader.required(changedAt, "changedAt"), eventSource: eventSource ?? nil, devicesVersion: devicesVersion ?? nil)
     }
 }
 

@@ -33,6 +33,7 @@ extension ChangeEvent {
         writer.key("unreadCount"); writer.integer(Int64(unreadCount))
         writer.key("changedAt"); writer.timestamp(changedAt)
         if let eventSource { writer.key("eventSource"); writer.string(eventSource) }
+        if let devicesVersion { writer.key("devicesVersion"); writer.integer(devicesVersion) }
         writer.endObject()
     }
 }

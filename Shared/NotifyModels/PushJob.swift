@@ -48,7 +48,94 @@ public struct PushJob: Codable, Sendable, Equatable {
 }
 
 /// One AMQP message on a provider's push queue: many jobs, one confirm.
-public struct PushJobBatch: Codable, Sendable {
+///
+/// On the wire the jobs travel in groups: the jobs of one change to one platform share everything but the device,
+/// so a group holds the shared fields and payload once and a target per device (`{"groups":[{..., "targets":[...]}]}`).
+/// Messages written before groups existed (`{"jobs":[...]}`) are still read, so an upgrade strands none.
+public struct PushJobBatch: Sendable {
     public var jobs: [PushJob]
     public init(jobs: [PushJob]) { self.jobs = jobs }
+
+    /// The ranges of `jobs` that go out as one group: consecutive jobs that share everything but the device.
+    var groupRanges: [Range<Int>] {
+        var ranges: [Range<Int>] = []
+        var start = jobs.startIndex
+        while start < jobs.endIndex {
+            var end = start + 1
+            while end < jobs.endIndex && jobs[end].sharesGroup(with: jobs[start]) { end += 1 }
+            ranges.append(start..<end)
+            start = end
+        }
+        return ranges
+    }
+}
+
+extension PushJob {
+    /// Whether the two jobs differ only in their device (push id, subscription, token, keys).
+    func sharesGroup(with other: PushJob) -> Bool {
+        notificationId == other.notificationId && sequence == other.sequence && attempt == other.attempt
+            && platform == other.platform && kind == other.kind && isAlert == other.isAlert && priority == other.priority
+            && expiration == other.expiration && appId == other.appId && collapseId == other.collapseId && payload == other.payload
+    }
+}
+
+extension PushJobBatch: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case groups
+        /// The form written before groups existed.
+        case jobs
+    }
+
+    /// The fields a group's jobs share, and its devices.
+    private struct Group: Codable {
+        var appId: String
+        var platform: Platform
+        var notificationId: UUID
+        var sequence: Int64
+        var kind: ChangeKind
+        var isAlert: Bool
+        var priority: NotificationPriority
+        var expiration: Date
+        var collapseId: String
+        var payload: String
+        var attempt: Int
+        var targets: [Target]
+    }
+
+    private struct Target: Codable {
+        var pushId: UUID
+        var subscriptionId: UUID
+        var deviceToken: String
+        var keys: WebPushKeys?
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let groups = try container.decodeIfPresent([Group].self, forKey: .groups)
+        let jobs = try container.decodeIfPresent([PushJob].self, forKey: .jobs)
+        guard groups != nil || jobs != nil else {
+            throw DecodingError.keyNotFound(CodingKeys.groups, .init(codingPath: decoder.codingPath, debugDescription: "neither groups nor jobs"))
+        }
+        self.init(jobs: (groups ?? []).flatMap { group in
+            group.targets.map { target in
+                PushJob(
+                    pushId: target.pushId, appId: group.appId, subscriptionId: target.subscriptionId, platform: group.platform,
+                    deviceToken: target.deviceToken, notificationId: group.notificationId, sequence: group.sequence, kind: group.kind,
+                    isAlert: group.isAlert, priority: group.priority, expiration: group.expiration, collapseId: group.collapseId,
+                    payload: group.payload, attempt: group.attempt, keys: target.keys)
+            }
+        } + (jobs ?? []))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(groupRanges.map { range in
+            let first = jobs[range.lowerBound]
+            return Group(
+                appId: first.appId, platform: first.platform, notificationId: first.notificationId, sequence: first.sequence,
+                kind: first.kind, isAlert: first.isAlert, priority: first.priority, expiration: first.expiration,
+                collapseId: first.collapseId, payload: first.payload, attempt: first.attempt,
+                targets: jobs[range].map { Target(pushId: $0.pushId, subscriptionId: $0.subscriptionId, deviceToken: $0.deviceToken, keys: $0.keys) })
+        }, forKey: .groups)
+    }
 }

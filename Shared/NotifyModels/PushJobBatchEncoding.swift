@@ -3,44 +3,44 @@ import Foundation
 extension PushJobBatch {
     /// The batch as wire JSON, the same document `WireCoding`'s encoder makes (UUIDs lowercase), written
     /// directly: fanout sends every push job through here, and Foundation's encoder was most of its CPU.
-    /// The jobs of one change share their payload, so a payload is escaped once for all of them.
+    /// A group's shared fields and payload are written once, then a short target per device.
     public func encodedJSON() -> Data {
-        var writer = JSONWriter(capacity: 96 + jobs.count * (400 + (jobs.first?.payload.utf8.count ?? 0)))
-        var escapedPayload: (text: String, json: [UInt8])?
+        let payloadSize = jobs.first?.payload.utf8.count ?? 0
+        var writer = JSONWriter(capacity: 64 + jobs.count * 160 + 2 * (payloadSize + 400))
         writer.beginObject()
-        writer.key("jobs")
+        writer.key("groups")
         writer.beginArray()
-        for job in jobs {
+        for range in groupRanges {
+            let first = jobs[range.lowerBound]
             writer.beginObject()
-            writer.key("pushId"); writer.uuid(job.pushId)
-            writer.key("appId"); writer.string(job.appId)
-            writer.key("subscriptionId"); writer.uuid(job.subscriptionId)
-            writer.key("platform"); writer.string(job.platform.rawValue)
-            writer.key("deviceToken"); writer.string(job.deviceToken)
-            writer.key("notificationId"); writer.uuid(job.notificationId)
-            writer.key("sequence"); writer.integer(job.sequence)
-            writer.key("kind"); writer.string(job.kind.rawValue)
-            writer.key("isAlert"); writer.bool(job.isAlert)
-            writer.key("priority"); writer.string(job.priority.rawValue)
-            writer.key("expiration"); writer.timestamp(job.expiration)
-            writer.key("collapseId"); writer.string(job.collapseId)
-            writer.key("payload")
-            if let escaped = escapedPayload, escaped.text == job.payload {
-                writer.rawValue(escaped.json)
-            } else {
-                var single = JSONWriter(capacity: job.payload.utf8.count + 32)
-                single.string(job.payload)
-                escapedPayload = (job.payload, single.bytes)
-                writer.rawValue(single.bytes)
-            }
-            writer.key("attempt"); writer.integer(Int64(job.attempt))
-            if let keys = job.keys {
-                writer.key("keys")
+            writer.key("appId"); writer.string(first.appId)
+            writer.key("platform"); writer.string(first.platform.rawValue)
+            writer.key("notificationId"); writer.uuid(first.notificationId)
+            writer.key("sequence"); writer.integer(first.sequence)
+            writer.key("kind"); writer.string(first.kind.rawValue)
+            writer.key("isAlert"); writer.bool(first.isAlert)
+            writer.key("priority"); writer.string(first.priority.rawValue)
+            writer.key("expiration"); writer.timestamp(first.expiration)
+            writer.key("collapseId"); writer.string(first.collapseId)
+            writer.key("payload"); writer.string(first.payload)
+            writer.key("attempt"); writer.integer(Int64(first.attempt))
+            writer.key("targets")
+            writer.beginArray()
+            for job in jobs[range] {
                 writer.beginObject()
-                writer.key("p256dh"); writer.string(keys.p256dh)
-                writer.key("auth"); writer.string(keys.auth)
+                writer.key("pushId"); writer.uuid(job.pushId)
+                writer.key("subscriptionId"); writer.uuid(job.subscriptionId)
+                writer.key("deviceToken"); writer.string(job.deviceToken)
+                if let keys = job.keys {
+                    writer.key("keys")
+                    writer.beginObject()
+                    writer.key("p256dh"); writer.string(keys.p256dh)
+                    writer.key("auth"); writer.string(keys.auth)
+                    writer.endObject()
+                }
                 writer.endObject()
             }
+            writer.endArray()
             writer.endObject()
         }
         writer.endArray()

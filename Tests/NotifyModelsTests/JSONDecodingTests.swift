@@ -23,12 +23,55 @@ struct JSONDecodingTests {
     func pushJobBatchesRoundTrip() throws {
         var random = SeededRandom(seed: 2)
         for _ in 0..<300 {
-            let batch = PushJobBatch(jobs: (0..<random.next(upTo: 5)).map { _ in random.pushJob() })
+            // Runs of jobs that differ only in their device, as fanout makes them, between jobs that share nothing.
+            var jobs: [PushJob] = []
+            for _ in 0..<random.next(upTo: 5) {
+                let shared = random.pushJob()
+                for _ in 0..<random.next(upTo: 4) + 1 { jobs.append(random.device(of: shared)) }
+            }
+            let batch = PushJobBatch(jobs: jobs)
             for json in [batch.encodedJSON(), try WireCoding.makeEncoder().encode(batch)] {
                 let decoded = try PushJobBatch(decodingJSON: json)
                 #expect(decoded.jobs == batch.jobs)
                 #expect(decoded.jobs == (try WireCoding.makeDecoder().decode(PushJobBatch.self, from: json)).jobs)
             }
+        }
+    }
+
+    @Test("a push-job batch's shared fields and payload are written once per group, not once per device")
+    func pushJobsShareTheirGroup() throws {
+        var random = SeededRandom(seed: 3)
+        let shared = random.pushJob()
+        let batch = PushJobBatch(jobs: (0..<50).map { _ in random.device(of: shared) })
+        let json = try #require(String(data: batch.encodedJSON(), encoding: .utf8))
+        #expect(json.components(separatedBy: "\"payload\"").count == 2)
+        #expect(json.components(separatedBy: "\"pushId\"").count == 51)
+    }
+
+    @Test("push-job messages written before groups existed ({\"jobs\":[...]}) are still read, by hand as by JSONDecoder")
+    func pushJobListsAreStillRead() throws {
+        /// The earlier message shape.
+        struct JobList: Encodable { var jobs: [PushJob] }
+        var random = SeededRandom(seed: 4)
+        for _ in 0..<50 {
+            let jobs = (0..<random.next(upTo: 5)).map { _ in random.pushJob() }
+            let json = try WireCoding.makeEncoder().encode(JobList(jobs: jobs))
+            #expect(try PushJobBatch(decodingJSON: json).jobs == jobs)
+            #expect(try WireCoding.makeDecoder().decode(PushJobBatch.self, from: json).jobs == jobs)
+        }
+    }
+
+    @Test("push-job batch documents at the edges are read as JSONDecoder reads them", arguments: [
+        "{}", #"{"groups":null}"#, #"{"jobs":null}"#, #"{"groups":[]}"#, #"{"jobs":[]}"#, #"{"groups":null,"jobs":[]}"#,
+        #"{"groups":[{}]}"#, #"{"groups":[{"targets":[]}]}"#, #"{"groups":{}}"#, #"{"groups":[],"groups":null}"#,
+    ])
+    func pushJobBatchEdges(document: String) {
+        let hand = Result { try PushJobBatch(decodingJSON: Data(document.utf8)).jobs }
+        let foundation = Result { try WireCoding.makeDecoder().decode(PushJobBatch.self, from: Data(document.utf8)).jobs }
+        switch (hand, foundation) {
+        case (.success(let handJobs), .success(let foundationJobs)): #expect(handJobs == foundationJobs)
+        case (.failure, .failure): break
+        default: Issue.record("hand-written: \(hand), JSONDecoder: \(foundation)")
         }
     }
 
@@ -51,6 +94,7 @@ struct JSONDecodingTests {
         #""notificationId":"0E0B5F3C-9A57-4A8E-8F8B-2B9A0C5D6E7F""#, #""notificationId":"0e0b5f3c9a574a8e8f8b2b9a0c5d6e7f""#,
         #""notificationId":"{0e0b5f3c-9a57-4a8e-8f8b-2b9a0c5d6e7f}""#, #""notificationId":"0e0b5f3c-9a57-4a8e-8f8b-2b9a0c5d6e7g""#,
         #""notificationId":"0e0b5f3c-9a57-4a8e-8f8b-2b9a0c5d6e7\u0066""#, #""app\u0049d":"escaped key""#,
+        #""devicesVersion":null"#, #""devicesVersion":3"#, #""devicesVersion":"3""#, #""devicesVersion":2.5"#,
         #""unknown":-"#, #""unknown":1.2.3"#, #""unknown":--1"#, #""unknown":+1"#, #""unknown":.5"#, #""unknown":01"#, #""unknown":1e400"#,
         #""unknown":"\q""#, #""unknown":"\u12""#, #""unknown":"\uu0001""#, #""unknown":"\ud800""#, "\"unknown\":\"\u{1}\"",
         #""unknown":[1,]"#, #""unknown":[,]"#, #""unknown":[1,,]"#, #""unknown":{"\q":1,}"#, #""unknown":{,}"#, #""unknown":nul"#,
@@ -115,9 +159,11 @@ struct JSONDecodingTests {
         let error = try #require(throws: JSONReadError.self) { try ChangeEventBatch(decodingJSON: Data(document.utf8)) }
         #expect(error.path == "events[0].content.payload.visualContent.title")
         #expect(Array(document.utf8)[error.offset] == UInt8(ascii: "7"))
-        let missing = try #require(throws: JSONReadError.self) { try PushJobBatch(decodingJSON: Data(#"{"jobs":[{"appId":"a"}]}"#.utf8)) }
-        #expect(missing.path == "jobs[0]")
-        #expect(missing.message.contains("pushId"))
+        let missing = try #require(throws: JSONReadError.self) {
+            try PushJobBatch(decodingJSON: Data(#"{"groups":[{"appId":"a","targets":[{"pushId":"0e0b5f3c-9a57-4a8e-8f8b-2b9a0c5d6e7f"}]}]}"#.utf8))
+        }
+        #expect(missing.path == "groups[0].targets[0]")
+        #expect(missing.message.contains("subscriptionId"))
     }
 
     /// A batch of one valid event, with `members` added after its own (a later repeated key does not count).
@@ -205,7 +251,17 @@ struct SeededRandom {
             appId: text(), userId: text(), sequence: pick([0, 1, 7, Int64.max, Int64.min, -1, Int64(next(upTo: 1_000_000))]),
             kind: pick(ChangeKind.allCases), notificationId: UUID(), content: flip() ? content() : nil, readState: pick(ReadState.allCases),
             userActionState: pick(UserActionState.allCases), originSubscriptionId: flip() ? UUID() : nil, unreadCount: next(upTo: 1000),
-            changedAt: date(), eventSource: flip() ? text() : nil)
+            changedAt: date(), eventSource: flip() ? text() : nil, devicesVersion: flip() ? pick([0, 1, Int64.max]) : nil)
+    }
+
+    /// A job that differs from `job` only in its device.
+    mutating func device(of job: PushJob) -> PushJob {
+        var device = job
+        device.pushId = UUID()
+        device.subscriptionId = UUID()
+        device.deviceToken = text()
+        device.keys = flip() ? WebPushKeys(p256dh: text(), auth: text()) : nil
+        return device
     }
 
     mutating func pushJob() -> PushJob {

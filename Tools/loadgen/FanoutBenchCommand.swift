@@ -57,6 +57,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         let seeding = Task { await database.run() }
         let seedStarted = ContinuousClock.now
         try await seed(database, appId: appId, logger: logger)
+        let devicesVersions = try await readDevicesVersions(database, appId: appId, logger: logger)
         seeding.cancel()
         FileHandle.standardError.write(Data("seeded \(users * devices) subscriptions in \(ContinuousClock.now - seedStarted)\n".utf8))
 
@@ -79,7 +80,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         publisher.startIfNeeded()
         guard await publisher.waitUntilConnected(timeout: .seconds(10)) else { throw ValidationError("cannot connect to the broker") }
         let started = ContinuousClock.now
-        try await publishEvents(publisher, appId: appId)
+        try await publishEvents(publisher, appId: appId, devicesVersions: devicesVersions)
         let published = ContinuousClock.now - started
         FileHandle.standardError.write(Data("published \(events) change events in \(published)\n".utf8))
         let expected = events * devices
@@ -129,7 +130,16 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         }
     }
 
-    private func publishEvents(_ publisher: AMQPPublisher, appId: String) async throws {
+    /// Each seeded user's devices version, as storage puts it into the user's change events.
+    private func readDevicesVersions(_ database: PostgresClient, appId: String, logger: Logger) async throws -> [Int64] {
+        var versions = [Int64](repeating: 0, count: users)
+        let rows = try await database.query(
+            "SELECT substr(user_id, 6)::int, version FROM device_versions WHERE app_id = \(appId)", logger: logger)
+        for try await (user, version) in rows.decode((Int, Int64).self) { versions[user] = version }
+        return versions
+    }
+
+    private func publishEvents(_ publisher: AMQPPublisher, appId: String, devicesVersions: [Int64]) async throws {
         let content = NotificationContent(
             appNotificationId: nil, groupName: nil, priority: .high, expirationDateTime: Date().addingTimeInterval(86400),
             displayTimeToLive: nil, platformTypes: nil,
@@ -143,7 +153,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
                 ChangeEvent(
                     appId: appId, userId: "user-\(number % users)", sequence: Int64(number / users + 1), kind: .created,
                     notificationId: UUID(), content: content, readState: .unread, userActionState: .noInteraction,
-                    originSubscriptionId: nil, unreadCount: 1, changedAt: Date())
+                    originSubscriptionId: nil, unreadCount: 1, changedAt: Date(), devicesVersion: devicesVersions[number % users])
             })
             messages.append(AMQPOutboundMessage(routingKey: QueueNames.fanoutChanges, body: batch.encodedJSON()))
             if messages.count == 50 {

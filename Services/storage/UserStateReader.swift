@@ -1,0 +1,30 @@
+import Logging
+import PostgresNIO
+
+/// Reads, inside the writing transaction, what every change event of a user carries once the batch is applied:
+/// the count of unread, active notifications (the badge) and the version of the user's set of devices. Both are
+/// kept by triggers (schema migrations 7 and 9), so reading them costs one row each per user.
+struct UserStateReader {
+    struct UserState {
+        var unreadCount: Int
+        /// 0 for a user who never had a subscription.
+        var devicesVersion: Int64
+    }
+
+    let logger: Logger
+
+    func states(appIds: [String], userIds: [String], on connection: PostgresConnection) async throws -> [UserKey: UserState] {
+        var result: [UserKey: UserState] = [:]
+        let rows = try await connection.query(
+            """
+            SELECT u.app, u.usr, coalesce(c.unread, 0), coalesce(d.version, 0)
+            FROM (SELECT DISTINCT app, usr FROM unnest(\(appIds)::text[], \(userIds)::text[]) AS t(app, usr)) u
+            LEFT JOIN unread_counts c ON c.app_id = u.app AND c.user_id = u.usr
+            LEFT JOIN device_versions d ON d.app_id = u.app AND d.user_id = u.usr
+            """, logger: logger)
+        for try await (appId, userId, unread, devicesVersion) in rows.decode((String, String, Int64, Int64).self) {
+            result[UserKey(appId: appId, userId: userId)] = UserState(unreadCount: Int(unread), devicesVersion: devicesVersion)
+        }
+        return result
+    }
+}

@@ -67,6 +67,60 @@ extension AMQPBrokerTests {
     }
 }
 
+// MARK: Batches that overlap in order
+
+extension AMQPBrokerTests {
+    /// How many handlers run at once, and the most there ever were.
+    final class Overlap: Sendable {
+        private let state = Mutex<(running: Int, most: Int)>((0, 0))
+        func begin() { state.withLock { $0.running += 1; $0.most = max($0.most, $0.running) } }
+        func end() { state.withLock { $0.running -= 1 } }
+        var most: Int { state.withLock { $0.most } }
+    }
+
+    @Test(
+        "in order, two batches overlap yet their ordered parts run in delivery order; every message is acked once, and a lone message is not held back",
+        .timeLimit(.minutes(2)))
+    func inOrderBatchesOverlap() async throws {
+        let queue = TestBroker.uniqueQueueName("in-order")
+        let topology = AMQPTopology.workQueue(queue)
+        let expected = (0..<2000).map { String(format: "message-%04d", $0) }
+        try await withQueues([queue, "\(queue).dead"]) {
+            try await withPublisher(topology: topology) { publisher in
+                try await publish(expected, to: queue, with: publisher, batchSize: 200)
+                let log = DeliveryLog()
+                let overlap = Overlap()
+                let consumer = AMQPConsumer(
+                    configuration: try TestBroker.configuration(), queue: queue, topology: topology,
+                    options: .init(prefetch: 200, maximumBatch: 100, concurrentBatches: 2, inOrder: true), logger: TestBroker.logger
+                ) { batch, order in
+                    overlap.begin()
+                    // The part that may overlap: what fanout does before it publishes.
+                    try? await Task.sleep(for: .milliseconds(5))
+                    await order.waitForPreviousBatch()
+                    log.record(batch)
+                    overlap.end()
+                    return batch.map { _ in .ack }
+                }
+                try await withServices([consumer]) {
+                    #expect(await eventually(.seconds(60)) { log.count >= expected.count }, "only \(log.count) of \(expected.count) arrived")
+                    #expect(log.bodies == expected, "the ordered parts saw the messages out of order")
+                    #expect(overlap.most == 2, "at most two batches at once, and two did overlap: \(overlap.most)")
+                    #expect(log.batches.allSatisfy { $0.count <= 100 }, "batches: \(log.batches.map(\.count))")
+
+                    try await publish(["alone"], to: queue, with: publisher)
+                    #expect(await eventually(.seconds(10)) { log.bodies.last == "alone" }, "a lone message waited for a full batch")
+                    try await Task.sleep(for: .milliseconds(500))
+                }
+                #expect(log.entries.allSatisfy { !$0.redelivered }, "a message came twice: an ack went missing or was repeated")
+                #expect(log.count == expected.count + 1)
+            }
+            let leftovers = try await drain(queue, topology: topology, for: .seconds(1))
+            #expect(leftovers.isEmpty, "\(leftovers.count) messages were never acked")
+        }
+    }
+}
+
 // MARK: Unroutable messages and a missing exchange
 
 extension AMQPBrokerTests {

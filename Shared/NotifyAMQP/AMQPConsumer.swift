@@ -169,8 +169,9 @@ public final class AMQPConsumer: Service, Sendable {
         if !options.inOrder {
             for tag in acked { settlements.append((tag.connectionGeneration, .ack(tag.value, multiple: false))) }
         } else if let highest = acked.max() {
-            // Earlier batches are settled before this one is handed out, so one ack-multiple on the highest tag
-            // settles every ack of the batch (rejected tags are already settled by then).
+            // Every earlier batch is settled before this one (handled one at a time, or in order), and later ones
+            // hold only higher tags, so one ack-multiple on the highest tag settles every ack of the batch
+            // (its rejected tags are settled just before, in the same list).
             settlements.append((highest.connectionGeneration, .ack(highest.value, multiple: true)))
         }
         shared.withLock { state in

@@ -32,100 +32,124 @@ extension PushJobBatch {
 }
 
 extension PushJob {
-    /// One device of a group: what its job does not share with the others.
+    /// What a group's jobs share, read key by key: in a group, or in a job of the list form written before groups.
+    private struct SharedFields {
+        var appId: String?, platform: Platform?, notificationId: UUID?, sequence: Int64?, kind: ChangeKind?, isAlert: Bool?
+        var priority: NotificationPriority?, expiration: Date?, collapseId: String?, payload: String?, attempt: Int?
+
+        /// Reads the value if `key` is a shared field not seen yet; false leaves the value to the caller.
+        mutating func read(_ key: JSONKey, from reader: inout JSONReader) throws -> Bool {
+            switch key {
+            case "appId" where appId == nil: appId = try reader.readString()
+            case "platform" where platform == nil: platform = try reader.readEnum(Platform.self)
+            case "notificationId" where notificationId == nil: notificationId = try reader.readUUID()
+            case "sequence" where sequence == nil: sequence = try reader.readInt64()
+            case "kind" where kind == nil: kind = try reader.readEnum(ChangeKind.self)
+            case "isAlert" where isAlert == nil: isAlert = try reader.readBool()
+            case "priority" where priority == nil: priority = try reader.readEnum(NotificationPriority.self)
+            case "expiration" where expiration == nil: expiration = try reader.readTimestamp()
+            case "collapseId" where collapseId == nil: collapseId = try reader.readString()
+            case "payload" where payload == nil: payload = try reader.readString()
+            case "attempt" where attempt == nil: attempt = try reader.readInt()
+            default: return false
+            }
+            return true
+        }
+
+        /// The fields, all present; throws naming the first one missing.
+        func complete(_ reader: JSONReader) throws -> Group {
+            try Group(
+                appId: reader.required(appId, "appId"), platform: reader.required(platform, "platform"),
+                notificationId: reader.required(notificationId, "notificationId"), sequence: reader.required(sequence, "sequence"),
+                kind: reader.required(kind, "kind"), isAlert: reader.required(isAlert, "isAlert"), priority: reader.required(priority, "priority"),
+                expiration: reader.required(expiration, "expiration"), collapseId: reader.required(collapseId, "collapseId"),
+                payload: reader.required(payload, "payload"), attempt: reader.required(attempt, "attempt"))
+        }
+    }
+
+    /// What a group's jobs share.
+    private struct Group {
+        var appId: String, platform: Platform, notificationId: UUID, sequence: Int64, kind: ChangeKind, isAlert: Bool
+        var priority: NotificationPriority, expiration: Date, collapseId: String, payload: String, attempt: Int
+
+        func job(for target: Target) -> PushJob {
+            PushJob(
+                pushId: target.pushId, appId: appId, subscriptionId: target.subscriptionId, platform: platform,
+                deviceToken: target.deviceToken, notificationId: notificationId, sequence: sequence, kind: kind, isAlert: isAlert,
+                priority: priority, expiration: expiration, collapseId: collapseId, payload: payload, attempt: attempt, keys: target.keys)
+        }
+    }
+
+    /// One device: what its job does not share with the others of its group.
     private struct Target {
         var pushId: UUID
         var subscriptionId: UUID
         var deviceToken: String
         var keys: WebPushKeys?
 
-        init(reading reader: inout JSONReader) throws {
+        /// The device's fields read key by key, like `SharedFields`.
+        struct Fields {
             var pushId: UUID?, subscriptionId: UUID?, deviceToken: String?, keys: WebPushKeys??
-            try reader.readObject { reader, key in
+
+            mutating func read(_ key: JSONKey, from reader: inout JSONReader) throws -> Bool {
                 switch key {
                 case "pushId" where pushId == nil: pushId = try reader.readUUID()
                 case "subscriptionId" where subscriptionId == nil: subscriptionId = try reader.readUUID()
                 case "deviceToken" where deviceToken == nil: deviceToken = try reader.readString()
                 case "keys" where keys == nil: keys = .some(try reader.readOptional { try WebPushKeys(reading: &$0) })
-                default: try reader.skipValue()
+                default: return false
                 }
+                return true
             }
-            self.pushId = try reader.required(pushId, "pushId")
-            self.subscriptionId = try reader.required(subscriptionId, "subscriptionId")
-            self.deviceToken = try reader.required(deviceToken, "deviceToken")
-            self.keys = keys ?? nil
+
+            func target(_ reader: JSONReader) throws -> Target {
+                try Target(
+                    pushId: reader.required(pushId, "pushId"), subscriptionId: reader.required(subscriptionId, "subscriptionId"),
+                    deviceToken: reader.required(deviceToken, "deviceToken"), keys: keys ?? nil)
+            }
+        }
+
+        init(pushId: UUID, subscriptionId: UUID, deviceToken: String, keys: WebPushKeys?) {
+            self.pushId = pushId
+            self.subscriptionId = subscriptionId
+            self.deviceToken = deviceToken
+            self.keys = keys
+        }
+
+        init(reading reader: inout JSONReader) throws {
+            var fields = Fields()
+            try reader.readObject { reader, key in
+                if try !fields.read(key, from: &reader) { try reader.skipValue() }
+            }
+            self = try fields.target(reader)
         }
     }
 
     /// Reads one group and appends a job per target, all sharing the group's strings (the payload is one copy).
     static func readGroup(_ reader: inout JSONReader, into jobs: inout [PushJob]) throws {
-        var appId: String?, platform: Platform?, notificationId: UUID?, sequence: Int64?, kind: ChangeKind?, isAlert: Bool?
-        var priority: NotificationPriority?, expiration: Date?, collapseId: String?, payload: String?, attempt: Int?, targets: [Target]?
+        var shared = SharedFields()
+        var targets: [Target]?
         try reader.readObject { reader, key in
+            if try shared.read(key, from: &reader) { return }
             switch key {
-            case "appId" where appId == nil: appId = try reader.readString()
-            case "platform" where platform == nil: platform = try reader.readEnum(Platform.self)
-            case "notificationId" where notificationId == nil: notificationId = try reader.readUUID()
-            case "sequence" where sequence == nil: sequence = try reader.readInt64()
-            case "kind" where kind == nil: kind = try reader.readEnum(ChangeKind.self)
-            case "isAlert" where isAlert == nil: isAlert = try reader.readBool()
-            case "priority" where priority == nil: priority = try reader.readEnum(NotificationPriority.self)
-            case "expiration" where expiration == nil: expiration = try reader.readTimestamp()
-            case "collapseId" where collapseId == nil: collapseId = try reader.readString()
-            case "payload" where payload == nil: payload = try reader.readString()
-            case "attempt" where attempt == nil: attempt = try reader.readInt()
             case "targets" where targets == nil: targets = try reader.readArray { try Target(reading: &$0) }
             default: try reader.skipValue()
             }
         }
-        let group = try (
-            appId: reader.required(appId, "appId"), platform: reader.required(platform, "platform"),
-            notificationId: reader.required(notificationId, "notificationId"), sequence: reader.required(sequence, "sequence"),
-            kind: reader.required(kind, "kind"), isAlert: reader.required(isAlert, "isAlert"), priority: reader.required(priority, "priority"),
-            expiration: reader.required(expiration, "expiration"), collapseId: reader.required(collapseId, "collapseId"),
-            payload: reader.required(payload, "payload"), attempt: reader.required(attempt, "attempt"))
+        let group = try shared.complete(reader)
         for target in try reader.required(targets, "targets") {
-            jobs.append(PushJob(
-                pushId: target.pushId, appId: group.appId, subscriptionId: target.subscriptionId, platform: group.platform,
-                deviceToken: target.deviceToken, notificationId: group.notificationId, sequence: group.sequence, kind: group.kind,
-                isAlert: group.isAlert, priority: group.priority, expiration: group.expiration, collapseId: group.collapseId,
-                payload: group.payload, attempt: group.attempt, keys: target.keys))
+            jobs.append(group.job(for: target))
         }
     }
 
-    /// Reads a job of the list form written before groups existed.
+    /// Reads a job of the list form written before groups existed: the shared fields and the device's in one object.
     init(reading reader: inout JSONReader) throws {
-        var pushId: UUID?, appId: String?, subscriptionId: UUID?, platform: Platform?, deviceToken: String?
-        var notificationId: UUID?, sequence: Int64?, kind: ChangeKind?, isAlert: Bool?, priority: NotificationPriority?
-        var expiration: Date?, collapseId: String?, payload: String?, attempt: Int?, keys: WebPushKeys??
+        var shared = SharedFields()
+        var device = Target.Fields()
         try reader.readObject { reader, key in
-            switch key {
-            case "pushId" where pushId == nil: pushId = try reader.readUUID()
-            case "appId" where appId == nil: appId = try reader.readString()
-            case "subscriptionId" where subscriptionId == nil: subscriptionId = try reader.readUUID()
-            case "platform" where platform == nil: platform = try reader.readEnum(Platform.self)
-            case "deviceToken" where deviceToken == nil: deviceToken = try reader.readString()
-            case "notificationId" where notificationId == nil: notificationId = try reader.readUUID()
-            case "sequence" where sequence == nil: sequence = try reader.readInt64()
-            case "kind" where kind == nil: kind = try reader.readEnum(ChangeKind.self)
-            case "isAlert" where isAlert == nil: isAlert = try reader.readBool()
-            case "priority" where priority == nil: priority = try reader.readEnum(NotificationPriority.self)
-            case "expiration" where expiration == nil: expiration = try reader.readTimestamp()
-            case "collapseId" where collapseId == nil: collapseId = try reader.readString()
-            case "payload" where payload == nil: payload = try reader.readString()
-            case "attempt" where attempt == nil: attempt = try reader.readInt()
-            case "keys" where keys == nil: keys = .some(try reader.readOptional { try WebPushKeys(reading: &$0) })
-            default: try reader.skipValue()
-            }
+            if try !shared.read(key, from: &reader), try !device.read(key, from: &reader) { try reader.skipValue() }
         }
-        try self.init(
-            pushId: reader.required(pushId, "pushId"), appId: reader.required(appId, "appId"),
-            subscriptionId: reader.required(subscriptionId, "subscriptionId"), platform: reader.required(platform, "platform"),
-            deviceToken: reader.required(deviceToken, "deviceToken"), notificationId: reader.required(notificationId, "notificationId"),
-            sequence: reader.required(sequence, "sequence"), kind: reader.required(kind, "kind"), isAlert: reader.required(isAlert, "isAlert"),
-            priority: reader.required(priority, "priority"), expiration: reader.required(expiration, "expiration"),
-            collapseId: reader.required(collapseId, "collapseId"), payload: reader.required(payload, "payload"),
-            attempt: reader.required(attempt, "attempt"), keys: keys ?? nil)
+        self = try shared.complete(reader).job(for: try device.target(reader))
     }
 }
 

@@ -27,10 +27,9 @@ struct BroadcastStreamer: Sendable {
             for try await row in rows {
                 rowCount += 1
                 var cells = row.makeIterator()
-                // Read ahead of the device: the page's last row is the next page's key even if its platform is unknown.
-                var idCell = cells
-                after = try idCell.nextColumn().decode(UUID.self)
-                guard let device = try SubscriptionResolver.Device(reading: &cells) else { continue }
+                // The page's last row is the next page's key even if its platform is unknown.
+                after = try cells.nextColumn().decode(UUID.self)
+                guard let device = try SubscriptionResolver.Device(subscriptionId: after, reading: &cells) else { continue }
                 devices.append(device)
             }
             if !devices.isEmpty { try await page(devices) }

@@ -24,11 +24,12 @@ struct SubscriptionResolver: Sendable {
             self.expiresAt = expiresAt
         }
 
-        /// Reads the next five columns: subscription id, platform, push token, Web Push keys as text, expiry. Cell
-        /// by cell with the concrete decoders: a tuple `decode` looks up generic metadata for every row.
-        init?(reading cells: inout PostgresRow.Iterator) throws {
+        /// The device of subscription `subscriptionId` (a column already read), from the next four columns: platform,
+        /// push token, Web Push keys as text, expiry. Cell by cell with the concrete decoders: a tuple `decode` looks
+        /// up generic metadata for every row.
+        init?(subscriptionId: UUID, reading cells: inout PostgresRow.Iterator) throws {
             try self.init(
-                subscriptionId: cells.nextColumn().decode(UUID.self), platform: cells.nextColumn().decode(String.self),
+                subscriptionId: subscriptionId, platform: cells.nextColumn().decode(String.self),
                 pushToken: cells.nextColumn().decode(String.self), keys: cells.nextColumn().decode(String?.self),
                 expiresAt: cells.nextColumn().decode(Date.self))
         }
@@ -67,8 +68,8 @@ struct SubscriptionResolver: Sendable {
             var cells = row.makeIterator()
             let index = try cells.nextColumn().decode(Int.self) - 1
             versions[index] = try cells.nextColumn().decode(Int64.self)
-            var subscription = cells
-            guard subscription.nextColumn().bytes != nil, let device = try Device(reading: &cells) else { continue }
+            guard let subscriptionId = try cells.nextColumn().decode(UUID?.self),
+                  let device = try Device(subscriptionId: subscriptionId, reading: &cells) else { continue }
             devices[index].append(device)
         }
         return zip(versions, devices).map { DeviceCache.Entry(version: $0, devices: $1) }

@@ -79,15 +79,10 @@ extension PushJob {
     }
 }
 
-extension PushJobBatch: Codable {
-    private enum CodingKeys: String, CodingKey {
-        case groups
-        /// The form written before groups existed.
-        case jobs
-    }
-
-    /// The fields a group's jobs share, and its devices.
-    private struct Group: Codable {
+extension PushJobBatch {
+    /// A group on the wire: the fields its jobs share, and a target per device. Both readers (Codable and the
+    /// hand-written one) expand it through `jobs`.
+    struct Group: Codable {
         var appId: String
         var platform: Platform
         var notificationId: UUID
@@ -100,13 +95,60 @@ extension PushJobBatch: Codable {
         var payload: String
         var attempt: Int
         var targets: [Target]
+
+        /// The group of jobs that `groupRanges` put together (the first one's shared fields).
+        init(_ jobs: ArraySlice<PushJob>) {
+            let first = jobs[jobs.startIndex]
+            self.init(
+                appId: first.appId, platform: first.platform, notificationId: first.notificationId, sequence: first.sequence,
+                kind: first.kind, isAlert: first.isAlert, priority: first.priority, expiration: first.expiration,
+                collapseId: first.collapseId, payload: first.payload, attempt: first.attempt,
+                targets: jobs.map { Target(pushId: $0.pushId, subscriptionId: $0.subscriptionId, deviceToken: $0.deviceToken, keys: $0.keys) })
+        }
+
+        init(
+            appId: String, platform: Platform, notificationId: UUID, sequence: Int64, kind: ChangeKind, isAlert: Bool,
+            priority: NotificationPriority, expiration: Date, collapseId: String, payload: String, attempt: Int, targets: [Target]
+        ) {
+            self.appId = appId
+            self.platform = platform
+            self.notificationId = notificationId
+            self.sequence = sequence
+            self.kind = kind
+            self.isAlert = isAlert
+            self.priority = priority
+            self.expiration = expiration
+            self.collapseId = collapseId
+            self.payload = payload
+            self.attempt = attempt
+            self.targets = targets
+        }
+
+        /// A job per target, all sharing the group's strings (the payload is one copy).
+        var jobs: [PushJob] {
+            targets.map { target in
+                PushJob(
+                    pushId: target.pushId, appId: appId, subscriptionId: target.subscriptionId, platform: platform,
+                    deviceToken: target.deviceToken, notificationId: notificationId, sequence: sequence, kind: kind, isAlert: isAlert,
+                    priority: priority, expiration: expiration, collapseId: collapseId, payload: payload, attempt: attempt, keys: target.keys)
+            }
+        }
     }
 
-    private struct Target: Codable {
+    /// One device of a group: what its job does not share with the others.
+    struct Target: Codable {
         var pushId: UUID
         var subscriptionId: UUID
         var deviceToken: String
         var keys: WebPushKeys?
+    }
+}
+
+extension PushJobBatch: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case groups
+        /// The form written before groups existed.
+        case jobs
     }
 
     public init(from decoder: any Decoder) throws {
@@ -116,26 +158,11 @@ extension PushJobBatch: Codable {
         guard groups != nil || jobs != nil else {
             throw DecodingError.keyNotFound(CodingKeys.groups, .init(codingPath: decoder.codingPath, debugDescription: "neither groups nor jobs"))
         }
-        self.init(jobs: (groups ?? []).flatMap { group in
-            group.targets.map { target in
-                PushJob(
-                    pushId: target.pushId, appId: group.appId, subscriptionId: target.subscriptionId, platform: group.platform,
-                    deviceToken: target.deviceToken, notificationId: group.notificationId, sequence: group.sequence, kind: group.kind,
-                    isAlert: group.isAlert, priority: group.priority, expiration: group.expiration, collapseId: group.collapseId,
-                    payload: group.payload, attempt: group.attempt, keys: target.keys)
-            }
-        } + (jobs ?? []))
+        self.init(jobs: (groups ?? []).flatMap(\.jobs) + (jobs ?? []))
     }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(groupRanges.map { range in
-            let first = jobs[range.lowerBound]
-            return Group(
-                appId: first.appId, platform: first.platform, notificationId: first.notificationId, sequence: first.sequence,
-                kind: first.kind, isAlert: first.isAlert, priority: first.priority, expiration: first.expiration,
-                collapseId: first.collapseId, payload: first.payload, attempt: first.attempt,
-                targets: jobs[range].map { Target(pushId: $0.pushId, subscriptionId: $0.subscriptionId, deviceToken: $0.deviceToken, keys: $0.keys) })
-        }, forKey: .groups)
+        try container.encode(groupRanges.map { Group(jobs[$0]) }, forKey: .groups)
     }
 }

@@ -56,100 +56,69 @@ extension PushJob {
             return true
         }
 
-        /// The fields, all present; throws naming the first one missing.
-        func complete(_ reader: JSONReader) throws -> Group {
-            try Group(
+        /// The group of `targets`; throws naming the first shared field missing.
+        func group(of targets: [PushJobBatch.Target], _ reader: JSONReader) throws -> PushJobBatch.Group {
+            try PushJobBatch.Group(
                 appId: reader.required(appId, "appId"), platform: reader.required(platform, "platform"),
                 notificationId: reader.required(notificationId, "notificationId"), sequence: reader.required(sequence, "sequence"),
                 kind: reader.required(kind, "kind"), isAlert: reader.required(isAlert, "isAlert"), priority: reader.required(priority, "priority"),
                 expiration: reader.required(expiration, "expiration"), collapseId: reader.required(collapseId, "collapseId"),
-                payload: reader.required(payload, "payload"), attempt: reader.required(attempt, "attempt"))
+                payload: reader.required(payload, "payload"), attempt: reader.required(attempt, "attempt"), targets: targets)
         }
     }
 
-    /// What a group's jobs share.
-    private struct Group {
-        var appId: String, platform: Platform, notificationId: UUID, sequence: Int64, kind: ChangeKind, isAlert: Bool
-        var priority: NotificationPriority, expiration: Date, collapseId: String, payload: String, attempt: Int
+    /// A device's fields, read key by key like `SharedFields`.
+    private struct TargetFields {
+        var pushId: UUID?, subscriptionId: UUID?, deviceToken: String?, keys: WebPushKeys??
 
-        func job(for target: Target) -> PushJob {
-            PushJob(
-                pushId: target.pushId, appId: appId, subscriptionId: target.subscriptionId, platform: platform,
-                deviceToken: target.deviceToken, notificationId: notificationId, sequence: sequence, kind: kind, isAlert: isAlert,
-                priority: priority, expiration: expiration, collapseId: collapseId, payload: payload, attempt: attempt, keys: target.keys)
-        }
-    }
-
-    /// One device: what its job does not share with the others of its group.
-    private struct Target {
-        var pushId: UUID
-        var subscriptionId: UUID
-        var deviceToken: String
-        var keys: WebPushKeys?
-
-        /// The device's fields read key by key, like `SharedFields`.
-        struct Fields {
-            var pushId: UUID?, subscriptionId: UUID?, deviceToken: String?, keys: WebPushKeys??
-
-            mutating func read(_ key: JSONKey, from reader: inout JSONReader) throws -> Bool {
-                switch key {
-                case "pushId" where pushId == nil: pushId = try reader.readUUID()
-                case "subscriptionId" where subscriptionId == nil: subscriptionId = try reader.readUUID()
-                case "deviceToken" where deviceToken == nil: deviceToken = try reader.readString()
-                case "keys" where keys == nil: keys = .some(try reader.readOptional { try WebPushKeys(reading: &$0) })
-                default: return false
-                }
-                return true
+        mutating func read(_ key: JSONKey, from reader: inout JSONReader) throws -> Bool {
+            switch key {
+            case "pushId" where pushId == nil: pushId = try reader.readUUID()
+            case "subscriptionId" where subscriptionId == nil: subscriptionId = try reader.readUUID()
+            case "deviceToken" where deviceToken == nil: deviceToken = try reader.readString()
+            case "keys" where keys == nil: keys = .some(try reader.readOptional { try WebPushKeys(reading: &$0) })
+            default: return false
             }
-
-            func target(_ reader: JSONReader) throws -> Target {
-                try Target(
-                    pushId: reader.required(pushId, "pushId"), subscriptionId: reader.required(subscriptionId, "subscriptionId"),
-                    deviceToken: reader.required(deviceToken, "deviceToken"), keys: keys ?? nil)
-            }
+            return true
         }
 
-        init(pushId: UUID, subscriptionId: UUID, deviceToken: String, keys: WebPushKeys?) {
-            self.pushId = pushId
-            self.subscriptionId = subscriptionId
-            self.deviceToken = deviceToken
-            self.keys = keys
+        func target(_ reader: JSONReader) throws -> PushJobBatch.Target {
+            try PushJobBatch.Target(
+                pushId: reader.required(pushId, "pushId"), subscriptionId: reader.required(subscriptionId, "subscriptionId"),
+                deviceToken: reader.required(deviceToken, "deviceToken"), keys: keys ?? nil)
         }
 
-        init(reading reader: inout JSONReader) throws {
-            var fields = Fields()
+        static func readTarget(_ reader: inout JSONReader) throws -> PushJobBatch.Target {
+            var fields = TargetFields()
             try reader.readObject { reader, key in
                 if try !fields.read(key, from: &reader) { try reader.skipValue() }
             }
-            self = try fields.target(reader)
+            return try fields.target(reader)
         }
     }
 
     /// Reads one group and appends a job per target, all sharing the group's strings (the payload is one copy).
     static func readGroup(_ reader: inout JSONReader, into jobs: inout [PushJob]) throws {
         var shared = SharedFields()
-        var targets: [Target]?
+        var targets: [PushJobBatch.Target]?
         try reader.readObject { reader, key in
             if try shared.read(key, from: &reader) { return }
             switch key {
-            case "targets" where targets == nil: targets = try reader.readArray { try Target(reading: &$0) }
+            case "targets" where targets == nil: targets = try reader.readArray { try TargetFields.readTarget(&$0) }
             default: try reader.skipValue()
             }
         }
-        let group = try shared.complete(reader)
-        for target in try reader.required(targets, "targets") {
-            jobs.append(group.job(for: target))
-        }
+        jobs.append(contentsOf: try shared.group(of: reader.required(targets, "targets"), reader).jobs)
     }
 
-    /// Reads a job of the list form written before groups existed: the shared fields and the device's in one object.
+    /// Reads a job of the list form written before groups existed: a group of one, its fields in one object.
     init(reading reader: inout JSONReader) throws {
         var shared = SharedFields()
-        var device = Target.Fields()
+        var device = TargetFields()
         try reader.readObject { reader, key in
             if try !shared.read(key, from: &reader), try !device.read(key, from: &reader) { try reader.skipValue() }
         }
-        self = try shared.complete(reader).job(for: try device.target(reader))
+        self = try shared.group(of: [device.target(reader)], reader).jobs[0]
     }
 }
 

@@ -96,34 +96,6 @@ extension PushJobBatch {
         var attempt: Int
         var targets: [Target]
 
-        /// The group of jobs that `groupRanges` put together (the first one's shared fields).
-        init(_ jobs: ArraySlice<PushJob>) {
-            let first = jobs[jobs.startIndex]
-            self.init(
-                appId: first.appId, platform: first.platform, notificationId: first.notificationId, sequence: first.sequence,
-                kind: first.kind, isAlert: first.isAlert, priority: first.priority, expiration: first.expiration,
-                collapseId: first.collapseId, payload: first.payload, attempt: first.attempt,
-                targets: jobs.map { Target(pushId: $0.pushId, subscriptionId: $0.subscriptionId, deviceToken: $0.deviceToken, keys: $0.keys) })
-        }
-
-        init(
-            appId: String, platform: Platform, notificationId: UUID, sequence: Int64, kind: ChangeKind, isAlert: Bool,
-            priority: NotificationPriority, expiration: Date, collapseId: String, payload: String, attempt: Int, targets: [Target]
-        ) {
-            self.appId = appId
-            self.platform = platform
-            self.notificationId = notificationId
-            self.sequence = sequence
-            self.kind = kind
-            self.isAlert = isAlert
-            self.priority = priority
-            self.expiration = expiration
-            self.collapseId = collapseId
-            self.payload = payload
-            self.attempt = attempt
-            self.targets = targets
-        }
-
         /// A job per target, all sharing the group's strings (the payload is one copy).
         var jobs: [PushJob] {
             targets.map { target in
@@ -141,6 +113,18 @@ extension PushJobBatch {
         var subscriptionId: UUID
         var deviceToken: String
         var keys: WebPushKeys?
+    }
+}
+
+extension PushJobBatch.Group {
+    /// The group of jobs that `groupRanges` put together (the first one's shared fields).
+    init(_ jobs: ArraySlice<PushJob>) {
+        let first = jobs[jobs.startIndex]
+        self.init(
+            appId: first.appId, platform: first.platform, notificationId: first.notificationId, sequence: first.sequence,
+            kind: first.kind, isAlert: first.isAlert, priority: first.priority, expiration: first.expiration,
+            collapseId: first.collapseId, payload: first.payload, attempt: first.attempt,
+            targets: jobs.map { PushJobBatch.Target(pushId: $0.pushId, subscriptionId: $0.subscriptionId, deviceToken: $0.deviceToken, keys: $0.keys) })
     }
 }
 

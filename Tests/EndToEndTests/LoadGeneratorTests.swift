@@ -11,6 +11,17 @@ extension EndToEndTests {
             var deliveredPushes: Int
             var lost: Int
             var duplicated: Int
+            var cpu: CPU
+
+            struct CPU: Decodable {
+                var unit: String
+                var shares: [Share]
+            }
+
+            struct Share: Decodable {
+                var process: String
+                var cpuMilliseconds: Double
+            }
         }
 
         @Test("a short run loses and duplicates nothing and writes its reports", .timeLimit(.minutes(5)))
@@ -45,6 +56,11 @@ extension EndToEndTests {
             #expect(report.deliveredPushes == 900)
             #expect(report.lost == 0)
             #expect(report.duplicated == 0)
+            let busy = Dictionary(uniqueKeysWithValues: report.cpu.shares.map { ($0.process, $0.cpuMilliseconds) })
+            #expect(report.cpu.unit == "notification")
+            for process in ["ingest", "storage", "fanout", "push-dispatch", "rabbitmq", "postgres"] {
+                #expect((busy[process] ?? 0) > 0, "the report says how much CPU \(process) used")
+            }
         }
     }
 }

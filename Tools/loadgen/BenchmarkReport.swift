@@ -12,6 +12,8 @@ struct BenchmarkReport: Codable, Sendable {
     var date: Date
     var settings: [String: String]
     var figures: [Figure]
+    /// Where the CPU went over the measured phase.
+    var cpu: ProcessCPU.Usage?
 
     var markdown: String {
         var lines = ["### loadgen \(mode) (\(ISO8601DateFormatter().string(from: date)))", ""]
@@ -19,6 +21,9 @@ struct BenchmarkReport: Codable, Sendable {
         lines += ["", "| figure | value |", "|---|---|"]
         for figure in figures {
             lines.append("| \(figure.name) | \(String(format: figure.value >= 100 ? "%.0f" : "%.2f", figure.value)) \(figure.unit) |")
+        }
+        for (name, value) in cpu?.rows ?? [] {
+            lines.append("| \(name) | \(value) |")
         }
         return lines.joined(separator: "\n") + "\n"
     }

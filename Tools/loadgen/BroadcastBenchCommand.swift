@@ -34,6 +34,8 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
     var timeout = 600
     @Option(help: "Directory for report.json and report.md. (default: .local/loadgen/broadcast-<time>)")
     var output: String?
+    @Option(help: "The local stack's state directory, for each process's CPU. (default: $NOTIFY_STATE_DIR, else .local)")
+    var stateDir = ProcessInfo.processInfo.environment["NOTIFY_STATE_DIR"] ?? ".local"
 
     private struct Counter: Decodable { let lastId: Int }
     private struct Accepted: Decodable { let id: String }
@@ -92,6 +94,7 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
             return newest
         }
         let start = try await delivered()
+        let cpuBefore = ProcessCPU.snapshot(stateDirectory: stateDir)
         let published = ContinuousClock.now
         let body: [String: Any] = [
             "eventSource": eventSource,
@@ -111,6 +114,7 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
             }
         }
         let elapsed = ContinuousClock.now - published
+        let cpuAfter = ProcessCPU.snapshot(stateDirectory: stateDir)
         try await client.shutdown()
         func seconds(_ duration: Duration) -> Double { Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
         let report = BenchmarkReport(
@@ -120,7 +124,8 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
                 .init(name: "202 to last push", value: seconds(elapsed), unit: "s"),
                 .init(name: "pushes per second", value: Double(arrived) / max(seconds(elapsed), 0.001), unit: "pushes/s"),
                 .init(name: "seeding (not part of the broadcast)", value: seconds(seedTime), unit: "s"),
-            ])
+            ],
+            cpu: ProcessCPU.usage(from: cpuBefore, to: cpuAfter, units: arrived, unit: "push"))
         try report.write(to: output ?? BenchmarkReport.defaultOutput("broadcast"))
         if arrived < devices { throw ExitCode(1) }
     }

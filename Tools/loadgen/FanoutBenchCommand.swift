@@ -37,6 +37,8 @@ struct FanoutBenchCommand: AsyncParsableCommand {
     var timeout = 300
     @Option(help: "Directory for report.json and report.md. (default: .local/loadgen/fanout-<time>)")
     var output: String?
+    @Option(help: "The local stack's state directory, for each process's CPU. (default: $NOTIFY_STATE_DIR, else .local)")
+    var stateDir = ProcessInfo.processInfo.environment["NOTIFY_STATE_DIR"] ?? ".local"
 
     func validate() throws {
         guard (1...1_000_000).contains(events), users >= 1, devices >= 1, users * devices <= 1_000_000 else {
@@ -79,6 +81,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         let publisher = AMQPPublisher(configuration: amqp, topology: .workQueue(QueueNames.fanoutChanges), logger: logger)
         publisher.startIfNeeded()
         guard await publisher.waitUntilConnected(timeout: .seconds(10)) else { throw ValidationError("cannot connect to the broker") }
+        let cpuBefore = ProcessCPU.snapshot(stateDirectory: stateDir)
         let started = ContinuousClock.now
         try await publishEvents(publisher, appId: appId, devicesVersions: devicesVersions)
         let published = ContinuousClock.now - started
@@ -86,6 +89,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         let expected = events * devices
         let reached = await counter.wait(for: expected, timeout: .seconds(timeout))
         let total = ContinuousClock.now - started
+        let cpuAfter = ProcessCPU.snapshot(stateDirectory: stateDir)
         consuming.cancel()
         _ = try? await consuming.value
         await publisher.shutdown()
@@ -102,7 +106,8 @@ struct FanoutBenchCommand: AsyncParsableCommand {
                 .init(name: "change events in (publish with confirms)", value: Double(events) / max(seconds(published), 0.001), unit: "events/s"),
                 .init(name: "whole run, first event published to last job", value: seconds(total), unit: "s"),
                 .init(name: "push jobs", value: Double(jobs), unit: ""),
-            ])
+            ],
+            cpu: ProcessCPU.usage(from: cpuBefore, to: cpuAfter, units: jobs, unit: "push job"))
         try report.write(to: output ?? BenchmarkReport.defaultOutput("fanout"))
     }
 

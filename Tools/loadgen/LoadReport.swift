@@ -40,6 +40,8 @@ struct LoadReport: Codable, Sendable {
     var endToEndLatencyMs: LatencyStats
     var publishLatencyMs: LatencyStats
     var peakMemory: [ProcessMemory.Peak]
+    /// Where the CPU went from the first publish to the last push.
+    var cpu: ProcessCPU.Usage
 
     func markdown() -> String {
         func number(_ value: Double) -> String { String(format: "%.1f", value) }
@@ -73,6 +75,7 @@ struct LoadReport: Codable, Sendable {
         for peak in peakMemory {
             rows.append(("Peak memory (VmHWM) \(peak.service)", peak.display))
         }
+        rows += cpu.rows
         var text = "# loadgen http — \(startedAt.formatted(.iso8601))\n\n| Metric | Value |\n|---|---|\n"
         for (name, value) in rows { text += "| \(name) | \(value) |\n" }
         return text

@@ -3,7 +3,8 @@
 # benchmark's own ports and state directory), and runs loadgen's modes in turn: the broker's ceiling,
 # sustained HTTP publishing to 3 devices per user, latency at a fixed rate, the fan-out worker alone, and
 # a broadcast. Writes every report under .local/bench/<time>/ and a summary (summary.md) with the ratios
-# to the broker's ceiling. Every run is bounded in count and time. Stops what it started.
+# to the broker's ceiling. Starts from an empty broker and database (as on a fresh machine), waits for the
+# machine to go quiet before each mode, and every run is bounded in count and time. Stops what it started.
 set -euo pipefail
 here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
@@ -12,6 +13,7 @@ if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
 Sizes (environment, defaults in brackets): BENCH_SUSTAINED_COUNT [60000], BENCH_LATENCY_RATE [1000],
 BENCH_LATENCY_COUNT [20000], BENCH_FANOUT_EVENTS [100000], BENCH_BROADCAST_DEVICES [100000],
 BENCH_BROKER_MESSAGES [200000], BENCH_MICRO_SECONDS [2].
+BENCH_KEEP_STATE=1 keeps the broker's and database's data from the last run instead of starting empty.
 USAGE
     exit 0
 fi
@@ -30,6 +32,14 @@ mkdir -p "$out"
 echo "== building release binaries (the first time takes ~15 minutes)"
 (cd "$root" && swift build -c release --scratch-path .build-release 2>&1 | grep -E "error|Compiling Notify|Build complete" || true)
 [ -x "$NOTIFY_BIN_DIR/loadgen" ] || notify_die "the release build failed"
+if [ "${BENCH_KEEP_STATE:-0}" != 1 ]; then
+    # Every run starts as on a fresh machine: tables and queues that earlier runs filled would make each run slower
+    # than the last (bigger indexes, longer seeding), and the figures could not be compared.
+    if "$here/postgres.sh" status >/dev/null 2>&1 || "$here/rabbitmq.sh" status >/dev/null 2>&1; then
+        notify_die "a benchmark stack is running in $NOTIFY_STATE_DIR; stop it first (or set BENCH_KEEP_STATE=1 to use its data)"
+    fi
+    rm -rf -- "$NOTIFY_STATE_DIR/postgres" "$NOTIFY_STATE_DIR/rabbitmq" "$NOTIFY_STATE_DIR/sandbox"
+fi
 cleanup() { "$here/services.sh" stop || true; "$here/rabbitmq.sh" stop || true; "$here/postgres.sh" stop || true; }
 trap cleanup EXIT
 "$here/rabbitmq.sh" start
@@ -37,28 +47,50 @@ trap cleanup EXIT
 "$here/services.sh" start
 
 loadgen="$NOTIFY_BIN_DIR/loadgen"
+# Waits (at most 60 s) until the machine's CPU has been under 10 % busy for two seconds in a row, so that a mode does
+# not pay for the work the previous one left behind (the broker writing its log to segment files, autovacuum).
+settle() {
+    local quiet=0 busy _ user nice system idle iowait irq softirq total0 idle0 total1 idle1
+    for _ in $(seq 1 60); do
+        read -r _ user nice system idle iowait irq softirq _ </proc/stat
+        total0=$((user + nice + system + idle + iowait + irq + softirq)) idle0=$((idle + iowait))
+        sleep 1
+        read -r _ user nice system idle iowait irq softirq _ </proc/stat
+        total1=$((user + nice + system + idle + iowait + irq + softirq)) idle1=$((idle + iowait))
+        busy=$((100 - 100 * (idle1 - idle0) / (total1 - total0 > 0 ? total1 - total0 : 1)))
+        if [ "$busy" -lt 10 ]; then quiet=$((quiet + 1)); else quiet=0; fi
+        [ "$quiet" -ge 2 ] && return 0
+    done
+    echo "(the machine stayed busy for 60 s; measuring anyway)"
+}
 api="http://127.0.0.1:$NOTIFY_INGEST_PORT" sandbox="http://127.0.0.1:$NOTIFY_SANDBOX_CONTROL_PORT"
 apns="https://localhost:$NOTIFY_SANDBOX_APNS_PORT"
 common=(--ingest-url "$api" --sandbox-url "$sandbox" --sandbox-apns-url "$apns")
 
 echo "== micro-benchmarks of the hot functions"
 "$loadgen" micro --seconds "${BENCH_MICRO_SECONDS:-2}" --output "$out/micro" || true
+settle
 echo "== broker ceiling"
 "$loadgen" broker --amqp-url "$NOTIFY_AMQP_URL" --messages "${BENCH_BROKER_MESSAGES:-200000}" --output "$out/broker" || true
+settle
 echo "== sustained: flat out over HTTP, batches of 100, 1000 users x 3 devices"
 "$loadgen" http "${common[@]}" --users 1000 --devices 3 --count "${BENCH_SUSTAINED_COUNT:-60000}" --batch 100 --concurrency 8 \
     --duration-limit 120 --drain-timeout 300 --output "$out/sustained" || true
+settle
 echo "== latency at ${BENCH_LATENCY_RATE:-1000}/s"
 "$loadgen" http "${common[@]}" --users 1000 --devices 3 --count "${BENCH_LATENCY_COUNT:-20000}" --rate "${BENCH_LATENCY_RATE:-1000}" \
     --concurrency 64 --duration-limit 120 --drain-timeout 120 --output "$out/latency" || true
+settle
 echo "== fan-out worker alone (push-dispatch stopped)"
 "$here/services.sh" stop push-dispatch
 "$loadgen" fanout --amqp-url "$NOTIFY_AMQP_URL" --database-url "$NOTIFY_WRITER_DATABASE_URL" --users 10000 --devices 3 \
     --events "${BENCH_FANOUT_EVENTS:-100000}" --timeout 300 --output "$out/fanout" || true
 "$here/services.sh" start push-dispatch
+settle
 echo "== broadcast"
 "$loadgen" broadcast "${common[@]}" --database-url "$NOTIFY_WRITER_DATABASE_URL" --devices "${BENCH_BROADCAST_DEVICES:-100000}" \
     --timeout 600 --output "$out/broadcast" || true
+settle
 echo "== sustained over AMQP (notify.ingest)"
 "$loadgen" http "${common[@]}" --transport amqp --amqp-url "$NOTIFY_AMQP_URL" --users 1000 --devices 3 --count "${BENCH_SUSTAINED_COUNT:-60000}" \
     --batch 100 --concurrency 8 --duration-limit 120 --drain-timeout 300 --output "$out/sustained-amqp" || true

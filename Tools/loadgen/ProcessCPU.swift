@@ -1,0 +1,106 @@
+import Foundation
+
+/// CPU time (user + system) of the local stack's processes, read before and after a measured phase so a report says
+/// where the CPU went per unit of work: each service (its pid file), RabbitMQ (the node's VM and its children),
+/// PostgreSQL (the postmaster and its backends), and loadgen itself.
+enum ProcessCPU {
+    /// CPU milliseconds by process name at one moment.
+    struct Snapshot: Sendable {
+        let taken: ContinuousClock.Instant
+        let milliseconds: [String: Double]
+    }
+
+    /// One process's share of a measured phase.
+    struct Share: Codable, Sendable {
+        let process: String
+        let cpuMilliseconds: Double
+        /// CPU microseconds per unit of work (per push, notification or job, as the report says).
+        let microsecondsPerUnit: Double
+    }
+
+    /// The processes' CPU over a phase, per unit of work.
+    struct Usage: Codable, Sendable {
+        /// What one unit is ("push", "notification", "job").
+        let unit: String
+        let units: Int
+        let seconds: Double
+        let shares: [Share]
+
+        var totalMicrosecondsPerUnit: Double { shares.reduce(0) { $0 + $1.microsecondsPerUnit } }
+        /// Cores kept busy on average over the phase.
+        var coresBusy: Double { shares.reduce(0) { $0 + $1.cpuMilliseconds } / 1000 / max(seconds, 0.001) }
+
+        /// Markdown rows: one per process (busiest first), then the total.
+        var rows: [(String, String)] {
+            var rows = shares.sorted { $0.cpuMilliseconds > $1.cpuMilliseconds }.map { share in
+                ("CPU per \(unit): \(share.process)", String(format: "%.1f µs (%.0f ms)", share.microsecondsPerUnit, share.cpuMilliseconds))
+            }
+            rows.append(("CPU per \(unit): all processes", String(
+                format: "%.1f µs; %.2f cores busy over %.1f s", totalMicrosecondsPerUnit, coresBusy, seconds)))
+            return rows
+        }
+    }
+
+    private static let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+
+    /// Reads every process of the stack under `stateDirectory` (the layout of deploy/local).
+    static func snapshot(stateDirectory: String) -> Snapshot {
+        var milliseconds: [String: Double] = [:]
+        let run = "\(stateDirectory)/run"
+        let pidFiles = ((try? FileManager.default.contentsOfDirectory(atPath: run)) ?? []).filter { $0.hasSuffix(".pid") }
+        for name in pidFiles {
+            if let pid = readPid("\(run)/\(name)") { milliseconds[String(name.dropLast(4))] = cpuMilliseconds(pid) }
+        }
+        let children = childrenByParent()
+        for (process, pidFile) in [("rabbitmq", "\(stateDirectory)/rabbitmq/rabbitmq.pid"), ("postgres", "\(stateDirectory)/postgres/data/postmaster.pid")] {
+            guard let pid = readPid(pidFile) else { continue }
+            milliseconds[process] = ([pid] + (children[pid] ?? [])).compactMap(cpuMilliseconds).reduce(0, +)
+        }
+        milliseconds["loadgen"] = cpuMilliseconds(Int(getpid()))
+        return Snapshot(taken: .now, milliseconds: milliseconds)
+    }
+
+    /// What each process used between `start` and `end`, per unit (processes gone since `start` are left out).
+    static func usage(from start: Snapshot, to end: Snapshot, units: Int, unit: String) -> Usage {
+        let elapsed = end.taken - start.taken
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let shares = end.milliseconds.compactMap { process, after -> Share? in
+            guard let before = start.milliseconds[process] else { return nil }
+            let used = max(after - before, 0)
+            return Share(process: process, cpuMilliseconds: used, microsecondsPerUnit: used * 1000 / Double(max(units, 1)))
+        }
+        return Usage(unit: unit, units: units, seconds: seconds, shares: shares.sorted { $0.process < $1.process })
+    }
+
+    /// The first line of a pid file (postmaster.pid holds more after it).
+    private static func readPid(_ path: String) -> Int? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+            let line = text.split(separator: "\n").first
+        else { return nil }
+        return Int(line.trimmingCharacters(in: .whitespaces))
+    }
+
+    /// The fields of /proc/<pid>/stat after the command name, which may itself hold spaces and parentheses.
+    private static func statFields(_ pid: Int) -> [Substring]? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let end = stat.lastIndex(of: ")")
+        else { return nil }
+        return stat[stat.index(after: end)...].split(separator: " ")
+    }
+
+    /// utime + stime (fields 14 and 15 of /proc/<pid>/stat), in milliseconds.
+    private static func cpuMilliseconds(_ pid: Int) -> Double? {
+        guard let fields = statFields(pid), fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) * 1000 / ticksPerSecond
+    }
+
+    /// Live processes by parent pid (field 4 of /proc/<pid>/stat).
+    private static func childrenByParent() -> [Int: [Int]] {
+        var children: [Int: [Int]] = [:]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int(entry), let fields = statFields(pid), fields.count > 1, let parent = Int(fields[1]) else { continue }
+            children[parent, default: []].append(pid)
+        }
+        return children
+    }
+}

@@ -2,7 +2,7 @@ import Foundation
 
 /// CPU time (user + system) of the local stack's processes, read before and after a measured phase so a report says
 /// where the CPU went per unit of work: each service (its pid file), RabbitMQ (the node's VM and its children),
-/// PostgreSQL (the postmaster and its backends), and loadgen itself.
+/// PostgreSQL (the postmaster and its backends, those that exited included), and loadgen itself.
 enum ProcessCPU {
     /// CPU milliseconds by process name at one moment.
     struct Snapshot: Sendable {
@@ -53,8 +53,8 @@ enum ProcessCPU {
         }
         let children = childrenByParent()
         for (process, pidFile) in [("rabbitmq", "\(stateDirectory)/rabbitmq/rabbitmq.pid"), ("postgres", "\(stateDirectory)/postgres/data/postmaster.pid")] {
-            guard let pid = readPid(pidFile) else { continue }
-            milliseconds[process] = ([pid] + (children[pid] ?? [])).compactMap(cpuMilliseconds).reduce(0, +)
+            guard let pid = readPid(pidFile), let own = cpuMilliseconds(pid, withExitedChildren: true) else { continue }
+            milliseconds[process] = own + (children[pid] ?? []).compactMap { cpuMilliseconds($0) }.reduce(0, +)
         }
         milliseconds["loadgen"] = cpuMilliseconds(Int(getpid()))
         return Snapshot(taken: .now, milliseconds: milliseconds)
@@ -88,10 +88,13 @@ enum ProcessCPU {
         return stat[stat.index(after: end)...].split(separator: " ")
     }
 
-    /// utime + stime (fields 14 and 15 of /proc/<pid>/stat), in milliseconds.
-    private static func cpuMilliseconds(_ pid: Int) -> Double? {
-        guard let fields = statFields(pid), fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        return (user + system) * 1000 / ticksPerSecond
+    /// utime + stime (fields 14 and 15 of /proc/<pid>/stat) in milliseconds; `withExitedChildren` adds cutime + cstime
+    /// (16 and 17), the CPU of the children it has reaped. A parent counted that way plus its live children stays
+    /// continuous when a child exits between two snapshots (a PostgreSQL backend whose connection closed).
+    private static func cpuMilliseconds(_ pid: Int, withExitedChildren: Bool = false) -> Double? {
+        guard let fields = statFields(pid), fields.count > 14 else { return nil }
+        let counted = withExitedChildren ? fields[11...14] : fields[11...12]
+        return counted.compactMap { Double($0) }.reduce(0, +) * 1000 / ticksPerSecond
     }
 
     /// Live processes by parent pid (field 4 of /proc/<pid>/stat).

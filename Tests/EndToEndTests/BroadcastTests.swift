@@ -1,0 +1,89 @@
+import Foundation
+import NotifyModels
+import PostgresNIO
+import Testing
+
+extension EndToEndTests {
+    @Suite("a broadcast to an event source")
+    struct BroadcastTests {
+        @Test(
+            "every member with an active subscription gets it once, across pages of the audience; an expired member gets nothing and ends nothing",
+            .timeLimit(.minutes(3)))
+        func reachesEveryActiveMember() async throws {
+            let app = try await TestApp.create()
+            let source = "news-\(uniqueSuffix())"
+            var registered: [String] = []
+            for reader in 0..<2 {
+                let token = randomHex(bytes: 32)
+                let answer = try await app.registerDevice(
+                    SubscriptionRequest(platform: .apns, pushToken: token, displayName: "e2e reader", eventSources: [source]),
+                    token: try app.userToken("reader-\(reader)"))
+                #expect(answer.status == 201 || answer.status == 202, "\(answer.text)")
+                registered.append(token)
+            }
+            // 5,999 more members straight into PostgreSQL, so that the audience spans two pages of 5,000. The member
+            // that ends the first page has an expired subscription: the page is still full and the second one follows.
+            let seeded = 5999
+            let (expired, firstOfSecondPage, last) = try await Database.withClient { client in
+                try await client.query(
+                    """
+                    WITH added AS (
+                        INSERT INTO subscriptions (subscription_id, app_id, user_id, platform, push_token, expires_at, registered_at)
+                        SELECT gen_random_uuid(), \(app.appId), 'seeded-' || n, 'apns', encode(sha256(convert_to(\(source) || n, 'UTF8')), 'hex'),
+                               now() + interval '1 day', now()
+                        FROM generate_series(1, \(seeded)) AS n
+                        RETURNING subscription_id
+                    )
+                    INSERT INTO event_source_members (app_id, event_source, subscription_id)
+                    SELECT \(app.appId), \(source), subscription_id FROM added
+                    """, logger: testLogger)
+                // Registrations answered 202 are applied shortly: the offsets below count every member.
+                _ = try await Database.waitForInteger(
+                    "SELECT count(*) FROM event_source_members WHERE app_id = \(app.appId) AND event_source = \(source)",
+                    on: client) { $0 == Int64(seeded + registered.count) }
+                let expired = try await Self.token(
+                    """
+                    UPDATE subscriptions SET expires_at = now() - interval '1 day'
+                    WHERE subscription_id = (SELECT subscription_id FROM event_source_members WHERE app_id = \(app.appId)
+                                             AND event_source = \(source) ORDER BY subscription_id OFFSET 4999 LIMIT 1)
+                    RETURNING push_token
+                    """, on: client)
+                let firstOfSecondPage = try await Self.member(at: 5000, of: source, in: app, on: client)
+                let last = try await Self.member(at: seeded + registered.count - 1, of: source, in: app, on: client)
+                return (expired, firstOfSecondPage, last)
+            }
+
+            let notificationId = try await app.publishAccepted(
+                NotificationRequest(eventSource: source, payload: NotificationPayload(visualContent: VisualContent(title: "Broadcast", body: "to every reader"))))
+
+            // The delivery log counts every push the provider accepted: all members but the expired one.
+            let accepted = try await Database.withClient { client in
+                try await Database.waitForInteger(
+                    """
+                    SELECT count(*) FROM delivery_records d, unnest(d.results) AS r
+                    WHERE d.app_id = \(app.appId) AND d.notification_id = \(UUID(uuidString: notificationId)!) AND r = 'accepted'
+                    """, on: client, timeout: .seconds(120)) { $0 >= Int64(seeded + registered.count - 1) }
+            }
+            #expect(accepted == Int64(seeded + registered.count - 1))
+            for token in registered + [firstOfSecondPage, last] {
+                let deliveries = try await Sandbox.waitForDeliveries(to: token) { !$0.isEmpty }
+                #expect(deliveries.map(\.notificationId) == [notificationId], "member \(token) got \(deliveries.map(\.notificationId))")
+            }
+            #expect(try await Sandbox.deliveries(to: expired).isEmpty, "the member whose subscription expired got a push")
+        }
+
+        /// The push token of the member at `offset` in the audience's order (the order the broadcast pages in).
+        private static func member(at offset: Int, of source: String, in app: TestApp, on client: PostgresClient) async throws -> String {
+            try await token(
+                """
+                SELECT s.push_token FROM event_source_members m JOIN subscriptions s USING (subscription_id)
+                WHERE m.app_id = \(app.appId) AND m.event_source = \(source) ORDER BY m.subscription_id OFFSET \(offset) LIMIT 1
+                """, on: client)
+        }
+
+        private static func token(_ query: PostgresQuery, on client: PostgresClient) async throws -> String {
+            for try await token in try await client.query(query, logger: testLogger).decode(String.self) { return token }
+            throw TestFailure("no member answered \(query.sql)")
+        }
+    }
+}

@@ -12,9 +12,10 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
         discussion: """
             Creates an app with APNs credentials at the sandbox, seeds --devices APNs subscriptions subscribed \
             to one event source straight into PostgreSQL (in batches of 10,000, then VACUUM ANALYZE, all counted \
-            as seeding), publishes one notification to that event source through ingest, and watches the sandbox's delivery counter (lastId) until \
-            --devices pushes arrived or --timeout passed. Fanout streams the audience page by page. Nothing else \
-            should push through the sandbox meanwhile (the count is the sandbox's, not per app).
+            as seeding), publishes one notification to that event source through ingest, and watches the \
+            sandbox's delivery counter (lastId) until --devices pushes arrived or --timeout passed. Fanout \
+            streams the audience page by page. Nothing else should push through the sandbox meanwhile (the \
+            count is the sandbox's, not per app).
             """
     )
 
@@ -34,8 +35,7 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
     var timeout = 600
     @Option(help: "Directory for report.json and report.md. (default: .local/loadgen/broadcast-<time>)")
     var output: String?
-    @Option(help: "The local stack's state directory, for each process's CPU. (default: $NOTIFY_STATE_DIR, else .local)")
-    var stateDir = ProcessInfo.processInfo.environment["NOTIFY_STATE_DIR"] ?? ".local"
+    @OptionGroup var stack: StackStateOption
 
     private struct Counter: Decodable { let lastId: Int }
     private struct Accepted: Decodable { let id: String }
@@ -97,7 +97,7 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
             return newest
         }
         let start = try await delivered()
-        let cpuBefore = ProcessCPU.snapshot(stateDirectory: stateDir)
+        let cpuBefore = ProcessCPU.snapshot(stateDirectory: stack.stateDir)
         let published = ContinuousClock.now
         let body: [String: Any] = [
             "eventSource": eventSource,
@@ -117,7 +117,7 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
             }
         }
         let elapsed = ContinuousClock.now - published
-        let cpuAfter = ProcessCPU.snapshot(stateDirectory: stateDir)
+        let cpuAfter = ProcessCPU.snapshot(stateDirectory: stack.stateDir)
         try await client.shutdown()
         func seconds(_ duration: Duration) -> Double { Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
         let report = BenchmarkReport(

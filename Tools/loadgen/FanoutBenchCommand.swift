@@ -37,8 +37,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
     var timeout = 300
     @Option(help: "Directory for report.json and report.md. (default: .local/loadgen/fanout-<time>)")
     var output: String?
-    @Option(help: "The local stack's state directory, for each process's CPU. (default: $NOTIFY_STATE_DIR, else .local)")
-    var stateDir = ProcessInfo.processInfo.environment["NOTIFY_STATE_DIR"] ?? ".local"
+    @OptionGroup var stack: StackStateOption
 
     func validate() throws {
         guard (1...1_000_000).contains(events), users >= 1, devices >= 1, users * devices <= 1_000_000 else {
@@ -81,7 +80,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         let publisher = AMQPPublisher(configuration: amqp, topology: .workQueue(QueueNames.fanoutChanges), logger: logger)
         publisher.startIfNeeded()
         guard await publisher.waitUntilConnected(timeout: .seconds(10)) else { throw ValidationError("cannot connect to the broker") }
-        let cpuBefore = ProcessCPU.snapshot(stateDirectory: stateDir)
+        let cpuBefore = ProcessCPU.snapshot(stateDirectory: stack.stateDir)
         let started = ContinuousClock.now
         try await publishEvents(publisher, appId: appId, devicesVersions: devicesVersions)
         let published = ContinuousClock.now - started
@@ -89,7 +88,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         let expected = events * devices
         let reached = await counter.wait(for: expected, timeout: .seconds(timeout))
         let total = ContinuousClock.now - started
-        let cpuAfter = ProcessCPU.snapshot(stateDirectory: stateDir)
+        let cpuAfter = ProcessCPU.snapshot(stateDirectory: stack.stateDir)
         consuming.cancel()
         _ = try? await consuming.value
         await publisher.shutdown()

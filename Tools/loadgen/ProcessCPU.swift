@@ -1,4 +1,11 @@
+import ArgumentParser
 import Foundation
+
+/// `--state-dir`: where the local stack keeps its pid files and data, for the CPU of each of its processes.
+struct StackStateOption: ParsableArguments {
+    @Option(help: "The local stack's state directory, for each process's CPU. (default: $NOTIFY_STATE_DIR, else .local)")
+    var stateDir = ProcessInfo.processInfo.environment["NOTIFY_STATE_DIR"] ?? ".local"
+}
 
 /// CPU time (user + system) of the local stack's processes, read before and after a measured phase so a report says
 /// where the CPU went per unit of work: each service (its pid file), RabbitMQ (the node's VM and its children),

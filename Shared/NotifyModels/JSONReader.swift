@@ -363,7 +363,8 @@ public struct JSONReader {
         throw error("unterminated string")
     }
 
-    /// A string whose contents are not decoded. As in JSONDecoder, `\u` takes the next four bytes, whatever they are.
+    /// A string whose contents are not decoded. As in JSONDecoder, `\u` takes the next four bytes, whatever they are,
+    /// except a quote: `"\u"0001"` is not a string that ends after `0001`, but an error.
     private mutating func skipString() throws {
         offset += 1
         while offset < bytes.count {
@@ -372,7 +373,16 @@ public struct JSONReader {
                 offset += 1
                 return
             case UInt8(ascii: "\\"):
-                offset += offset + 1 < bytes.count && bytes[offset + 1] == UInt8(ascii: "u") ? 6 : 2
+                guard offset + 1 < bytes.count, bytes[offset + 1] == UInt8(ascii: "u") else {
+                    offset += 2
+                    continue
+                }
+                let digits = offset + 2..<min(offset + 6, bytes.count)
+                if let quote = digits.first(where: { bytes[$0] == UInt8(ascii: "\"") }) {
+                    offset = quote
+                    throw error("a \\u escape cut short by the end of the string")
+                }
+                offset += 6
             default:
                 offset += 1
             }

@@ -97,7 +97,7 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
             return newest
         }
         let start = try await delivered()
-        let cpuBefore = ProcessCPU.snapshot(stateDirectory: stack.stateDir)
+        let cpuBefore = ProcessCPU.snapshot(of: stack)
         let published = ContinuousClock.now
         let body: [String: Any] = [
             "eventSource": eventSource,
@@ -117,7 +117,7 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
             }
         }
         let elapsed = ContinuousClock.now - published
-        let cpuAfter = ProcessCPU.snapshot(stateDirectory: stack.stateDir)
+        let cpuAfter = ProcessCPU.snapshot(of: stack)
         try await client.shutdown()
         func seconds(_ duration: Duration) -> Double { Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
         let report = BenchmarkReport(

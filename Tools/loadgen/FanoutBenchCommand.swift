@@ -80,7 +80,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         let publisher = AMQPPublisher(configuration: amqp, topology: .workQueue(QueueNames.fanoutChanges), logger: logger)
         publisher.startIfNeeded()
         guard await publisher.waitUntilConnected(timeout: .seconds(10)) else { throw ValidationError("cannot connect to the broker") }
-        let cpuBefore = ProcessCPU.snapshot(stateDirectory: stack.stateDir)
+        let cpuBefore = ProcessCPU.snapshot(of: stack)
         let started = ContinuousClock.now
         try await publishEvents(publisher, appId: appId, devicesVersions: devicesVersions)
         let published = ContinuousClock.now - started
@@ -88,7 +88,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         let expected = events * devices
         let reached = await counter.wait(for: expected, timeout: .seconds(timeout))
         let total = ContinuousClock.now - started
-        let cpuAfter = ProcessCPU.snapshot(stateDirectory: stack.stateDir)
+        let cpuAfter = ProcessCPU.snapshot(of: stack)
         consuming.cancel()
         _ = try? await consuming.value
         await publisher.shutdown()

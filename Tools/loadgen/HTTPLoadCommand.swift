@@ -57,11 +57,7 @@ struct HTTPLoadCommand: AsyncParsableCommand {
     var transport = "http"
     @Option(help: "RabbitMQ URL for --transport amqp. (default: $NOTIFY_AMQP_URL, else the local stack's)")
     var amqpURL: String?
-    @Option(help: """
-        Directory with the services' <name>.pid files, for peak memory (VmHWM) and CPU; its parent holds rabbitmq/ and \
-        postgres/, whose CPU is reported too. (default: $NOTIFY_STATE_DIR/run, else .local/run)
-        """)
-    var pidDir = (ProcessInfo.processInfo.environment["NOTIFY_STATE_DIR"] ?? ".local") + "/run"
+    @OptionGroup var stack: StackStateOption
 
     static let maximumCount = 1_000_000
 
@@ -140,8 +136,7 @@ struct HTTPLoadCommand: AsyncParsableCommand {
         }
         let progress = Task { await Self.showProgress(counters, count: count, devices: devices) }
         Self.log("publishing \(count) notifications (app \(fixture.appId))")
-        let stateDirectory = URL(fileURLWithPath: pidDir).deletingLastPathComponent().path
-        let cpuBefore = ProcessCPU.snapshot(stateDirectory: stateDirectory)
+        let cpuBefore = ProcessCPU.snapshot(of: stack)
         let publisher = Publisher(
             transport: transport, fixture: fixture,
             settings: .init(count: count, rate: rate, batch: batch, concurrency: concurrency, durationLimit: .seconds(durationLimit)),
@@ -164,7 +159,7 @@ struct HTTPLoadCommand: AsyncParsableCommand {
             }
             try? await Task.sleep(for: .milliseconds(200))
         }
-        let cpuAfter = ProcessCPU.snapshot(stateDirectory: stateDirectory)
+        let cpuAfter = ProcessCPU.snapshot(of: stack)
         // A short settle so duplicates sent right after the last push are counted too.
         try? await Task.sleep(for: .seconds(1))
         try? await collector.pollOnce()
@@ -191,7 +186,7 @@ struct HTTPLoadCommand: AsyncParsableCommand {
             deliveredPerSecond: analysis.deliverySeconds.map { Double(analysis.deliveredPushes) / Swift.max($0, 0.001) },
             endToEndLatencyMs: LatencyStats(analysis.endToEnd),
             publishLatencyMs: LatencyStats(analysis.publish),
-            peakMemory: ProcessMemory.read(pidDirectory: pidDir),
+            peakMemory: ProcessMemory.read(stack),
             cpu: ProcessCPU.usage(from: cpuBefore, to: cpuAfter, units: accepted, unit: "notification"))
         let markdown = report.markdown()
         try ReportWriter.write(report: report, markdown: markdown, analysis: analysis, to: outputDirectory)

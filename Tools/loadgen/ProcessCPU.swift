@@ -1,11 +1,4 @@
-import ArgumentParser
 import Foundation
-
-/// `--state-dir`: where the local stack keeps its pid files and data, for the CPU of each of its processes.
-struct StackStateOption: ParsableArguments {
-    @Option(help: "The local stack's state directory, for each process's CPU. (default: $NOTIFY_STATE_DIR, else .local)")
-    var stateDir = ProcessInfo.processInfo.environment["NOTIFY_STATE_DIR"] ?? ".local"
-}
 
 /// CPU time (user + system) of the local stack's processes, read before and after a measured phase so a report says
 /// where the CPU went per unit of work: each service (its pid file), RabbitMQ (the node's VM and its children),
@@ -27,7 +20,7 @@ enum ProcessCPU {
 
     /// The processes' CPU over a phase, per unit of work.
     struct Usage: Codable, Sendable {
-        /// What one unit is ("push", "notification", "job").
+        /// What one unit is ("push", "notification", "push job").
         let unit: String
         let units: Int
         let seconds: Double
@@ -50,17 +43,15 @@ enum ProcessCPU {
 
     private static let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
 
-    /// Reads every process of the stack under `stateDirectory` (the layout of deploy/local).
-    static func snapshot(stateDirectory: String) -> Snapshot {
+    /// Reads every process of the stack in `stack`'s state directory.
+    static func snapshot(of stack: StackStateOption) -> Snapshot {
         var milliseconds: [String: Double] = [:]
-        let run = "\(stateDirectory)/run"
-        let pidFiles = ((try? FileManager.default.contentsOfDirectory(atPath: run)) ?? []).filter { $0.hasSuffix(".pid") }
-        for name in pidFiles {
-            if let pid = readPid("\(run)/\(name)") { milliseconds[String(name.dropLast(4))] = cpuMilliseconds(pid) }
+        for (name, pid) in stack.services {
+            if let pid { milliseconds[name] = cpuMilliseconds(pid) }
         }
         let children = childrenByParent()
-        for (process, pidFile) in [("rabbitmq", "\(stateDirectory)/rabbitmq/rabbitmq.pid"), ("postgres", "\(stateDirectory)/postgres/data/postmaster.pid")] {
-            guard let pid = readPid(pidFile), let own = cpuMilliseconds(pid, withExitedChildren: true) else { continue }
+        for (process, pidFile) in [("rabbitmq", "\(stack.stateDir)/rabbitmq/rabbitmq.pid"), ("postgres", "\(stack.stateDir)/postgres/data/postmaster.pid")] {
+            guard let pid = StackStateOption.pid(inFile: pidFile), let own = cpuMilliseconds(pid, withExitedChildren: true) else { continue }
             milliseconds[process] = own + (children[pid] ?? []).compactMap { cpuMilliseconds($0) }.reduce(0, +)
         }
         milliseconds["loadgen"] = cpuMilliseconds(Int(getpid()))
@@ -77,14 +68,6 @@ enum ProcessCPU {
             return Share(process: process, cpuMilliseconds: used, microsecondsPerUnit: used * 1000 / Double(max(units, 1)))
         }
         return Usage(unit: unit, units: units, seconds: seconds, shares: shares.sorted { $0.process < $1.process })
-    }
-
-    /// The first line of a pid file (postmaster.pid holds more after it).
-    private static func readPid(_ path: String) -> Int? {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
-            let line = text.split(separator: "\n").first
-        else { return nil }
-        return Int(line.trimmingCharacters(in: .whitespaces))
     }
 
     /// The fields of /proc/<pid>/stat after the command name, which may itself hold spaces and parentheses.

@@ -14,17 +14,8 @@ enum ProcessMemory {
         }
     }
 
-    static func read(pidDirectory: String) -> [Peak] {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: pidDirectory)) ?? [])
-            .filter { $0.hasSuffix(".pid") }
-            .sorted()
-        return names.map { name in
-            let service = String(name.dropLast(4))
-            guard let text = try? String(contentsOfFile: "\(pidDirectory)/\(name)", encoding: .utf8),
-                let pid = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
-            else { return Peak(service: service, pid: nil, peakKiB: nil) }
-            return Peak(service: service, pid: pid, peakKiB: vmHWM(pid: pid))
-        }
+    static func read(_ stack: StackStateOption) -> [Peak] {
+        stack.services.map { name, pid in Peak(service: name, pid: pid, peakKiB: pid.flatMap(vmHWM)) }
     }
 
     /// `VmHWM:   123456 kB` from /proc/<pid>/status.

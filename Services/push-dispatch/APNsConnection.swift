@@ -46,6 +46,8 @@ final class APNsConnection: ChannelInboundHandler {
     /// A request on the wire, and what came back so far.
     private struct OpenStream {
         let slot: APNsAnswerSlot
+        /// A full request timeout from the moment the request was written.
+        let deadline: NIODeadline
         var status: Int?
         var retryAfter: String?
         /// Made on the first DATA frame: a 200 has none.
@@ -89,7 +91,7 @@ final class APNsConnection: ChannelInboundHandler {
         }
         let streamID = HTTP2StreamID(nextStreamID)
         nextStreamID += 2
-        streams[streamID] = OpenStream(slot: slot)
+        streams[streamID] = OpenStream(slot: slot, deadline: slot.answerDeadline(writtenAt: .now()))
         context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(request.headers))), promise: nil)
         let body = HTTP2Frame.FramePayload.Data(data: .byteBuffer(request.body), endStream: true)
         context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .data(body))), promise: nil)
@@ -101,7 +103,7 @@ final class APNsConnection: ChannelInboundHandler {
 
     /// Answers `.timedOut` to the requests whose deadline passed, resetting their streams (a late answer is ignored).
     func expireStreams(now: NIODeadline) {
-        let expired = streams.filter { $0.value.slot.deadline <= now }
+        let expired = streams.filter { $0.value.deadline <= now }
         guard !expired.isEmpty else { return }
         for (streamID, stream) in expired {
             streams[streamID] = nil

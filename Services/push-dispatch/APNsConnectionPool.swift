@@ -14,8 +14,9 @@ struct APNsConnectionPool: Sendable {
             eventLoop: eventLoop)
     }
 
-    /// Sends the requests and answers each, in their order: a response, or an `APNsTransportError` when no answer
-    /// came within `timeout` (waiting for a connection or a free stream included) or the connection was lost.
+    /// Sends the requests and answers each, in their order: a response, or an `APNsTransportError` when no
+    /// connection or free stream came within `timeout` (not sent), no answer came within `timeout` of the request
+    /// being written, or the connection was lost.
     func send(_ requests: [APNsTransportRequest], timeout: TimeAmount) async -> [APNsTransportAnswer] {
         guard !requests.isEmpty else { return [] }
         return await withCheckedContinuation { continuation in

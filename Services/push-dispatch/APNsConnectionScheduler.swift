@@ -6,7 +6,8 @@ import NIOCore
 /// (or none is ready yet), requests wait in order and another connection is opened, one at a time, up to
 /// `maximumConnections`; a connection closed with requests waiting is replaced the same way. A connection that
 /// fails before it is ready fails the waiting requests unless another connection can serve them. Once a second
-/// while there is work, waits and streams past their deadline are answered `.timedOut`.
+/// while there is work, requests that waited out their timeout fail unsent (`.notSent`), and streams whose answer
+/// did not come within a timeout of their own from being written are answered `.timedOut`.
 final class APNsConnectionScheduler {
     private struct WaitingRequest {
         let request: APNsTransportRequest
@@ -66,7 +67,7 @@ final class APNsConnectionScheduler {
     }
 
     /// Takes no more requests, answers the waiting ones `.poolClosed`, and closes each connection once its streams
-    /// are answered (each within its deadline). The future completes when every connection is closed.
+    /// are answered (each within its timeout). The future completes when every connection is closed.
     func close() -> EventLoopFuture<Void> {
         switch lifecycle {
         case .closing(let promise):
@@ -107,8 +108,8 @@ final class APNsConnectionScheduler {
     }
 
     private func expire(now: NIODeadline) {
-        while let first = waiting.first, first.slot.deadline <= now {
-            waiting.removeFirst().slot.fail(.timedOut)
+        while let first = waiting.first, first.slot.sendDeadline <= now {
+            waiting.removeFirst().slot.fail(.notSent)
         }
         for connection in open + draining {
             connection.expireStreams(now: now)
@@ -136,8 +137,8 @@ extension APNsConnectionScheduler: APNsConnectionDelegate {
         guard !waiting.isEmpty else { return }
         let now = NIODeadline.now()
         while connection.freeStreams > 0, let next = waiting.popFirst() {
-            if next.slot.deadline <= now {
-                next.slot.fail(.timedOut)
+            if next.slot.sendDeadline <= now {
+                next.slot.fail(.notSent)
             } else {
                 connection.start(next.request, answeringInto: next.slot)
             }

@@ -3,8 +3,10 @@ import NIOCore
 /// The requests of one `APNsConnectionPool.send`, answered together on the pool's event loop: each request's
 /// answer goes to its place, and the caller is resumed once, when the last one came.
 final class APNsRequestBatch {
-    /// The requests' common deadline: waiting for a connection or a free stream included.
-    let deadline: NIODeadline
+    /// How long a request may wait for a connection or a free stream, and then, once written, for its answer.
+    let timeout: TimeAmount
+    /// The last moment a waiting request may still be written; later it fails unsent (`.notSent`).
+    let sendDeadline: NIODeadline
     private let started: NIODeadline
     private var answers: [APNsTransportAnswer]
     private var unanswered: Int
@@ -12,8 +14,9 @@ final class APNsRequestBatch {
 
     init(count: Int, started: NIODeadline, timeout: TimeAmount, continuation: CheckedContinuation<[APNsTransportAnswer], Never>) {
         self.started = started
-        deadline = started + timeout
-        answers = Array(repeating: APNsTransportAnswer(result: .failure(.timedOut), elapsed: .zero), count: count)
+        self.timeout = timeout
+        sendDeadline = started + timeout
+        answers = Array(repeating: APNsTransportAnswer(result: .failure(.notSent), elapsed: .zero), count: count)
         unanswered = count
         self.continuation = continuation
     }
@@ -37,7 +40,12 @@ struct APNsAnswerSlot {
     let batch: APNsRequestBatch
     let index: Int
 
-    var deadline: NIODeadline { batch.deadline }
+    var sendDeadline: NIODeadline { batch.sendDeadline }
+
+    /// The deadline of the answer to a request written now: a full timeout on the wire, however long it waited.
+    func answerDeadline(writtenAt now: NIODeadline) -> NIODeadline {
+        now + batch.timeout
+    }
 
     func succeed(_ response: APNsTransportResponse) {
         batch.answer(index, with: .success(response))

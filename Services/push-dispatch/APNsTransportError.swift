@@ -15,7 +15,9 @@ enum APNsTransportError: Error, CustomStringConvertible {
     case goAway(HTTP2ErrorCode)
     /// The server reset the request's stream, or the stream failed in HTTP/2.
     case streamReset(String)
-    /// No answer within the request timeout (waiting for a free stream included).
+    /// No connection or free stream within the request timeout: the request was never written.
+    case notSent
+    /// No answer within the request timeout from the moment the request was written.
     case timedOut
     /// The answer did not fit the 64 KiB kept of an error body, or had no valid `:status`.
     case malformedResponse(String)
@@ -31,6 +33,7 @@ enum APNsTransportError: Error, CustomStringConvertible {
         case .connectionClosed(let endpoint, let underlying?): "the connection to \(endpoint) failed before the answer: \(underlying)"
         case .goAway(let code): "APNs closed the connection (GOAWAY \(String(reflecting: code))) before taking the request"
         case .streamReset(let reason): "the request's stream was reset: \(reason)"
+        case .notSent: "no APNs connection or free stream within the request timeout; not sent"
         case .timedOut: "no answer from APNs within the request timeout"
         case .malformedResponse(let detail): "malformed answer from APNs: \(detail)"
         case .poolClosed: "the APNs connections of this key were closed (token refresh or shutdown)"

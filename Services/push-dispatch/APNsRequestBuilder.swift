@@ -4,9 +4,11 @@ import NIOHTTP2
 import NotifyModels
 
 /// Builds the HTTP/2 requests of one app's pushes. What every push of the app shares (authority, provider token,
-/// topic) is worked out once per batch; what each push has of its own (path, apns-id, content-length) is sent
-/// without HPACK indexing, so it does not push the shared headers, the provider token above all, out of the
-/// connection's header table. The payloads of a batch share one buffer.
+/// topic) is worked out once per batch; what each push has of its own (path, apns-id) is sent without HPACK
+/// indexing, so it does not push the shared headers, the provider token above all, out of the connection's header
+/// table. Only what APNs reads is sent: no `content-type` (APNs takes JSON only) and no `content-length` (optional
+/// in HTTP/2, where the DATA frame's END_STREAM ends the body), since every header costs HPACK and validation work
+/// at both ends of every push. The payloads of a batch share one buffer.
 struct APNsRequestBuilder {
     private let authority: String
     private let devicePathPrefix: String
@@ -33,12 +35,12 @@ struct APNsRequestBuilder {
             // In range by construction: `payloads` holds every payload, in order.
             let body = payloads.getSlice(at: offset, length: length)!
             offset += length
-            requests.append(APNsTransportRequest(headers: .init(headers: headers(for: job, contentLength: length)), body: body))
+            requests.append(APNsTransportRequest(headers: .init(headers: headers(for: job)), body: body))
         }
         return requests
     }
 
-    private func headers(for job: PushJob, contentLength: Int) -> HPACKHeaders {
+    private func headers(for job: PushJob) -> HPACKHeaders {
         let pushType: String
         let priority: String
         let pushTopic: String
@@ -53,7 +55,7 @@ struct APNsRequestBuilder {
             priority = job.isAlert && job.priority == .high ? "10" : "5"
         }
         var headers = HPACKHeaders()
-        headers.reserveCapacity(13)
+        headers.reserveCapacity(11)
         headers.add(name: ":method", value: "POST")
         headers.add(name: ":scheme", value: "https")
         headers.add(name: ":authority", value: authority)
@@ -65,8 +67,6 @@ struct APNsRequestBuilder {
         headers.add(name: "apns-expiration", value: String(Int(job.expiration.timeIntervalSince1970)))
         headers.add(name: "apns-collapse-id", value: job.collapseId)
         headers.add(name: "apns-id", value: job.pushId.lowercasedString, indexing: .nonIndexable)
-        headers.add(name: "content-type", value: "application/json")
-        headers.add(name: "content-length", value: String(contentLength), indexing: .nonIndexable)
         return headers
     }
 

@@ -288,6 +288,14 @@ struct Migrations {
             """,
             "INSERT INTO device_versions (app_id, user_id, version) SELECT DISTINCT app_id, user_id, 1 FROM subscriptions",
         ]),
+        (10, [
+            // Registering looks a push token up by (app, platform, token). Led by app_id, this index tied on cost with
+            // the token's unique index whenever the planner's statistics did not know the app yet (a new app
+            // registering its first devices), and won: each registration then read every subscription of the app.
+            // Led by user_id, it serves the per-user reads only.
+            "DROP INDEX subscriptions_by_user",
+            "CREATE INDEX subscriptions_by_user ON subscriptions (user_id, app_id)",
+        ]),
     ]
 
     func run() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import NotifyModels
+import PostgresNIO
 import Testing
 
 extension EndToEndTests {
@@ -29,6 +30,26 @@ extension EndToEndTests {
             try await Task.sleep(for: .seconds(1))
             #expect(try await Sandbox.deliveries(to: phone.pushToken).map(\.notificationId) == [first, second])
             #expect(try await Sandbox.deliveries(to: tablet).map(\.notificationId) == [second, third])
+        }
+
+        /// Registering looks the push token up as ingest does (app, platform, token). An index scan is what a table
+        /// of millions of subscriptions gets; this one is small, so sequential and bitmap scans are ruled out first.
+        @Test("registering finds a push token through its unique index, even in an app the planner's statistics do not know yet")
+        func tokenLookupUsesTheTokenIndex() async throws {
+            let newApp = "app-\(uniqueSuffix())"
+            let plan = try await Database.withClient { client in
+                try await client.withTransaction(logger: testLogger) { connection in
+                    try await connection.query("SET LOCAL enable_seqscan = off", logger: testLogger)
+                    try await connection.query("SET LOCAL enable_bitmapscan = off", logger: testLogger)
+                    let rows = try await connection.query(
+                        "EXPLAIN SELECT subscription_id FROM subscriptions WHERE app_id = \(newApp) AND platform = 'apns' AND push_token = 'ab01'",
+                        logger: testLogger)
+                    var lines: [String] = []
+                    for try await line in rows.decode(String.self) { lines.append(line) }
+                    return lines.joined(separator: "\n")
+                }
+            }
+            #expect(plan.contains("Index Scan using subscriptions_app_id_platform_push_token_key"), "\(plan)")
         }
     }
 }

@@ -34,6 +34,9 @@ extension EndToEndTests {
 
         /// Registering looks the push token up as ingest does (app, platform, token). An index scan is what a table
         /// of millions of subscriptions gets; this one is small, so sequential and bitmap scans are ruled out first.
+        /// On a small table the planner picks the unique index anyway; on a big one, any other index led by app_id
+        /// ties with it for an app the statistics do not know, and won (its tree is a level lower): so no other
+        /// index may be led by app_id.
         @Test("registering finds a push token through its unique index, even in an app the planner's statistics do not know yet")
         func tokenLookupUsesTheTokenIndex() async throws {
             let newApp = "app-\(uniqueSuffix())"
@@ -50,6 +53,19 @@ extension EndToEndTests {
                 }
             }
             #expect(plan.contains("Index Scan using subscriptions_app_id_platform_push_token_key"), "\(plan)")
+
+            let ledByApp = try await Database.withClient { client in
+                let rows = try await client.query(
+                    """
+                    SELECT i.relname FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+                    JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0]
+                    WHERE x.indrelid = 'subscriptions'::regclass AND a.attname = 'app_id' ORDER BY 1
+                    """, logger: testLogger)
+                var names: [String] = []
+                for try await name in rows.decode(String.self) { names.append(name) }
+                return names
+            }
+            #expect(ledByApp == ["subscriptions_app_id_platform_push_token_key"])
         }
     }
 }

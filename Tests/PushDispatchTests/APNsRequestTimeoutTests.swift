@@ -2,6 +2,7 @@ import NIOCore
 import NIOEmbedded
 import NIOHPACK
 import NIOHTTP2
+import NIOPosix
 import Testing
 
 @testable import PushDispatch
@@ -49,6 +50,24 @@ struct APNsRequestTimeoutTests {
             #expect(code == .cancel)
         } else {
             Issue.record("the last frame written was \(String(describing: outbound.last)), not RST_STREAM")
+        }
+    }
+
+    @Test("a request that found no connection ready within its timeout fails unsent, so the retry cannot repeat it")
+    func waitingRequestFailsUnsent() async throws {
+        // Accepts TCP and never answers the TLS handshake: the pool's only connection stays connecting (5 s).
+        let silentServer = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
+        let port = try #require(silentServer.localAddress?.port)
+        let pool = APNsConnectionPool(
+            endpoint: try APNsTransportEndpoint(baseURL: "https://127.0.0.1:\(port)"), factory: try APNsConnectionFactory(trustedCAFile: nil),
+            maximumConnections: 1, eventLoop: MultiThreadedEventLoopGroup.singleton.next())
+        let request = APNsTransportRequest(headers: .init(headers: HPACKHeaders([(":method", "POST")])), body: ByteBuffer(string: "{}"))
+        let answers = await pool.send([request], timeout: .milliseconds(200))
+        try await pool.close().get()
+        try await silentServer.close()
+        guard case .failure(.notSent) = answers.first?.result else {
+            Issue.record("answered \(String(describing: answers.first?.result)), not notSent")
+            return
         }
     }
 }

@@ -86,6 +86,7 @@ let package = Package(
             dependencies: [
                 "NotifyModels",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -209,6 +210,12 @@ let package = Package(
             name: "NotifyModelsTests",
             dependencies: ["NotifyModels"],
             path: "Tests/NotifyModelsTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifyDatabaseTests",
+            dependencies: ["NotifyDatabase", .product(name: "PostgresNIO", package: "postgres-nio")],
+            path: "Tests/NotifyDatabaseTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(

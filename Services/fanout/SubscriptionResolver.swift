@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NotifyDatabase
 import NotifyModels
 import PostgresNIO
 
@@ -58,7 +59,7 @@ struct SubscriptionResolver: Sendable {
         let rows = try await client.query(
             """
             SELECT u.position, coalesce(v.version, 0), s.subscription_id, s.platform, s.push_token, s.push_keys::text, s.expires_at
-            FROM unnest(\(users.map(\.appId))::text[], \(users.map(\.userId))::text[]) WITH ORDINALITY AS u(app, usr, position)
+            FROM unnest(\(ArrayParameter(users.map(\.appId)))::text[], \(ArrayParameter(users.map(\.userId)))::text[]) WITH ORDINALITY AS u(app, usr, position)
             LEFT JOIN device_versions v ON v.app_id = u.app AND v.user_id = u.usr
             LEFT JOIN subscriptions s ON s.app_id = u.app AND s.user_id = u.usr AND s.expires_at > now()
             """, logger: logger)

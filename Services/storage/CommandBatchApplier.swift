@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NotifyDatabase
 import NotifyModels
 import PostgresNIO
 
@@ -35,7 +36,7 @@ struct CommandBatchApplier: Sendable {
         var applied = Set<UUID>()
         var eventsByCommand: [UUID: String] = [:]
         let earlier = try await connection.query(
-            "SELECT command_id, events FROM applied_commands WHERE command_id = ANY(\(ids)::uuid[])", logger: logger)
+            "SELECT command_id, events FROM applied_commands WHERE command_id = ANY(\(ArrayParameter(ids))::uuid[])", logger: logger)
         for try await (id, events) in earlier.decode((UUID, String?).self) {
             applied.insert(id)
             eventsByCommand[id] = events
@@ -92,7 +93,7 @@ struct CommandBatchApplier: Sendable {
             let recorded = try await connection.query(
                 """
                 INSERT INTO applied_commands (command_id, applied_at, events)
-                SELECT id, now(), NULLIF(events, '') FROM unnest(\(freshIds)::uuid[], \(outbox)::text[]) AS t(id, events)
+                SELECT id, now(), NULLIF(events, '') FROM unnest(\(ArrayParameter(freshIds))::uuid[], \(ArrayParameter(outbox))::text[]) AS t(id, events)
                 ON CONFLICT (command_id) DO NOTHING
                 RETURNING command_id
                 """, logger: logger)

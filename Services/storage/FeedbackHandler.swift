@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Metrics
 import NotifyAMQP
+import NotifyDatabase
 import NotifyModels
 import NotifyRuntime
 import PostgresNIO
@@ -63,10 +64,10 @@ struct FeedbackHandler: Sendable {
                                               subscription_ids, sequences, platforms, statuses, reasons, ats)
                 SELECT app, notification, key, max(at), array_agg(id), array_agg(attempt), array_agg(result), array_agg(subscription),
                        array_agg(seq), array_agg(platform), array_agg(status), array_agg(reason), array_agg(at)
-                FROM unnest(\(keys)::uuid[], \(outcomes.map(\.pushId))::uuid[], \(outcomes.map { Int32($0.attempt) })::int4[],
-                            \(outcomes.map(\.result.rawValue))::text[], \(outcomes.map(\.appId))::text[], \(outcomes.map(\.notificationId))::uuid[],
-                            \(outcomes.map(\.subscriptionId))::uuid[], \(outcomes.map(\.sequence))::int8[], \(outcomes.map(\.platform.rawValue))::text[],
-                            \(outcomes.map { Int32($0.status ?? 0) })::int4[], \(outcomes.map { $0.reason ?? "" })::text[], \(outcomes.map(\.at))::timestamptz[])
+                FROM unnest(\(ArrayParameter(keys))::uuid[], \(ArrayParameter(outcomes.map(\.pushId)))::uuid[], \(ArrayParameter(outcomes.map { Int32($0.attempt) }))::int4[],
+                            \(ArrayParameter(outcomes.map(\.result.rawValue)))::text[], \(ArrayParameter(outcomes.map(\.appId)))::text[], \(ArrayParameter(outcomes.map(\.notificationId)))::uuid[],
+                            \(ArrayParameter(outcomes.map(\.subscriptionId)))::uuid[], \(ArrayParameter(outcomes.map(\.sequence)))::int8[], \(ArrayParameter(outcomes.map(\.platform.rawValue)))::text[],
+                            \(ArrayParameter(outcomes.map { Int32($0.status ?? 0) }))::int4[], \(ArrayParameter(outcomes.map { $0.reason ?? "" }))::text[], \(ArrayParameter(outcomes.map(\.at)))::timestamptz[])
                      AS t(key, id, attempt, result, app, notification, subscription, seq, platform, status, reason, at)
                 GROUP BY app, notification, key
                 ON CONFLICT DO NOTHING
@@ -77,7 +78,7 @@ struct FeedbackHandler: Sendable {
                 let rows = try await connection.query(
                     """
                     DELETE FROM subscriptions s
-                    USING unnest(\(invalid.map(\.subscriptionId))::uuid[], \(invalid.map { $0.invalidSince ?? $0.at })::timestamptz[]) AS v(id, since)
+                    USING unnest(\(ArrayParameter(invalid.map(\.subscriptionId)))::uuid[], \(ArrayParameter(invalid.map { $0.invalidSince ?? $0.at }))::timestamptz[]) AS v(id, since)
                     WHERE s.subscription_id = v.id AND s.registered_at < v.since
                     RETURNING s.platform
                     """, logger: logger)

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NotifyDatabase
 import NotifyModels
 import PostgresNIO
 
@@ -60,7 +61,7 @@ struct NotificationChangeWriter {
         let updated = try await connection.query(
             """
             UPDATE notifications AS n SET status = 'expired', sequence = v.seq, updated_at = \(dueBy)
-            FROM unnest(\(ids)::uuid[], \(sequences)::int8[]) AS v(id, seq)
+            FROM unnest(\(ArrayParameter(ids))::uuid[], \(ArrayParameter(sequences))::int8[]) AS v(id, seq)
             WHERE n.notification_id = v.id
             RETURNING n.notification_id, n.app_id, n.user_id, n.sequence, n.read_state, n.user_action_state
             """, logger: logger)
@@ -115,8 +116,8 @@ struct NotificationChangeWriter {
             """
             INSERT INTO notifications (notification_id, app_id, user_id, app_notification_id, content, sequence, created_at, updated_at, expires_at)
             SELECT id, app, usr, NULLIF(anid, ''), content::jsonb, seq, received, received, expires
-            FROM unnest(\(ids)::uuid[], \(appIds)::text[], \(userIds)::text[], \(appNotificationIds)::text[],
-                        \(contents)::text[], \(sequences)::int8[], \(receivedAts)::timestamptz[], \(expirations)::timestamptz[])
+            FROM unnest(\(ArrayParameter(ids))::uuid[], \(ArrayParameter(appIds))::text[], \(ArrayParameter(userIds))::text[], \(ArrayParameter(appNotificationIds))::text[],
+                        \(ArrayParameter(contents))::text[], \(ArrayParameter(sequences))::int8[], \(ArrayParameter(receivedAts))::timestamptz[], \(ArrayParameter(expirations))::timestamptz[])
                  AS t(id, app, usr, anid, content, seq, received, expires)
             ON CONFLICT (notification_id) DO UPDATE SET
                 content = EXCLUDED.content, sequence = EXCLUDED.sequence, updated_at = EXCLUDED.updated_at,
@@ -150,7 +151,7 @@ struct NotificationChangeWriter {
         let rows = try await connection.query(
             """
             SELECT notification_id, app_id, user_id, read_state, user_action_state FROM notifications
-            WHERE notification_id = ANY(\(ids)::uuid[]) AND status = 'active' FOR UPDATE
+            WHERE notification_id = ANY(\(ArrayParameter(ids))::uuid[]) AND status = 'active' FOR UPDATE
             """, logger: logger)
         for try await (id, appId, userId, readState, actionState) in rows.decode((UUID, String, String, String, String).self) {
             current[id] = (UserKey(appId: appId, userId: userId), readState, actionState)
@@ -179,7 +180,7 @@ struct NotificationChangeWriter {
                 user_action_state = COALESCE(NULLIF(v.uas, ''), n.user_action_state),
                 status = CASE WHEN v.del THEN 'deleted' ELSE n.status END,
                 sequence = v.seq, updated_at = v.at
-            FROM unnest(\(ids)::uuid[], \(readStates)::text[], \(actionStates)::text[], \(deletes)::bool[], \(sequences)::int8[], \(times)::timestamptz[])
+            FROM unnest(\(ArrayParameter(ids))::uuid[], \(ArrayParameter(readStates))::text[], \(ArrayParameter(actionStates))::text[], \(ArrayParameter(deletes))::bool[], \(ArrayParameter(sequences))::int8[], \(ArrayParameter(times))::timestamptz[])
                  AS v(id, rs, uas, del, seq, at)
             WHERE n.notification_id = v.id
             RETURNING n.notification_id, n.read_state, n.user_action_state
@@ -209,7 +210,7 @@ struct NotificationChangeWriter {
         try await connection.query(
             """
             INSERT INTO changes (app_id, user_id, sequence, notification_id, kind, changed_at)
-            SELECT * FROM unnest(\(appIds)::text[], \(userIds)::text[], \(sequences)::int8[], \(ids)::uuid[], \(kinds)::text[], \(times)::timestamptz[])
+            SELECT * FROM unnest(\(ArrayParameter(appIds))::text[], \(ArrayParameter(userIds))::text[], \(ArrayParameter(sequences))::int8[], \(ArrayParameter(ids))::uuid[], \(ArrayParameter(kinds))::text[], \(ArrayParameter(times))::timestamptz[])
             """, logger: logger)
     }
 }

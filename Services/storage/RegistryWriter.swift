@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NotifyDatabase
 import NotifyModels
 import PostgresNIO
 
@@ -47,7 +48,7 @@ struct RegistryWriter {
                 try await connection.query(
                     """
                     INSERT INTO event_source_members (app_id, event_source, subscription_id)
-                    SELECT \(subscription.appId), source, \(storedId) FROM unnest(\(Array(Set(sources)))::text[]) AS t(source)
+                    SELECT \(subscription.appId), source, \(storedId) FROM unnest(\(ArrayParameter(Array(Set(sources))))::text[]) AS t(source)
                     """, logger: logger)
             }
         case .unregisterSubscription(let appId, let userId, let subscriptionId):

@@ -1,4 +1,5 @@
 import Logging
+import NotifyDatabase
 import PostgresNIO
 
 /// Hands out each user's next change sequence numbers.
@@ -24,7 +25,7 @@ struct SequenceAllocator {
         let rows = try await connection.query(
             """
             INSERT INTO user_sequences (app_id, user_id, last_sequence)
-            SELECT * FROM unnest(\(appIds)::text[], \(userIds)::text[], \(increments)::int8[])
+            SELECT * FROM unnest(\(ArrayParameter(appIds))::text[], \(ArrayParameter(userIds))::text[], \(ArrayParameter(increments))::int8[])
             ON CONFLICT (app_id, user_id) DO UPDATE SET last_sequence = user_sequences.last_sequence + EXCLUDED.last_sequence
             RETURNING app_id, user_id, last_sequence
             """, logger: logger)

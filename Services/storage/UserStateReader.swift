@@ -1,4 +1,5 @@
 import Logging
+import NotifyDatabase
 import PostgresNIO
 
 /// Reads, inside the writing transaction, what every change event of a user carries once the batch is applied:
@@ -18,7 +19,7 @@ struct UserStateReader {
         let rows = try await connection.query(
             """
             SELECT u.app, u.usr, coalesce(c.unread, 0), coalesce(d.version, 0)
-            FROM (SELECT DISTINCT app, usr FROM unnest(\(appIds)::text[], \(userIds)::text[]) AS t(app, usr)) u
+            FROM (SELECT DISTINCT app, usr FROM unnest(\(ArrayParameter(appIds))::text[], \(ArrayParameter(userIds))::text[]) AS t(app, usr)) u
             LEFT JOIN unread_counts c ON c.app_id = u.app AND c.user_id = u.usr
             LEFT JOIN device_versions d ON d.app_id = u.app AND d.user_id = u.usr
             """, logger: logger)

@@ -73,7 +73,7 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
                 WITH added AS (
                     INSERT INTO subscriptions (subscription_id, app_id, user_id, platform, push_token, expires_at, registered_at)
                     SELECT id, \(app.appId), usr, 'apns', token, now() + interval '1 day', now()
-                    FROM unnest(\(ids)::uuid[], \(users)::text[], \(tokens)::text[]) AS t(id, usr, token)
+                    FROM unnest(\(ArrayParameter(ids))::uuid[], \(ArrayParameter(users))::text[], \(ArrayParameter(tokens))::text[]) AS t(id, usr, token)
                     RETURNING subscription_id
                 )
                 INSERT INTO event_source_members (app_id, event_source, subscription_id)

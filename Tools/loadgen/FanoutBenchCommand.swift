@@ -128,7 +128,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
                 """
                 INSERT INTO subscriptions (subscription_id, app_id, user_id, platform, push_token, expires_at, registered_at)
                 SELECT id, \(appId), usr, 'apns', token, now() + interval '1 day', now()
-                FROM unnest(\(ids)::uuid[], \(userIds)::text[], \(tokens)::text[]) AS t(id, usr, token)
+                FROM unnest(\(ArrayParameter(ids))::uuid[], \(ArrayParameter(userIds))::text[], \(ArrayParameter(tokens))::text[]) AS t(id, usr, token)
                 """, logger: logger)
             start = end
         }

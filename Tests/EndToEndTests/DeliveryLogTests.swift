@@ -48,5 +48,34 @@ extension EndToEndTests {
             let secondLog = try await app.deliveryLog(of: second.uuidString.lowercased()) { !$0.isEmpty }
             #expect(secondLog.map(describe) == ["\(devices[0]) 0 accepted 200 -"], "the second notification's log")
         }
+
+        @Test("a broadcast-sized record (600 outcomes in one row) is stored lz4-compressed and reads back whole")
+        func largeRecordIsCompressedWithLZ4() async throws {
+            let app = try await TestApp.create()
+            let notification = UUID()
+            let at = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded() / 1000)
+            let devices = (0..<600).map { _ in UUID() }
+            let batch = PushOutcomeBatch(outcomes: devices.map { device in
+                PushOutcome(
+                    pushId: DeterministicID.pushID(notificationId: notification, sequence: 0, subscriptionId: device), appId: app.appId,
+                    subscriptionId: device, notificationId: notification, sequence: 0, platform: .apns, result: .accepted,
+                    status: 200, reason: nil, attempt: 0, invalidSince: nil, at: at)
+            })
+            try await Broker.withPublisher(try Broker.configuration()) { publisher in
+                try await publisher.publish(AMQPOutboundMessage(routingKey: QueueNames.pushFeedback, body: batch.encodedJSON()))
+            }
+
+            let log = try await app.deliveryLog(of: notification.uuidString.lowercased()) { $0.count >= devices.count }
+            #expect(Set(log.map { $0.subscriptionId.uppercased() }) == Set(devices.map(\.uuidString)))
+            #expect(log.allSatisfy { $0.result == "accepted" && $0.status == 200 })
+            let compression = try await Database.withClient { client in
+                let rows = try await client.query(
+                    "SELECT pg_column_compression(results) FROM delivery_records WHERE notification_id = \(notification)", logger: testLogger)
+                var methods: [String?] = []
+                for try await method in rows.decode(String?.self) { methods.append(method) }
+                return methods
+            }
+            #expect(compression == ["lz4"])
+        }
     }
 }

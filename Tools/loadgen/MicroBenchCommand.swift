@@ -2,7 +2,9 @@ import ArgumentParser
 import Crypto
 import Foundation
 import NIOCore
+import NotifyDatabase
 import NotifyModels
+import PostgresNIO
 
 /// `loadgen micro`: the hot functions of the pipeline timed one by one, in this process, nothing else running.
 struct MicroBenchCommand: AsyncParsableCommand {
@@ -96,6 +98,24 @@ struct MicroBenchCommand: AsyncParsableCommand {
         }
         try measure("change-event batch decode, read (per event)", perCall: fixture.changeEventBatch.events.count) {
             try ChangeEventBatch(decodingJSON: changesJSON).events.count
+        }
+        // The twelve arrays of a push-outcome batch, as storage binds them to record it (per outcome).
+        let outcomeIds = outcomes.outcomes.map(\.pushId)
+        let outcomeResults = outcomes.outcomes.map(\.result.rawValue)
+        let outcomeTimes = outcomes.outcomes.map(\.at)
+        try measure("push-outcome arrays bound, PostgresNIO [T] (uuid, text, timestamptz; per outcome)", perCall: outcomes.outcomes.count) {
+            var buffer = ByteBuffer()
+            try outcomeIds.encode(into: &buffer, context: .default)
+            try outcomeResults.encode(into: &buffer, context: .default)
+            try outcomeTimes.encode(into: &buffer, context: .default)
+            return buffer.readableBytes
+        }
+        measure("push-outcome arrays bound, ArrayParameter (uuid, text, timestamptz; per outcome)", perCall: outcomes.outcomes.count) {
+            var buffer = ByteBuffer()
+            ArrayParameter(outcomeIds).encode(into: &buffer, context: .default)
+            ArrayParameter(outcomeResults).encode(into: &buffer, context: .default)
+            ArrayParameter(outcomeTimes).encode(into: &buffer, context: .default)
+            return buffer.readableBytes
         }
         try measure("APNs provider token, ES256 sign (JSONWebToken)") {
             try JSONWebToken.signES256(header: #"{"alg":"ES256","kid":"KEY1234567"}"#, claims: #"{"iss":"TEAM123456","iat":1795000000}"#, key: fixture.signingKey).utf8.count

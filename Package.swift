@@ -244,6 +244,7 @@ let package = Package(
             dependencies: [
                 "NotifyModels",
                 "NotifyAMQP",
+                "NotifyDatabase",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

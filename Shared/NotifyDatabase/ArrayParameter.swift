@@ -9,7 +9,7 @@ import PostgresNIO
 /// placeholder patched afterwards, so each element costs several bounds-checked buffer writes. That was a quarter of
 /// storage's CPU when recording a broadcast's delivery outcomes (twelve arrays of thousands of elements per query).
 public struct ArrayParameter<Element: ArrayParameterElement & Sendable>: PostgresNonThrowingEncodable, Sendable {
-    public let elements: [Element]
+    private let elements: [Element]
 
     public init(_ elements: [Element]) {
         self.elements = elements

@@ -103,11 +103,11 @@ struct MicroBenchCommand: AsyncParsableCommand {
         let outcomeIds = outcomes.outcomes.map(\.pushId)
         let outcomeResults = outcomes.outcomes.map(\.result.rawValue)
         let outcomeTimes = outcomes.outcomes.map(\.at)
-        try measure("push-outcome arrays bound, PostgresNIO [T] (uuid, text, timestamptz; per outcome)", perCall: outcomes.outcomes.count) {
+        measure("push-outcome arrays bound, PostgresNIO [T] (uuid, text, timestamptz; per outcome)", perCall: outcomes.outcomes.count) {
             var buffer = ByteBuffer()
-            try outcomeIds.encode(into: &buffer, context: .default)
-            try outcomeResults.encode(into: &buffer, context: .default)
-            try outcomeTimes.encode(into: &buffer, context: .default)
+            outcomeIds.encode(into: &buffer, context: .default)
+            outcomeResults.encode(into: &buffer, context: .default)
+            outcomeTimes.encode(into: &buffer, context: .default)
             return buffer.readableBytes
         }
         measure("push-outcome arrays bound, ArrayParameter (uuid, text, timestamptz; per outcome)", perCall: outcomes.outcomes.count) {

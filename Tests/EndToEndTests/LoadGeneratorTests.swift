@@ -24,27 +24,58 @@ extension EndToEndTests {
             }
         }
 
+        /// The report of `loadgen fanout`, as far as this test reads it.
+        private struct FanoutReport: Decodable {
+            var settings: [String: String]
+            var figures: [Figure]
+            var cpu: Report.CPU
+
+            struct Figure: Decodable {
+                var name: String
+                var value: Double
+            }
+        }
+
+        /// A loadgen process started with `arguments` (its output discarded).
+        private struct RunningLoadgen {
+            let process = Process()
+            private let exits: AsyncStream<Int32>
+
+            init(_ arguments: [String]) throws {
+                process.executableURL = URL(fileURLWithPath: Stack.root + "/.build/debug/loadgen")
+                process.arguments = arguments
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                let (exits, reportExit) = AsyncStream.makeStream(of: Int32.self)
+                self.exits = exits
+                process.terminationHandler = { process in
+                    reportExit.yield(process.terminationStatus)
+                    reportExit.finish()
+                }
+                try process.run()
+            }
+
+            /// Waits for the process to exit and returns its status.
+            func exitStatus() async -> Int32 {
+                var status: Int32 = -1
+                for await code in exits { status = code }
+                return status
+            }
+        }
+
+        private static func temporaryOutput() -> String {
+            FileManager.default.temporaryDirectory.appendingPathComponent("loadgen-\(uniqueSuffix())").path
+        }
+
         @Test("a short run loses and duplicates nothing and writes its reports", .timeLimit(.minutes(5)))
         func shortRun() async throws {
-            let output = FileManager.default.temporaryDirectory.appendingPathComponent("loadgen-\(uniqueSuffix())").path
+            let output = Self.temporaryOutput()
             defer { try? FileManager.default.removeItem(atPath: output) }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Stack.root + "/.build/debug/loadgen")
-            process.arguments = [
+            let status = try await RunningLoadgen([
                 "http", "--ingest-url", Stack.ingestURL, "--sandbox-url", Stack.sandboxURL, "--sandbox-apns-url", Stack.sandboxAPNsURL,
                 "--users", "20", "--devices", "3", "--count", "300", "--batch", "10", "--concurrency", "8",
                 "--duration-limit", "120", "--drain-timeout", "120", "--apns-key-file", "", "--output", output,
-            ]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            let (exits, reportExit) = AsyncStream.makeStream(of: Int32.self)
-            process.terminationHandler = { process in
-                reportExit.yield(process.terminationStatus)
-                reportExit.finish()
-            }
-            try process.run()
-            var status: Int32 = -1
-            for await code in exits { status = code }
+            ]).exitStatus()
 
             #expect(status == 0, "loadgen exits 0 when nothing was lost")
             for file in ["report.json", "report.md", "latency.svg"] {
@@ -60,6 +91,40 @@ extension EndToEndTests {
             #expect(report.cpu.unit == "notification")
             for process in ["ingest", "storage", "fanout", "push-dispatch", "rabbitmq", "postgres"] {
                 #expect((busy[process] ?? 0) > 0, "the report says how much CPU \(process) used")
+            }
+        }
+
+        @Test("the fan-out mode preloads change events while the worker is stopped, then counts every job it makes once started",
+              .timeLimit(.minutes(5)))
+        func fanoutPreloaded() async throws {
+            let output = Self.temporaryOutput()
+            let ready = output + ".ready"
+            defer {
+                try? FileManager.default.removeItem(atPath: output)
+                try? FileManager.default.removeItem(atPath: ready)
+            }
+            try await Services.restoringAll {
+                try await Services.control("stop", ["push-dispatch", "fanout"])
+                let loadgen = try RunningLoadgen([
+                    "fanout", "--amqp-url", Stack.amqpURL, "--database-url", Stack.writerDatabaseURL, "--users", "20", "--devices", "3",
+                    "--events", "200", "--events-per-message", "50", "--preload", "--ready-file", ready, "--timeout", "120",
+                    "--output", output,
+                ])
+                let deadline = ContinuousClock.now + .seconds(120)
+                while !FileManager.default.fileExists(atPath: ready) && loadgen.process.isRunning && ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                #expect(FileManager.default.fileExists(atPath: ready), "loadgen says when every change event is on the queue")
+                try await Services.control("start", ["fanout"])
+                if !FileManager.default.fileExists(atPath: ready) { loadgen.process.terminate() }
+                let status = await loadgen.exitStatus()
+
+                #expect(status == 0, "every push job arrived")
+                let report = try JSONDecoder().decode(FanoutReport.self, from: Data(contentsOf: URL(fileURLWithPath: "\(output)/report.json")))
+                #expect(report.settings["preload"] == "true")
+                #expect(report.figures.first { $0.name == "push jobs" }?.value == 600, "200 events to users of 3 devices make 600 jobs")
+                let fanoutCPU = report.cpu.shares.first { $0.process == "fanout" }?.cpuMilliseconds ?? 0
+                #expect(fanoutCPU > 0, "the worker started after the preload is counted in the CPU figures")
             }
         }
     }

@@ -18,6 +18,11 @@ struct FanoutBenchCommand: AsyncParsableCommand {
             itself. Stop push-dispatch first (deploy/local/services.sh stop push-dispatch) so that this \
             command is push.apns's only consumer; start it again afterwards. Reports push jobs/s from the \
             first job to the last, and the whole run's time.
+
+            With --preload the fanout worker must be stopped too: every change event is on fanout.changes \
+            before it starts, so the worker does not share the machine with the publishing. Once they are, \
+            the command says so (and creates --ready-file); start the worker then \
+            (deploy/local/services.sh start fanout). CPU is counted from that point on.
             """
     )
 
@@ -33,6 +38,10 @@ struct FanoutBenchCommand: AsyncParsableCommand {
     var events = 100_000
     @Option(help: "Change events per AMQP message (as storage batches them).")
     var eventsPerMessage = 100
+    @Flag(help: "Put every change event on fanout.changes before the fanout worker runs (stop it first, start it when told).")
+    var preload = false
+    @Option(help: "With --preload: a file to create once every change event is on the queue, for scripts that then start the worker.")
+    var readyFile: String?
     @Option(help: "Seconds to wait for the last push job.")
     var timeout = 300
     @Option(help: "Directory for report.json and report.md. (default: .local/loadgen/fanout-<time>)")
@@ -42,6 +51,9 @@ struct FanoutBenchCommand: AsyncParsableCommand {
     func validate() throws {
         guard (1...1_000_000).contains(events), users >= 1, devices >= 1, users * devices <= 1_000_000 else {
             throw ValidationError("--events at most 1,000,000 and --users x --devices at most 1,000,000")
+        }
+        if readyFile != nil && !preload {
+            throw ValidationError("--ready-file needs --preload")
         }
     }
 
@@ -80,11 +92,22 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         let publisher = AMQPPublisher(configuration: amqp, topology: .workQueue(QueueNames.fanoutChanges), logger: logger)
         publisher.startIfNeeded()
         guard await publisher.waitUntilConnected(timeout: .seconds(10)) else { throw ValidationError("cannot connect to the broker") }
-        let cpuBefore = ProcessCPU.snapshot(of: stack)
-        let started = ContinuousClock.now
+        var cpuBefore = ProcessCPU.snapshot(of: stack)
+        var started = ContinuousClock.now
         try await publishEvents(publisher, appId: appId, devicesVersions: devicesVersions)
         let published = ContinuousClock.now - started
         FileHandle.standardError.write(Data("published \(events) change events in \(published)\n".utf8))
+        if preload {
+            guard await counter.count == 0 else { throw Self.workerRanDuringPreload }
+            cpuBefore = ProcessCPU.snapshot(of: stack)
+            started = ContinuousClock.now
+            if let readyFile {
+                guard FileManager.default.createFile(atPath: readyFile, contents: Data()) else {
+                    throw ValidationError("cannot create --ready-file \(readyFile)")
+                }
+            }
+            FileHandle.standardError.write(Data("preloaded; start the fanout worker now (deploy/local/services.sh start fanout)\n".utf8))
+        }
         let expected = events * devices
         let reached = await counter.wait(for: expected, timeout: .seconds(timeout))
         let total = ContinuousClock.now - started
@@ -96,19 +119,28 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         guard reached, let first = await counter.first, let last = await counter.last else {
             throw ValidationError("only \(jobs) of \(expected) push jobs arrived within \(timeout) s (is push-dispatch stopped? is fanout running?)")
         }
+        if preload && first < started { throw Self.workerRanDuringPreload }
         func seconds(_ duration: Duration) -> Double { Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
         let report = BenchmarkReport(
             mode: "fanout", date: Date(),
-            settings: ["users": "\(users)", "devices": "\(devices)", "events": "\(events)", "eventsPerMessage": "\(eventsPerMessage)"],
+            settings: [
+                "users": "\(users)", "devices": "\(devices)", "events": "\(events)", "eventsPerMessage": "\(eventsPerMessage)",
+                "preload": "\(preload)",
+            ],
             figures: [
                 .init(name: "push jobs out of fanout (first to last job)", value: Double(jobs) / max(seconds(last - first), 0.001), unit: "jobs/s"),
                 .init(name: "change events in (publish with confirms)", value: Double(events) / max(seconds(published), 0.001), unit: "events/s"),
-                .init(name: "whole run, first event published to last job", value: seconds(total), unit: "s"),
+                .init(
+                    name: preload ? "whole run, preloaded to last job (includes the worker's start)" : "whole run, first event published to last job",
+                    value: seconds(total), unit: "s"),
                 .init(name: "push jobs", value: Double(jobs), unit: ""),
             ],
             cpu: ProcessCPU.usage(from: cpuBefore, to: cpuAfter, units: jobs, unit: "push job"))
         try report.write(to: output ?? BenchmarkReport.defaultOutput("fanout"))
     }
+
+    private static let workerRanDuringPreload = ValidationError(
+        "push jobs arrived while the change events were preloading: stop the fanout worker before a --preload run (deploy/local/services.sh stop fanout)")
 
     /// The app and its users' subscriptions, straight into PostgreSQL (what storage would have written).
     private func seed(_ database: PostgresClient, appId: String, logger: Logger) async throws {

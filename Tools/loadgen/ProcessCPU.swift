@@ -8,6 +8,8 @@ enum ProcessCPU {
     struct Snapshot: Sendable {
         let taken: ContinuousClock.Instant
         let milliseconds: [String: Double]
+        /// The pid each process had, to tell a process started since an earlier snapshot.
+        let pids: [String: Int]
     }
 
     /// One process's share of a measured phase.
@@ -46,25 +48,32 @@ enum ProcessCPU {
     /// Reads every process of the stack in `stack`'s state directory.
     static func snapshot(of stack: StackStateOption) -> Snapshot {
         var milliseconds: [String: Double] = [:]
+        var pids: [String: Int] = [:]
         for (name, pid) in stack.services {
-            if let pid { milliseconds[name] = cpuMilliseconds(pid) }
+            if let pid, let used = cpuMilliseconds(pid) {
+                milliseconds[name] = used
+                pids[name] = pid
+            }
         }
         let children = childrenByParent()
         for (process, pidFile) in [("rabbitmq", "\(stack.stateDir)/rabbitmq/rabbitmq.pid"), ("postgres", "\(stack.stateDir)/postgres/data/postmaster.pid")] {
             guard let pid = StackStateOption.pid(inFile: pidFile), let own = cpuMilliseconds(pid, withExitedChildren: true) else { continue }
             milliseconds[process] = own + (children[pid] ?? []).compactMap { cpuMilliseconds($0) }.reduce(0, +)
+            pids[process] = pid
         }
         milliseconds["loadgen"] = cpuMilliseconds(Int(getpid()))
-        return Snapshot(taken: .now, milliseconds: milliseconds)
+        pids["loadgen"] = Int(getpid())
+        return Snapshot(taken: .now, milliseconds: milliseconds, pids: pids)
     }
 
-    /// What each process used between `start` and `end`, per unit (processes gone since `start` are left out).
+    /// What each process used between `start` and `end`, per unit. A process started in between (not running at
+    /// `start`, or under another pid) counts with all its CPU; processes gone by `end` are left out.
     static func usage(from start: Snapshot, to end: Snapshot, units: Int, unit: String) -> Usage {
         let elapsed = end.taken - start.taken
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let shares = end.milliseconds.compactMap { process, after -> Share? in
-            guard let before = start.milliseconds[process] else { return nil }
-            let used = max(after - before, 0)
+            let startedSince = start.pids[process] != end.pids[process]
+            let used = startedSince ? after : max(after - (start.milliseconds[process] ?? 0), 0)
             return Share(process: process, cpuMilliseconds: used, microsecondsPerUnit: used * 1000 / Double(max(units, 1)))
         }
         return Usage(unit: unit, units: units, seconds: seconds, shares: shares.sorted { $0.process < $1.process })

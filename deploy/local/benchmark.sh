@@ -11,7 +11,7 @@ if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
     sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
     cat <<USAGE
 Sizes (environment, defaults in brackets): BENCH_SUSTAINED_COUNT [60000], BENCH_LATENCY_RATE [1000],
-BENCH_LATENCY_COUNT [20000], BENCH_FANOUT_EVENTS [100000], BENCH_BROADCAST_DEVICES [100000],
+BENCH_LATENCY_COUNT [20000], BENCH_FANOUT_EVENTS [300000], BENCH_BROADCAST_DEVICES [100000],
 BENCH_BROKER_MESSAGES [200000], BENCH_MICRO_SECONDS [2].
 BENCH_KEEP_STATE=1 keeps the broker's and database's data from the last run instead of starting empty.
 USAGE
@@ -81,10 +81,19 @@ echo "== latency at ${BENCH_LATENCY_RATE:-1000}/s"
 "$loadgen" http "${common[@]}" --users 1000 --devices 3 --count "${BENCH_LATENCY_COUNT:-20000}" --rate "${BENCH_LATENCY_RATE:-1000}" \
     --concurrency 64 --duration-limit 120 --drain-timeout 120 --output "$out/latency" || true
 settle
-echo "== fan-out worker alone (push-dispatch stopped)"
-"$here/services.sh" stop push-dispatch
+echo "== fan-out worker alone (push-dispatch stopped; change events preloaded, then fanout started)"
+"$here/services.sh" stop push-dispatch fanout
+ready="$out/fanout-preloaded"
 "$loadgen" fanout --amqp-url "$NOTIFY_AMQP_URL" --database-url "$NOTIFY_WRITER_DATABASE_URL" --users 10000 --devices 3 \
-    --events "${BENCH_FANOUT_EVENTS:-100000}" --timeout 300 --output "$out/fanout" || true
+    --events "${BENCH_FANOUT_EVENTS:-300000}" --preload --ready-file "$ready" --timeout 300 --output "$out/fanout" &
+fanout_bench=$!
+for _ in $(seq 1200); do
+    if [ -f "$ready" ] || ! kill -0 "$fanout_bench" 2>/dev/null; then break; fi
+    sleep 0.5
+done
+"$here/services.sh" start fanout
+wait "$fanout_bench" || true
+rm -f "$ready"
 "$here/services.sh" start push-dispatch
 settle
 echo "== broadcast"

@@ -28,8 +28,16 @@ started=$(date +%s)
 "$here/install-deps.sh"
 cd "$NOTIFY_ROOT"
 echo "== building (debug, with tests)"
-swift build --build-tests 2>&1 | grep -E "error|warning: |Build complete" | grep -v "distributed" || true
-[ -x "$NOTIFY_BIN_DIR/ingest" ] || { swift build --build-tests; exit 1; }
+# Only errors, warnings and the result are shown; a failed build stops here (binaries an earlier
+# build left behind would otherwise be tested).
+build_log="$(mktemp)"
+if ! swift build --build-tests >"$build_log" 2>&1; then
+    cat "$build_log" >&2
+    rm -f "$build_log"
+    notify_die "the build failed"
+fi
+grep -E "error|warning: |Build complete" "$build_log" | grep -v "distributed" || true
+rm -f "$build_log"
 
 cleanup() {
     "$here/services.sh" stop || true

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -15,6 +16,10 @@ amqp_rpc_reply_t notify_amqp_login_plain(amqp_connection_state_t state,
                                          const char *password) {
     return amqp_login(state, vhost, channel_max, frame_max, heartbeat,
                       AMQP_SASL_METHOD_PLAIN, user, password);
+}
+
+void notify_thread_set_name(const char *name) {
+    prctl(PR_SET_NAME, name, 0, 0, 0);
 }
 
 int notify_wakeup_create(void) {

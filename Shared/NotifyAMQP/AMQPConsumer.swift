@@ -96,7 +96,7 @@ public final class AMQPConsumer: Service, Sendable {
     public var isConnected: Bool { shared.withLock { $0.connected } }
 
     public func run() async throws {
-        thread.start(name: "amqp-consumer-\(queue)") { [self] in threadMain() }
+        thread.start(name: "amqp-in:\(queue)") { [self] in threadMain() }
         // Cancellation (e.g. a ServiceGroup cancelling all services after one failed) stops the consumer
         // like a graceful shutdown; `buffer.next` alone would wait forever.
         await withTaskCancellationHandler {

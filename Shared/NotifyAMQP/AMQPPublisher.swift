@@ -81,7 +81,7 @@ public final class AMQPPublisher: Service, Sendable {
             return !state.started
         }
         if first {
-            thread.start(name: "amqp-publisher") { [self] in threadMain() }
+            thread.start(name: "amqp-out") { [self] in threadMain() }
         }
     }
 

@@ -18,9 +18,12 @@ final class ConnectionThread: Sendable {
         notify_wakeup_close(wakeupDescriptor)
     }
 
-    /// Starts `body` on a new thread.
+    /// Starts `body` on a new thread named `name` as the OS shows it (`top -H`, `perf`; cut to 15 bytes).
     func start(name: String, _ body: @escaping @Sendable () -> Void) {
         let thread = Thread { [self] in
+            // Foundation keeps `Thread.name` to itself on Linux; without this the thread shows the name of
+            // whichever thread started it (a concurrency pool thread).
+            notify_thread_set_name(name)
             body()
             finished.complete()
         }

@@ -25,6 +25,7 @@ extension AMQPBrokerTests {
         let expected = (0..<1000).map { "message-\($0)" }
         try await withQueues([queue, "\(queue).dead"]) {
             try await withPublisher(topology: topology) { publisher in
+                #expect(Self.threadNames().contains("amqp-out"), "the publisher's thread is named")
                 // Half one confirmed batch after the other, half as concurrent batches sharing the channel.
                 try await publish(Array(expected[0..<500]), to: queue, with: publisher, batchSize: 100)
                 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -39,6 +40,7 @@ extension AMQPBrokerTests {
             let consumer = try makeConsumer(queue: queue, topology: topology, options: .init(prefetch: 200, maximumBatch: 200), log: log)
             try await withServices([consumer]) {
                 #expect(await eventually(.seconds(30)) { log.count >= expected.count }, "only \(log.count) of \(expected.count) arrived")
+                #expect(Self.threadNames().contains(String("amqp-in:\(queue)".prefix(15))), "the consumer's thread is named after its queue")
                 // Anything delivered a second time would show up now.
                 try await Task.sleep(for: .milliseconds(500))
             }
@@ -64,6 +66,16 @@ extension AMQPBrokerTests {
             #expect(leftovers.isEmpty, "a fresh consumer got \(leftovers.count) messages")
             #expect(try await TestBroker.waitForMessageCount(queue, 0) == 0)
         }
+    }
+}
+
+extension AMQPBrokerTests {
+    /// The names the OS shows for this process's threads (`/proc/self/task/*/comm`).
+    static func threadNames() -> Set<String> {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return Set(tasks.compactMap { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        })
     }
 }
 

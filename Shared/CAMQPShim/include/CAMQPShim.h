@@ -22,6 +22,9 @@ void notify_wakeup_signal(int wakeup_fd);
 void notify_wakeup_drain(int wakeup_fd);
 void notify_wakeup_close(int wakeup_fd);
 
+/// Names the calling thread as the OS shows it (`top -H`, perf); the kernel keeps the first 15 bytes.
+void notify_thread_set_name(const char *name);
+
 /// Waits until `socket_fd` or `wakeup_fd` is readable, or `timeout_ms` passes.
 /// Returns a bit set: 1 = socket readable, 2 = woken, 0 = timeout, -1 = error.
 int notify_wait_readable(int socket_fd, int wakeup_fd, int timeout_ms);

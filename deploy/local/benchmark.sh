@@ -110,9 +110,9 @@ echo "== sustained over AMQP (notify.ingest)"
         [ -f "$out/$part/report.md" ] && { echo; cat "$out/$part/report.md"; }
     done
     if [ -f "$out/broker/report.json" ] && [ -f "$out/sustained/report.json" ]; then
-        ceiling=$(jq '.figures[] | select(.name == "publish and consume at once") | .value' "$out/broker/report.json")
-        accepted=$(jq '.acceptedPerSecond' "$out/sustained/report.json")
-        delivered=$(jq '.deliveredPerSecond // 0' "$out/sustained/report.json")
+        ceiling=$(jq '.figures[] | select(.name == "publish and consume at once") | .value | round' "$out/broker/report.json")
+        accepted=$(jq '.acceptedPerSecond | round' "$out/sustained/report.json")
+        delivered=$(jq '.deliveredPerSecond // 0 | round' "$out/sustained/report.json")
         echo
         echo "### Ratios to the broker's ceiling (publish and consume at once: ${ceiling} msg/s)"
         echo
@@ -121,7 +121,7 @@ echo "== sustained over AMQP (notify.ingest)"
         echo "| notifications accepted/s (sustained) | ${accepted} | $(jq -n "$accepted / $ceiling * 1000 | round / 1000") |"
         echo "| pushes delivered/s (sustained) | ${delivered} | $(jq -n "$delivered / $ceiling * 1000 | round / 1000") |"
         if [ -f "$out/fanout/report.json" ]; then
-            jobs=$(jq '.figures[0].value' "$out/fanout/report.json")
+            jobs=$(jq '.figures[0].value | round' "$out/fanout/report.json")
             echo "| push jobs/s out of fanout alone | ${jobs} | $(jq -n "$jobs / $ceiling * 1000 | round / 1000") |"
         fi
     fi

@@ -2,9 +2,9 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <sys/prctl.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 amqp_rpc_reply_t notify_amqp_login_plain(amqp_connection_state_t state,

@@ -63,6 +63,17 @@ extension EndToEndTests {
             }
         }
 
+        /// Messages ready in `queue`, as the broker counts them (`rabbitmqctl list_queues`).
+        private static func readyMessages(in queue: String) async throws -> Int? {
+            let result = try await Scripts.run("rabbitmqctl.sh", ["list_queues", "-q", "-p", Broker.virtualHost, "name", "messages_ready"])
+            guard result.status == 0 else { throw TestFailure("rabbitmqctl list_queues failed (\(result.status)): \(result.output)") }
+            for line in result.output.split(separator: "\n") {
+                let fields = line.split(whereSeparator: \.isWhitespace)
+                if fields.count == 2, fields[0] == queue { return Int(fields[1]) }
+            }
+            return nil
+        }
+
         private static func temporaryOutput() -> String {
             FileManager.default.temporaryDirectory.appendingPathComponent("loadgen-\(uniqueSuffix())").path
         }
@@ -115,6 +126,13 @@ extension EndToEndTests {
                     try await Task.sleep(for: .milliseconds(100))
                 }
                 #expect(FileManager.default.fileExists(atPath: ready), "loadgen says when every change event is on the queue")
+                // The broker publishes its queue counts every few seconds: wait for them to show the preload.
+                var waiting = try await Self.readyMessages(in: "fanout.changes")
+                while waiting != 4 && ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(500))
+                    waiting = try await Self.readyMessages(in: "fanout.changes")
+                }
+                #expect(waiting == 4, "the 200 events wait on the queue, 50 to a message (the broker counts \(waiting.map(String.init) ?? "none"))")
                 try await Services.control("start", ["fanout"])
                 if !FileManager.default.fileExists(atPath: ready) { loadgen.process.terminate() }
                 let status = await loadgen.exitStatus()

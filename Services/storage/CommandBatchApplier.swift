@@ -10,8 +10,15 @@ import PostgresNIO
 /// together with the JSON of the events it produced (an outbox). A command that was applied before is not
 /// applied again; its stored events are emitted again instead, because the earlier attempt may have
 /// committed and then died before the events reached the broker. Re-emitted events are harmless:
-/// pushes carry deterministic ids and collapse ids. If another transaction records one of the same
-/// commands first, this one rolls back with `ConcurrentApplication` and is retried.
+/// pushes carry deterministic ids and collapse ids.
+///
+/// Redeliveries are rare (a crash between commit and ack), so a batch is first applied without looking
+/// for earlier applications: four round trips (the writes, the badges, the record, the commit) after BEGIN.
+/// If the record then finds one of the commands applied before, that transaction rolls back and the
+/// batch is applied again, this time reading the earlier records first. (Applying a command again cannot
+/// fail where its first application succeeded: every write is an upsert or skips what is already so.)
+/// If another transaction records one of the same commands at the same time, the second attempt rolls
+/// back with `ConcurrentApplication` and is retried.
 struct CommandBatchApplier: Sendable {
     let client: PostgresClient
     let logger: Logger
@@ -21,30 +28,38 @@ struct CommandBatchApplier: Sendable {
         var description: String { "another transaction applied the same command first" }
     }
 
+    /// The first attempt met a command applied before: the batch is applied again with the earlier records read.
+    private struct AppliedBefore: Error {}
+
     /// The JSON objects of the change events to emit, in command order.
     func apply(_ commands: [StorageCommand]) async throws -> [String] {
-        try await client.withTransaction(logger: logger) { connection in
-            try await apply(commands, on: connection)
-        }
-    }
-
-    private func apply(_ commands: [StorageCommand], on connection: PostgresConnection) async throws -> [String] {
         // A command sent twice (e.g. a publisher's retry) may arrive twice in one batch: it counts once.
         var seen = Set<UUID>()
         let commands = commands.filter { seen.insert($0.commandId).inserted }
-        let ids = commands.map(\.commandId)
-        var applied = Set<UUID>()
-        var eventsByCommand: [UUID: String] = [:]
-        let earlier = try await connection.query(
-            "SELECT command_id, events FROM applied_commands WHERE command_id = ANY(\(ArrayParameter(ids))::uuid[])", logger: logger)
-        for try await (id, events) in earlier.decode((UUID, String?).self) {
-            applied.insert(id)
-            eventsByCommand[id] = events
+        do {
+            return try await client.withTransaction(logger: logger) { connection in
+                try await apply(commands, earlier: nil, on: connection)
+            }
+        } catch let error as PostgresTransactionError where error.closureError is AppliedBefore {
+            return try await client.withTransaction(logger: logger) { connection in
+                try await apply(commands, earlier: try await earlierEvents(of: commands.map(\.commandId), on: connection), on: connection)
+            }
         }
-        if !applied.isEmpty {
-            logger.debug("redelivered commands; emitting their events again", metadata: ["count": "\(applied.count)"])
-        }
+    }
 
+    /// The commands of `ids` applied before, with the JSON of their events ("" for none).
+    private func earlierEvents(of ids: [UUID], on connection: PostgresConnection) async throws -> [UUID: String] {
+        var events: [UUID: String] = [:]
+        let rows = try await connection.query(
+            "SELECT command_id, events FROM applied_commands WHERE command_id = ANY(\(ArrayParameter(ids))::uuid[])", logger: logger)
+        for try await (id, json) in rows.decode((UUID, String?).self) { events[id] = json ?? "" }
+        logger.debug("redelivered commands; emitting their events again", metadata: ["count": "\(events.count)"])
+        return events
+    }
+
+    /// `earlier`: the commands applied before and their events, or nil on a first attempt, which assumes none.
+    private func apply(_ commands: [StorageCommand], earlier: [UUID: String]?, on connection: PostgresConnection) async throws -> [String] {
+        let fresh = commands.filter { earlier?[$0.commandId] == nil }
         let writer = NotificationChangeWriter(connection: connection, logger: logger)
         var produced: [NotificationChangeWriter.Produced] = []
         var segment: [(commandId: UUID, effect: NotificationChangeWriter.Effect)] = []
@@ -54,7 +69,7 @@ struct CommandBatchApplier: Sendable {
             segment = []
             touched = []
         }
-        for command in commands where !applied.contains(command.commandId) {
+        for command in fresh {
             let effect: NotificationChangeWriter.Effect
             switch command.action {
             case .publishNotification(let notification):
@@ -83,36 +98,42 @@ struct CommandBatchApplier: Sendable {
         try await flush()
 
         try await fillUserStates(&produced, on: connection)
+        var eventsByCommand = earlier ?? [:]
         for item in produced where !item.events.isEmpty {
             eventsByCommand[item.commandId] = item.events.encodedJSONObjects()
         }
-        let freshIds = ids.filter { !applied.contains($0) }
-        if !freshIds.isEmpty {
-            // "" stands for a command without events (PostgresNIO binds no NULL inside an array).
-            let outbox = freshIds.map { eventsByCommand[$0] ?? "" }
-            let recorded = try await connection.query(
-                """
-                INSERT INTO applied_commands (command_id, applied_at, events)
-                SELECT id, now(), NULLIF(events, '') FROM unnest(\(ArrayParameter(freshIds))::uuid[], \(ArrayParameter(outbox))::text[]) AS t(id, events)
-                ON CONFLICT (command_id) DO NOTHING
-                RETURNING command_id
-                """, logger: logger)
-            var recordedCount = 0
-            for try await _ in recorded.decode(UUID.self) { recordedCount += 1 }
-            guard recordedCount == freshIds.count else { throw ConcurrentApplication() }
+        if !fresh.isEmpty {
+            let recorded = try await record(fresh, events: eventsByCommand, on: connection)
+            if recorded < fresh.count { throw earlier == nil ? AppliedBefore() : ConcurrentApplication() }
         }
-        try await announce(commands.filter { !applied.contains($0.commandId) && $0.isAnnouncedWhenApplied }, on: connection)
-        return ids.compactMap { eventsByCommand[$0] }
+        return commands.compactMap { eventsByCommand[$0.commandId].flatMap { $0.isEmpty ? nil : $0 } }
     }
 
-    /// Tells the senders waiting for these commands (ingest's `AppliedCommandWatch`) that they are applied:
-    /// PostgreSQL delivers the notification when this transaction commits, so what they read next shows it.
-    private func announce(_ commands: [StorageCommand], on connection: PostgresConnection) async throws {
-        // A payload holds at most 8,000 bytes: 200 ids of 37.
-        for start in stride(from: 0, to: commands.count, by: 200) {
-            let ids = commands[start..<min(start + 200, commands.count)].map(\.commandId.lowercasedString).joined(separator: ",")
-            try await connection.query("SELECT pg_notify(\(StorageCommand.appliedChannel), \(ids))", logger: logger)
-        }
+    /// Records the commands with their events (the outbox) and tells the senders waiting for some of them
+    /// (ingest's `AppliedCommandWatch`) that they are applied: PostgreSQL delivers the notification when this
+    /// transaction commits, so what they read next shows it. One statement; returns how many were recorded
+    /// (fewer than `commands` when some were applied before).
+    private func record(_ commands: [StorageCommand], events: [UUID: String], on connection: PostgresConnection) async throws -> Int {
+        let ids = commands.map(\.commandId)
+        // "" stands for a command without events (PostgresNIO binds no NULL inside an array).
+        let outbox = ids.map { events[$0] ?? "" }
+        // A notification's payload holds at most 8,000 bytes: 200 ids of 37.
+        let announced = commands.filter(\.isAnnouncedWhenApplied).map(\.commandId.lowercasedString)
+        let payloads = stride(from: 0, to: announced.count, by: 200).map { announced[$0..<min($0 + 200, announced.count)].joined(separator: ",") }
+        let rows = try await connection.query(
+            """
+            WITH recorded AS (
+                INSERT INTO applied_commands (command_id, applied_at, events)
+                SELECT id, now(), NULLIF(events, '') FROM unnest(\(ArrayParameter(ids))::uuid[], \(ArrayParameter(outbox))::text[]) AS t(id, events)
+                ON CONFLICT (command_id) DO NOTHING
+                RETURNING 1
+            ),
+            announced AS (SELECT pg_notify(\(StorageCommand.appliedChannel), payload) FROM unnest(\(ArrayParameter(payloads))::text[]) AS p(payload))
+            SELECT (SELECT count(*) FROM recorded), (SELECT count(*) FROM announced)
+            """, logger: logger)
+        var recorded = 0
+        for try await (count, _) in rows.decode((Int64, Int64).self) { recorded = Int(count) }
+        return recorded
     }
 
     /// Every event carries its user's unread count (the badge) and devices version as of the whole batch applied.

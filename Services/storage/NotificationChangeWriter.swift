@@ -5,7 +5,8 @@ import NotifyModels
 import PostgresNIO
 
 /// Writes changes to notifications (publish or replace, state change, delete, expire) with each user's
-/// next sequence numbers, the rows of the `changes` log, and the change events to emit.
+/// next sequence numbers, the rows of the `changes` log, and the change events to emit: one statement
+/// (one round trip) for each kind of change in a segment.
 ///
 /// Callers hand over *segments* in which every notification appears at most once, so the multi-row
 /// statements below never touch a row twice and the effects land in command order.
@@ -34,45 +35,36 @@ struct NotificationChangeWriter {
             case .change(let change): changes.append((commandId, change))
             }
         }
-        let applicable = try await applicableChanges(changes)
-        let users = publishes.map { UserKey(appId: $0.notification.appId, userId: $0.notification.userId) }
-            + applicable.map { UserKey(appId: $0.change.appId, userId: $0.change.userId) }
-        let sequences = try await SequenceAllocator(logger: logger).allocate(for: users, on: connection)
-        var produced = try await writePublishes(publishes, sequences: Array(sequences.prefix(publishes.count)))
-        produced += try await writeStateChanges(applicable, sequences: Array(sequences.dropFirst(publishes.count)))
-        return produced
+        return try await writePublishes(publishes) + writeStateChanges(changes)
     }
 
     /// Expires up to `limit` active notifications whose expiration passed.
     func expireDue(by dueBy: Date, commandId: UUID, limit: Int = 1000) async throws -> [Produced] {
         let rows = try await connection.query(
             """
-            SELECT notification_id, app_id, user_id FROM notifications
-            WHERE status = 'active' AND expires_at <= \(dueBy)
-            ORDER BY expires_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
-            """, logger: logger)
-        var due: [(id: UUID, user: UserKey)] = []
-        for try await (id, appId, userId) in rows.decode((UUID, String, String).self) {
-            due.append((id, UserKey(appId: appId, userId: userId)))
-        }
-        guard !due.isEmpty else { return [] }
-        let sequences = try await SequenceAllocator(logger: logger).allocate(for: due.map(\.user), on: connection)
-        let ids = due.map(\.id)
-        let updated = try await connection.query(
-            """
-            UPDATE notifications AS n SET status = 'expired', sequence = v.seq, updated_at = \(dueBy)
-            FROM unnest(\(ArrayParameter(ids))::uuid[], \(ArrayParameter(sequences))::int8[]) AS v(id, seq)
-            WHERE n.notification_id = v.id
-            RETURNING n.notification_id, n.app_id, n.user_id, n.sequence, n.read_state, n.user_action_state
+            WITH due AS (
+                SELECT notification_id AS id, app_id AS app, user_id AS usr FROM notifications
+                WHERE status = 'active' AND expires_at <= \(dueBy)
+                ORDER BY expires_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
+            ),
+            expiring AS (SELECT due.*, row_number() OVER () AS ord, \(dueBy)::timestamptz AS at FROM due),
+            \(unescaped: ChangeSequencing.numbering(from: "expiring")),
+            updated AS (
+                UPDATE notifications AS n SET status = 'expired', sequence = v.seq, updated_at = v.at
+                FROM numbered v WHERE n.notification_id = v.id
+                RETURNING n.notification_id, n.app_id, n.user_id, n.sequence, n.read_state, n.user_action_state
+            ),
+            \(unescaped: ChangeSequencing.logging(from: "numbered", kind: ChangeSequencing.literal(.expired)))
+            SELECT * FROM updated
             """, logger: logger)
         var events: [ChangeEvent] = []
-        for try await (id, appId, userId, sequence, readState, actionState) in updated.decode((UUID, String, String, Int64, String, String).self) {
+        for try await (id, appId, userId, sequence, readState, actionState) in rows.decode((UUID, String, String, Int64, String, String).self) {
             events.append(ChangeEvent(
                 appId: appId, userId: userId, sequence: sequence, kind: .expired, notificationId: id, content: nil,
                 readState: ReadState(rawValue: readState) ?? .unread, userActionState: UserActionState(rawValue: actionState) ?? .noInteraction,
                 originSubscriptionId: nil, unreadCount: 0, changedAt: dueBy))
         }
-        try await logChanges(events)
+        guard !events.isEmpty else { return [] }
         logger.info("expired notifications", metadata: ["count": "\(events.count)"])
         return [Produced(commandId: commandId, events: events)]
     }
@@ -98,7 +90,8 @@ struct NotificationChangeWriter {
 
     // MARK: Publish
 
-    private func writePublishes(_ publishes: [(commandId: UUID, notification: PublishedNotification)], sequences: [Int64]) async throws -> [Produced] {
+    /// Stores (or replaces) the notifications with their sequence numbers and change-log rows, in one statement.
+    private func writePublishes(_ publishes: [(commandId: UUID, notification: PublishedNotification)]) async throws -> [Produced] {
         guard !publishes.isEmpty else { return [] }
         var ids: [UUID] = [], appIds: [String] = [], userIds: [String] = [], appNotificationIds: [String] = []
         var contents: [String] = [], receivedAts: [Date] = [], expirations: [Date] = []
@@ -111,106 +104,105 @@ struct NotificationChangeWriter {
             receivedAts.append(notification.receivedAt)
             expirations.append(notification.content.expirationDateTime)
         }
-        var created = Set<UUID>()
-        let upserted = try await connection.query(
+        let rows = try await connection.query(
             """
-            INSERT INTO notifications (notification_id, app_id, user_id, app_notification_id, content, sequence, created_at, updated_at, expires_at)
-            SELECT id, app, usr, NULLIF(anid, ''), content::jsonb, seq, received, received, expires
-            FROM unnest(\(ArrayParameter(ids))::uuid[], \(ArrayParameter(appIds))::text[], \(ArrayParameter(userIds))::text[], \(ArrayParameter(appNotificationIds))::text[],
-                        \(ArrayParameter(contents))::text[], \(ArrayParameter(sequences))::int8[], \(ArrayParameter(receivedAts))::timestamptz[], \(ArrayParameter(expirations))::timestamptz[])
-                 AS t(id, app, usr, anid, content, seq, received, expires)
-            ON CONFLICT (notification_id) DO UPDATE SET
-                content = EXCLUDED.content, sequence = EXCLUDED.sequence, updated_at = EXCLUDED.updated_at,
-                expires_at = EXCLUDED.expires_at, status = 'active', read_state = 'unread', user_action_state = 'noInteraction'
-            RETURNING notification_id, (xmax = 0)
+            WITH input AS (
+                SELECT * FROM unnest(\(ArrayParameter(ids))::uuid[], \(ArrayParameter(appIds))::text[], \(ArrayParameter(userIds))::text[],
+                                     \(ArrayParameter(appNotificationIds))::text[], \(ArrayParameter(contents))::text[],
+                                     \(ArrayParameter(receivedAts))::timestamptz[], \(ArrayParameter(expirations))::timestamptz[])
+                     WITH ORDINALITY AS t(id, app, usr, anid, content, at, expires, ord)
+            ),
+            \(unescaped: ChangeSequencing.numbering(from: "input")),
+            stored AS (
+                INSERT INTO notifications (notification_id, app_id, user_id, app_notification_id, content, sequence, created_at, updated_at, expires_at)
+                SELECT id, app, usr, NULLIF(anid, ''), content::jsonb, seq, at, at, expires FROM numbered
+                ON CONFLICT (notification_id) DO UPDATE SET
+                    content = EXCLUDED.content, sequence = EXCLUDED.sequence, updated_at = EXCLUDED.updated_at,
+                    expires_at = EXCLUDED.expires_at, status = 'active', read_state = 'unread', user_action_state = 'noInteraction'
+                RETURNING notification_id, (xmax = 0) AS created
+            ),
+            published AS (SELECT numbered.*, stored.created FROM numbered JOIN stored ON stored.notification_id = numbered.id),
+            \(unescaped: ChangeSequencing.logging(
+                from: "published", kind: "CASE WHEN created THEN \(ChangeSequencing.literal(.created)) ELSE \(ChangeSequencing.literal(.updated)) END"))
+            SELECT ord, seq, created FROM published
             """, logger: logger)
-        for try await (id, isNew) in upserted.decode((UUID, Bool).self) where isNew { created.insert(id) }
-
+        var stored = [(sequence: Int64, created: Bool)?](repeating: nil, count: publishes.count)
+        for try await (ord, sequence, created) in rows.decode((Int64, Int64, Bool).self) {
+            stored[Int(ord) - 1] = (sequence, created)
+        }
         var produced: [Produced] = []
         produced.reserveCapacity(publishes.count)
         for (index, (commandId, notification)) in publishes.enumerated() {
+            guard let (sequence, created) = stored[index] else { throw MissingRow(notificationId: notification.notificationId) }
             produced.append(Produced(commandId: commandId, events: [ChangeEvent(
-                appId: notification.appId, userId: notification.userId, sequence: sequences[index],
-                kind: created.contains(notification.notificationId) ? .created : .updated,
+                appId: notification.appId, userId: notification.userId, sequence: sequence,
+                kind: created ? .created : .updated,
                 notificationId: notification.notificationId, content: notification.content,
                 readState: .unread, userActionState: .noInteraction, originSubscriptionId: nil,
                 unreadCount: 0, changedAt: notification.receivedAt)]))
         }
-        try await logChanges(produced.flatMap(\.events))
         return produced
+    }
+
+    /// A statement did not return the row of a notification it wrote: the statement and this code disagree.
+    struct MissingRow: Error, CustomStringConvertible {
+        var notificationId: UUID
+        var description: String { "the write of notification \(notificationId.lowercasedString) returned no row" }
     }
 
     // MARK: State changes and deletions
 
-    /// The changes whose notification exists, belongs to the user, is still active (locked for this transaction),
-    /// and would change something: setting a state it already has is not a change (so a retried PATCH is harmless).
-    private func applicableChanges(_ changes: [(commandId: UUID, change: NotificationStateChange)]) async throws -> [(commandId: UUID, change: NotificationStateChange)] {
+    /// Applies the changes whose notification exists, belongs to the user, is still active (locked for this
+    /// transaction), and would change something: setting a state it already has is not a change (so a retried
+    /// PATCH is harmless). One statement: lock, filter, number, update, log.
+    private func writeStateChanges(_ changes: [(commandId: UUID, change: NotificationStateChange)]) async throws -> [Produced] {
         guard !changes.isEmpty else { return [] }
         let ids = changes.map(\.change.notificationId)
-        var current: [UUID: (owner: UserKey, readState: String, actionState: String)] = [:]
-        let rows = try await connection.query(
-            """
-            SELECT notification_id, app_id, user_id, read_state, user_action_state FROM notifications
-            WHERE notification_id = ANY(\(ArrayParameter(ids))::uuid[]) AND status = 'active' FOR UPDATE
-            """, logger: logger)
-        for try await (id, appId, userId, readState, actionState) in rows.decode((UUID, String, String, String, String).self) {
-            current[id] = (UserKey(appId: appId, userId: userId), readState, actionState)
-        }
-        return changes.filter { item in
-            let change = item.change
-            guard let now = current[change.notificationId], now.owner == UserKey(appId: change.appId, userId: change.userId) else { return false }
-            return change.delete
-                || (change.readState.map { $0.rawValue != now.readState } ?? false)
-                || (change.userActionState.map { $0.rawValue != now.actionState } ?? false)
-        }
-    }
-
-    private func writeStateChanges(_ changes: [(commandId: UUID, change: NotificationStateChange)], sequences: [Int64]) async throws -> [Produced] {
-        guard !changes.isEmpty else { return [] }
-        let ids = changes.map(\.change.notificationId)
+        let appIds = changes.map(\.change.appId), userIds = changes.map(\.change.userId)
         let readStates = changes.map { $0.change.readState?.rawValue ?? "" }
         let actionStates = changes.map { $0.change.userActionState?.rawValue ?? "" }
         let deletes = changes.map(\.change.delete)
         let times = changes.map(\.change.requestedAt)
-        var states: [UUID: (ReadState, UserActionState)] = [:]
-        let updated = try await connection.query(
+        let rows = try await connection.query(
             """
-            UPDATE notifications AS n SET
-                read_state = COALESCE(NULLIF(v.rs, ''), n.read_state),
-                user_action_state = COALESCE(NULLIF(v.uas, ''), n.user_action_state),
-                status = CASE WHEN v.del THEN 'deleted' ELSE n.status END,
-                sequence = v.seq, updated_at = v.at
-            FROM unnest(\(ArrayParameter(ids))::uuid[], \(ArrayParameter(readStates))::text[], \(ArrayParameter(actionStates))::text[], \(ArrayParameter(deletes))::bool[], \(ArrayParameter(sequences))::int8[], \(ArrayParameter(times))::timestamptz[])
-                 AS v(id, rs, uas, del, seq, at)
-            WHERE n.notification_id = v.id
-            RETURNING n.notification_id, n.read_state, n.user_action_state
+            WITH input AS (
+                SELECT * FROM unnest(\(ArrayParameter(ids))::uuid[], \(ArrayParameter(appIds))::text[], \(ArrayParameter(userIds))::text[],
+                                     \(ArrayParameter(readStates))::text[], \(ArrayParameter(actionStates))::text[],
+                                     \(ArrayParameter(deletes))::bool[], \(ArrayParameter(times))::timestamptz[])
+                     WITH ORDINALITY AS t(id, app, usr, rs, uas, del, at, ord)
+            ),
+            current AS (
+                SELECT n.notification_id, n.read_state, n.user_action_state FROM notifications n JOIN input i ON i.id = n.notification_id
+                WHERE n.app_id = i.app AND n.user_id = i.usr AND n.status = 'active'
+                FOR UPDATE OF n
+            ),
+            applicable AS (
+                SELECT i.* FROM input i JOIN current c ON c.notification_id = i.id
+                WHERE i.del OR (i.rs <> '' AND i.rs <> c.read_state) OR (i.uas <> '' AND i.uas <> c.user_action_state)
+            ),
+            \(unescaped: ChangeSequencing.numbering(from: "applicable")),
+            updated AS (
+                UPDATE notifications AS n SET
+                    read_state = COALESCE(NULLIF(v.rs, ''), n.read_state),
+                    user_action_state = COALESCE(NULLIF(v.uas, ''), n.user_action_state),
+                    status = CASE WHEN v.del THEN 'deleted' ELSE n.status END,
+                    sequence = v.seq, updated_at = v.at
+                FROM numbered v WHERE n.notification_id = v.id
+                RETURNING v.ord, v.seq, n.read_state, n.user_action_state
+            ),
+            \(unescaped: ChangeSequencing.logging(
+                from: "numbered", kind: "CASE WHEN del THEN \(ChangeSequencing.literal(.deleted)) ELSE \(ChangeSequencing.literal(.stateChanged)) END"))
+            SELECT * FROM updated ORDER BY ord
             """, logger: logger)
-        for try await (id, readState, actionState) in updated.decode((UUID, String, String).self) {
-            states[id] = (ReadState(rawValue: readState) ?? .unread, UserActionState(rawValue: actionState) ?? .noInteraction)
-        }
         var produced: [Produced] = []
-        for (index, (commandId, change)) in changes.enumerated() {
-            let state = states[change.notificationId] ?? (.unread, .noInteraction)
+        for try await (ord, sequence, readState, actionState) in rows.decode((Int64, Int64, String, String).self) {
+            let (commandId, change) = changes[Int(ord) - 1]
             produced.append(Produced(commandId: commandId, events: [ChangeEvent(
-                appId: change.appId, userId: change.userId, sequence: sequences[index],
+                appId: change.appId, userId: change.userId, sequence: sequence,
                 kind: change.delete ? .deleted : .stateChanged, notificationId: change.notificationId, content: nil,
-                readState: state.0, userActionState: state.1, originSubscriptionId: change.originSubscriptionId,
-                unreadCount: 0, changedAt: change.requestedAt)]))
+                readState: ReadState(rawValue: readState) ?? .unread, userActionState: UserActionState(rawValue: actionState) ?? .noInteraction,
+                originSubscriptionId: change.originSubscriptionId, unreadCount: 0, changedAt: change.requestedAt)]))
         }
-        try await logChanges(produced.flatMap(\.events))
         return produced
-    }
-
-    // MARK: The change log
-
-    private func logChanges(_ events: [ChangeEvent]) async throws {
-        guard !events.isEmpty else { return }
-        let appIds = events.map(\.appId), userIds = events.map(\.userId), sequences = events.map(\.sequence)
-        let ids = events.map(\.notificationId), kinds = events.map(\.kind.rawValue), times = events.map(\.changedAt)
-        try await connection.query(
-            """
-            INSERT INTO changes (app_id, user_id, sequence, notification_id, kind, changed_at)
-            SELECT * FROM unnest(\(ArrayParameter(appIds))::text[], \(ArrayParameter(userIds))::text[], \(ArrayParameter(sequences))::int8[], \(ArrayParameter(ids))::uuid[], \(ArrayParameter(kinds))::text[], \(ArrayParameter(times))::timestamptz[])
-            """, logger: logger)
     }
 }

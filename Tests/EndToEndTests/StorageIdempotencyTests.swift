@@ -79,6 +79,37 @@ extension EndToEndTests {
             }
         }
 
+        @Test("a message carrying a command applied before and a new one: the new one is applied, the old one not again")
+        func appliedCommandBesideANewOne() async throws {
+            let app = try await TestApp.create()
+            let user = "user-\(uniqueSuffix())"
+            let (first, _) = publishCommand(for: app, userId: user)
+            let (second, _) = publishCommand(for: app, userId: user)
+            try await Broker.withPublisher(try Broker.configuration()) { publisher in
+                try await publisher.publish(try message(first))
+            }
+            try await Database.withClient { client in
+                _ = try await Database.waitForInteger(
+                    "SELECT count(*) FROM changes WHERE app_id = \(app.appId) AND user_id = \(user)", on: client) { $0 > 0 }
+                try await Broker.withPublisher(try Broker.configuration()) { publisher in
+                    try await publisher.publish(AMQPOutboundMessage(
+                        routingKey: QueueNames.storageCommands,
+                        body: try WireCoding.makeEncoder().encode(StorageCommandBatch(commands: [first, second]))))
+                }
+                _ = try await Database.waitForInteger(
+                    "SELECT count(*) FROM changes WHERE app_id = \(app.appId) AND user_id = \(user)", on: client) { $0 > 1 }
+                let sequences = try await Database.integer(
+                    "SELECT max(sequence) FROM changes WHERE app_id = \(app.appId) AND user_id = \(user)", on: client)
+                #expect(sequences == 2, "the user's last sequence: one per command, none for the repeat")
+                let notifications = try await Database.integer(
+                    "SELECT count(*) FROM notifications WHERE app_id = \(app.appId) AND user_id = \(user)", on: client)
+                #expect(notifications == 2, "rows in notifications")
+                let recorded = try await Database.integer(
+                    "SELECT count(*) FROM applied_commands WHERE command_id IN (\(first.commandId), \(second.commandId))", on: client)
+                #expect(recorded == 2, "rows in applied_commands")
+            }
+        }
+
         @Test("a command the database refuses: the rest of its message is applied, the message dead-lettered naming that command")
         func refusedCommandDeadLettersItsMessage() async throws {
             let app = try await TestApp.create()

@@ -120,20 +120,48 @@ struct CommandBatchApplier: Sendable {
         // A notification's payload holds at most 8,000 bytes: 200 ids of 37.
         let announced = commands.filter(\.isAnnouncedWhenApplied).map(\.commandId.lowercasedString)
         let payloads = stride(from: 0, to: announced.count, by: 200).map { announced[$0..<min($0 + 200, announced.count)].joined(separator: ",") }
-        let rows = try await connection.query(
-            """
+        let statement = RecordStatement(
+            ids: ArrayParameter(ids), events: ArrayParameter(outbox), channel: StorageCommand.appliedChannel, payloads: ArrayParameter(payloads))
+        var recorded = 0
+        for try await (count, _) in try await connection.execute(statement, logger: logger) { recorded = Int(count) }
+        return recorded
+    }
+
+    /// Records applied commands and announces some; answers how many were recorded. Prepared once per connection.
+    struct RecordStatement: PostgresPreparedStatement {
+        static let sql = """
             WITH recorded AS (
                 INSERT INTO applied_commands (command_id, applied_at, events)
-                SELECT id, now(), NULLIF(events, '') FROM unnest(\(ArrayParameter(ids))::uuid[], \(ArrayParameter(outbox))::text[]) AS t(id, events)
+                SELECT id, now(), NULLIF(events, '') FROM unnest($1::uuid[], $2::text[]) AS t(id, events)
                 ON CONFLICT (command_id) DO NOTHING
                 RETURNING 1
             ),
-            announced AS (SELECT pg_notify(\(StorageCommand.appliedChannel), payload) FROM unnest(\(ArrayParameter(payloads))::text[]) AS p(payload))
+            announced AS (SELECT pg_notify($3, payload) FROM unnest($4::text[]) AS p(payload))
             SELECT (SELECT count(*) FROM recorded), (SELECT count(*) FROM announced)
-            """, logger: logger)
-        var recorded = 0
-        for try await (count, _) in rows.decode((Int64, Int64).self) { recorded = Int(count) }
-        return recorded
+            """
+
+        /// Commands recorded, notifications sent.
+        typealias Row = (Int64, Int64)
+
+        var ids: ArrayParameter<UUID>
+        /// The JSON objects of each command's events, "" for none.
+        var events: ArrayParameter<String>
+        var channel: String
+        /// Comma-separated command ids, one notification each.
+        var payloads: ArrayParameter<String>
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 4)
+            bindings.append(ids)
+            bindings.append(events)
+            bindings.append(channel)
+            bindings.append(payloads)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row {
+            try row.decode(Row.self)
+        }
     }
 
     /// Every event carries its user's unread count (the badge) and devices version as of the whole batch applied.

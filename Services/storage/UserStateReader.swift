@@ -16,16 +16,36 @@ struct UserStateReader {
 
     func states(appIds: [String], userIds: [String], on connection: PostgresConnection) async throws -> [UserKey: UserState] {
         var result: [UserKey: UserState] = [:]
-        let rows = try await connection.query(
-            """
-            SELECT u.app, u.usr, coalesce(c.unread, 0), coalesce(d.version, 0)
-            FROM (SELECT DISTINCT app, usr FROM unnest(\(ArrayParameter(appIds))::text[], \(ArrayParameter(userIds))::text[]) AS t(app, usr)) u
-            LEFT JOIN unread_counts c ON c.app_id = u.app AND c.user_id = u.usr
-            LEFT JOIN device_versions d ON d.app_id = u.app AND d.user_id = u.usr
-            """, logger: logger)
-        for try await (appId, userId, unread, devicesVersion) in rows.decode((String, String, Int64, Int64).self) {
+        let rows = try await connection.execute(Statement(appIds: ArrayParameter(appIds), userIds: ArrayParameter(userIds)), logger: logger)
+        for try await (appId, userId, unread, devicesVersion) in rows {
             result[UserKey(appId: appId, userId: userId)] = UserState(unreadCount: Int(unread), devicesVersion: devicesVersion)
         }
         return result
+    }
+
+    /// Prepared once per connection: it runs with every batch.
+    struct Statement: PostgresPreparedStatement {
+        static let sql = """
+            SELECT u.app, u.usr, coalesce(c.unread, 0), coalesce(d.version, 0)
+            FROM (SELECT DISTINCT app, usr FROM unnest($1::text[], $2::text[]) AS t(app, usr)) u
+            LEFT JOIN unread_counts c ON c.app_id = u.app AND c.user_id = u.usr
+            LEFT JOIN device_versions d ON d.app_id = u.app AND d.user_id = u.usr
+            """
+
+        typealias Row = (String, String, Int64, Int64)
+
+        var appIds: ArrayParameter<String>
+        var userIds: ArrayParameter<String>
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(appIds)
+            bindings.append(userIds)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row {
+            try row.decode(Row.self)
+        }
     }
 }

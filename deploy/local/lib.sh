@@ -81,8 +81,8 @@ notify_rabbitmq_env() {
     export RABBITMQ_CONF_ENV_FILE="$dir/rabbitmq-env.conf"
     export RABBITMQ_ENABLED_PLUGINS_FILE="$dir/enabled_plugins"
     export RABBITMQ_PID_FILE="$dir/rabbitmq.pid"
-    # The broker shares the machine's cores with PostgreSQL and the services: its schedulers sleep when out of
-    # work instead of spinning first (RabbitMQ's advice for shared CPUs), which leaves that CPU to the others.
+    # Loopback only. (Scheduler busy-waiting needs no flag: RabbitMQ 3.10 already starts its schedulers with
+    # +sbwt none, +sbwtdcpu none and +sbwtdio none, which leaves idle CPU to PostgreSQL and the services.)
     export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
     export RABBITMQ_CTL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
     export ERL_CRASH_DUMP="$dir/log/erl_crash.dump"

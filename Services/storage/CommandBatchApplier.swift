@@ -151,12 +151,7 @@ struct CommandBatchApplier: Sendable {
         var payloads: ArrayParameter<String>
 
         func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 4)
-            bindings.append(ids)
-            bindings.append(events)
-            bindings.append(channel)
-            bindings.append(payloads)
-            return bindings
+            PostgresBindings(ids, events, channel, payloads)
         }
 
         func decodeRow(_ row: PostgresRow) throws -> Row {

@@ -136,15 +136,18 @@ struct NotificationChangeWriter {
                      WITH ORDINALITY AS t(id, app, usr, anid, content, at, expires, ord)
             ),
             \(ChangeSequencing.numbering(from: "input")),
+            -- Whether each is new, from the statement's snapshot (storage applies one batch at a time). No join
+            -- of two CTEs below: their sizes are unknown to a generic plan, which may then nest one loop in another.
+            published AS (
+                SELECT numbered.*, NOT EXISTS (SELECT 1 FROM notifications n WHERE n.notification_id = numbered.id) AS created FROM numbered
+            ),
             stored AS (
                 INSERT INTO notifications (notification_id, app_id, user_id, app_notification_id, content, sequence, created_at, updated_at, expires_at)
-                SELECT id, app, usr, NULLIF(anid, ''), content::jsonb, seq, at, at, expires FROM numbered
+                SELECT id, app, usr, NULLIF(anid, ''), content::jsonb, seq, at, at, expires FROM published
                 ON CONFLICT (notification_id) DO UPDATE SET
                     content = EXCLUDED.content, sequence = EXCLUDED.sequence, updated_at = EXCLUDED.updated_at,
                     expires_at = EXCLUDED.expires_at, status = 'active', read_state = 'unread', user_action_state = 'noInteraction'
-                RETURNING notification_id, (xmax = 0) AS created
             ),
-            published AS (SELECT numbered.*, stored.created FROM numbered JOIN stored ON stored.notification_id = numbered.id),
             \(ChangeSequencing.logging(
                 from: "published", kind: "CASE WHEN created THEN \(ChangeSequencing.literal(.created)) ELSE \(ChangeSequencing.literal(.updated)) END"))
             SELECT ord, seq, created FROM published
@@ -164,15 +167,7 @@ struct NotificationChangeWriter {
         var expirations: ArrayParameter<Date>
 
         func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 7)
-            bindings.append(ids)
-            bindings.append(appIds)
-            bindings.append(userIds)
-            bindings.append(appNotificationIds)
-            bindings.append(contents)
-            bindings.append(receivedAts)
-            bindings.append(expirations)
-            return bindings
+            PostgresBindings(ids, appIds, userIds, appNotificationIds, contents, receivedAts, expirations)
         }
 
         func decodeRow(_ row: PostgresRow) throws -> Row {
@@ -207,14 +202,14 @@ struct NotificationChangeWriter {
                                      \(ArrayParameter(deletes))::bool[], \(ArrayParameter(times))::timestamptz[])
                      WITH ORDINALITY AS t(id, app, usr, rs, uas, del, at, ord)
             ),
-            current AS (
-                SELECT n.notification_id, n.read_state, n.user_action_state FROM notifications n JOIN input i ON i.id = n.notification_id
-                WHERE n.app_id = i.app AND n.user_id = i.usr AND n.status = 'active'
-                FOR UPDATE OF n
-            ),
+            -- The notifications this would change, locked (and, if another transaction changed one meanwhile, checked
+            -- again in its new version) in one scan: no join of two CTEs, whose sizes a plan cannot know.
             applicable AS (
-                SELECT i.* FROM input i JOIN current c ON c.notification_id = i.id
-                WHERE i.del OR (i.rs <> '' AND i.rs <> c.read_state) OR (i.uas <> '' AND i.uas <> c.user_action_state)
+                SELECT i.* FROM input i JOIN notifications n ON n.notification_id = i.id
+                WHERE n.app_id = i.app AND n.user_id = i.usr AND n.status = 'active'
+                  AND (i.del OR (i.rs <> '' AND i.rs <> n.read_state) OR (i.uas <> '' AND i.uas <> n.user_action_state))
+                ORDER BY i.id
+                FOR UPDATE OF n
             ),
             \(unescaped: ChangeSequencing.numbering(from: "applicable")),
             updated AS (

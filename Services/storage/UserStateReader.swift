@@ -38,10 +38,7 @@ struct UserStateReader {
         var userIds: ArrayParameter<String>
 
         func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 2)
-            bindings.append(appIds)
-            bindings.append(userIds)
-            return bindings
+            PostgresBindings(appIds, userIds)
         }
 
         func decodeRow(_ row: PostgresRow) throws -> Row {

@@ -23,6 +23,19 @@ extension EndToEndTests {
             AMQPOutboundMessage(routingKey: QueueNames.storageCommands, body: try WireCoding.makeEncoder().encode(StorageCommandBatch(commands: [command])))
         }
 
+        /// `aggregate` (e.g. `count(*)`) over the rows of `table` that belong to `user` of `app`.
+        private func userRows(_ aggregate: String, in table: String, of app: TestApp, _ user: String, on client: PostgresClient) async throws -> Int64 {
+            try await Database.integer("SELECT \(unescaped: aggregate) FROM \(unescaped: table) WHERE app_id = \(app.appId) AND user_id = \(user)", on: client)
+        }
+
+        /// Waits until `aggregate` over the user's rows of `table` meets `condition`, and answers it.
+        private func waitForUserRows(
+            _ aggregate: String, in table: String, of app: TestApp, _ user: String, on client: PostgresClient, until condition: (Int64) -> Bool
+        ) async throws -> Int64 {
+            try await Database.waitForInteger(
+                "SELECT \(unescaped: aggregate) FROM \(unescaped: table) WHERE app_id = \(app.appId) AND user_id = \(user)", on: client, until: condition)
+        }
+
         @Test("the same storage command delivered twice is stored once and still reaches the device")
         func duplicateCommandIsAppliedOnce() async throws {
             let app = try await TestApp.create()
@@ -42,16 +55,12 @@ extension EndToEndTests {
             }
 
             try await Database.withClient { client in
-                _ = try await Database.waitForInteger(
-                    "SELECT count(*) FROM notifications WHERE app_id = \(app.appId) AND user_id = \(laterUser)", on: client) { $0 > 0 }
-                let notifications = try await Database.integer(
-                    "SELECT count(*) FROM notifications WHERE app_id = \(app.appId) AND user_id = \(user)", on: client)
+                _ = try await waitForUserRows("count(*)", in: "notifications", of: app, laterUser, on: client) { $0 > 0 }
+                let notifications = try await userRows("count(*)", in: "notifications", of: app, user, on: client)
                 #expect(notifications == 1, "rows in notifications")
-                let changes = try await Database.integer(
-                    "SELECT count(*) FROM changes WHERE app_id = \(app.appId) AND user_id = \(user)", on: client)
+                let changes = try await userRows("count(*)", in: "changes", of: app, user, on: client)
                 #expect(changes == 1, "rows in changes")
-                let sequence = try await Database.integer(
-                    "SELECT max(sequence) FROM changes WHERE app_id = \(app.appId) AND user_id = \(user)", on: client)
+                let sequence = try await userRows("max(sequence)", in: "changes", of: app, user, on: client)
                 #expect(sequence == 1, "the change's sequence")
             }
             let deliveries = try await Sandbox.deliveries(to: device)
@@ -70,11 +79,9 @@ extension EndToEndTests {
             }
             try await Database.withClient { client in
                 // The message is applied in one transaction: once any change is visible, all of them are.
-                let changes = try await Database.waitForInteger(
-                    "SELECT count(*) FROM changes WHERE app_id = \(app.appId) AND user_id = \(user)", on: client) { $0 > 0 }
+                let changes = try await waitForUserRows("count(*)", in: "changes", of: app, user, on: client) { $0 > 0 }
                 #expect(changes == 2, "rows in changes")
-                let notifications = try await Database.integer(
-                    "SELECT count(*) FROM notifications WHERE app_id = \(app.appId) AND user_id = \(user)", on: client)
+                let notifications = try await userRows("count(*)", in: "notifications", of: app, user, on: client)
                 #expect(notifications == 2, "rows in notifications")
             }
         }
@@ -83,31 +90,30 @@ extension EndToEndTests {
         func appliedCommandBesideANewOne() async throws {
             let app = try await TestApp.create()
             let user = "user-\(uniqueSuffix())"
+            let device = try await app.registerDevice(of: user)
             let (first, _) = publishCommand(for: app, userId: user)
-            let (second, _) = publishCommand(for: app, userId: user)
+            let (second, secondId) = publishCommand(for: app, userId: user)
             try await Broker.withPublisher(try Broker.configuration()) { publisher in
                 try await publisher.publish(try message(first))
             }
             try await Database.withClient { client in
-                _ = try await Database.waitForInteger(
-                    "SELECT count(*) FROM changes WHERE app_id = \(app.appId) AND user_id = \(user)", on: client) { $0 > 0 }
+                _ = try await waitForUserRows("count(*)", in: "changes", of: app, user, on: client) { $0 > 0 }
                 try await Broker.withPublisher(try Broker.configuration()) { publisher in
                     try await publisher.publish(AMQPOutboundMessage(
                         routingKey: QueueNames.storageCommands,
                         body: try WireCoding.makeEncoder().encode(StorageCommandBatch(commands: [first, second]))))
                 }
-                _ = try await Database.waitForInteger(
-                    "SELECT count(*) FROM changes WHERE app_id = \(app.appId) AND user_id = \(user)", on: client) { $0 > 1 }
-                let sequences = try await Database.integer(
-                    "SELECT max(sequence) FROM changes WHERE app_id = \(app.appId) AND user_id = \(user)", on: client)
+                _ = try await waitForUserRows("count(*)", in: "changes", of: app, user, on: client) { $0 > 1 }
+                let sequences = try await userRows("max(sequence)", in: "changes", of: app, user, on: client)
                 #expect(sequences == 2, "the user's last sequence: one per command, none for the repeat")
-                let notifications = try await Database.integer(
-                    "SELECT count(*) FROM notifications WHERE app_id = \(app.appId) AND user_id = \(user)", on: client)
+                let notifications = try await userRows("count(*)", in: "notifications", of: app, user, on: client)
                 #expect(notifications == 2, "rows in notifications")
                 let recorded = try await Database.integer(
                     "SELECT count(*) FROM applied_commands WHERE command_id IN (\(first.commandId), \(second.commandId))", on: client)
                 #expect(recorded == 2, "rows in applied_commands")
             }
+            let missing = try await Sandbox.missingNotifications([secondId.lowercasedString], at: device)
+            #expect(missing.isEmpty, "the new notification did not reach the device within 20 s")
         }
 
         @Test("a command the database refuses: the rest of its message is applied, the message dead-lettered naming that command")

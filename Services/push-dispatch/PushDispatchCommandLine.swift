@@ -10,12 +10,16 @@ struct PushDispatchCommandLine: ServiceCommand {
     static let prefetch = EnvironmentVariable(
         "NOTIFY_PREFETCH", "push-job messages (up to 500 jobs each) taken from the broker at once, in 4 concurrent batches", default: "16")
 
+    static let feedbackInterval = EnvironmentVariable(
+        "NOTIFY_FEEDBACK_INTERVAL_MS", "how long outcomes gather before they go to push.feedback in one message (sooner when half the prefetch waits for them)",
+        default: "200")
+
     static let retryDelays = EnvironmentVariable(
         "NOTIFY_RETRY_DELAYS_MS", "comma-separated delays (ms) before each retry of a transient failure; their count bounds the retries",
         default: "1000,5000,25000,125000,600000")
 
     static let variables: [EnvironmentVariable] = [
-        .amqpURL, .databaseURL(role: "read-only: provider credentials"), trustedCA, concurrency, prefetch, retryDelays,
+        .amqpURL, .databaseURL(role: "read-only: provider credentials"), trustedCA, concurrency, prefetch, feedbackInterval, retryDelays,
         .httpHost, .healthPort(default: 8083), .logLevel,
     ]
 

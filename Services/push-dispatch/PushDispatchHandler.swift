@@ -8,16 +8,18 @@ import ServiceLifecycle
 /// Takes batches of push-job messages from a provider's queue, hands all their jobs to the provider at once, and before
 /// the consumer acks, publishes (with confirms) what follows from each answer: transient failures to a delay
 /// queue for another attempt, hopeless ones to `push.<provider>.dead` with the reason, and every outcome to
-/// `push.feedback` (storage removes invalid tokens, flags refused credentials, keeps the delivery log).
+/// `push.feedback` (storage removes invalid tokens, flags refused credentials, keeps the delivery log) through
+/// the reporter, which groups the outcomes of many batches. The consumer takes further batches meanwhile.
 struct PushDispatchHandler: Sendable {
     let provider: any PushProvider
     let publisher: AMQPPublisher
+    let reporter: OutcomeReporter
     let retryPolicy: RetryPolicy
     let concurrency: Int
     let metrics: DispatchMetrics
     let logger: Logger
 
-    func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
+    func handle(_ deliveries: [AMQPDelivery]) async -> AMQPHandling {
         var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
         var jobs: [PushJob] = []
         for (index, delivery) in deliveries.enumerated() {
@@ -32,16 +34,25 @@ struct PushDispatchHandler: Sendable {
             metrics.recordAnswerTime(attempt.answerTime)
         }
         let consequences = self.consequences(of: attempts, for: jobs)
-        let done = await RetryUntilShutdown.succeeded("publish push outcomes", logger: logger) {
-            try await publisher.publish(consequences.messages)
-        }
-        if done { metrics.count(consequences.tally) }
         // Unacked, the jobs come back and are sent again: repeats carry the same push id and collapse id.
-        return done ? dispositions : RetryUntilShutdown.requeueing(dispositions)
+        if !consequences.messages.isEmpty {
+            let published = await RetryUntilShutdown.succeeded("publish retries and dead letters", logger: logger) {
+                try await publisher.publish(consequences.messages)
+            }
+            if !published { return .settle(RetryUntilShutdown.requeueing(dispositions)) }
+        }
+        if consequences.outcomes.isEmpty { return .settle(dispositions) }
+        return .settleAfter { [reporter, metrics, dispositions] in
+            let reported = await reporter.report(consequences.outcomes, deliveries: deliveries.count)
+            if reported { metrics.count(consequences.tally) }
+            return reported ? dispositions : RetryUntilShutdown.requeueing(dispositions)
+        }
     }
 
-    /// The retry, dead-letter and feedback messages that follow from the attempts.
-    private func consequences(of attempts: [PushAttempt], for jobs: [PushJob]) -> (messages: [AMQPOutboundMessage], tally: [PushOutcome.Result: Int]) {
+    /// The retry and dead-letter messages, and the outcomes, that follow from the attempts.
+    private func consequences(of attempts: [PushAttempt], for jobs: [PushJob]) -> (
+        messages: [AMQPOutboundMessage], outcomes: [PushOutcome], tally: [PushOutcome.Result: Int]
+    ) {
         let now = Date()
         var outcomes: [PushOutcome] = []
         var retries: [String: (wait: Int, jobs: [PushJob])] = [:]
@@ -101,9 +112,6 @@ struct PushDispatchHandler: Sendable {
                 routingKey: "\(QueueNames.pushQueue(job.platform.provider)).dead", body: PushJobBatch(jobs: [job]).encodedJSON(),
                 properties: AMQPProperties(headers: ["x-notify-reason": reason, "x-notify-queue": QueueNames.pushQueue(job.platform.provider)])))
         }
-        if !outcomes.isEmpty {
-            messages.append(AMQPOutboundMessage(routingKey: QueueNames.pushFeedback, body: PushOutcomeBatch(outcomes: outcomes).encodedJSON()))
-        }
-        return (messages, tally)
+        return (messages, outcomes, tally)
     }
 }

@@ -39,13 +39,16 @@ struct PushDispatchService {
         let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
         let concurrency = try environment.integer(PushDispatchCommandLine.concurrency)
         let prefetch = try environment.integer(PushDispatchCommandLine.prefetch)
+        let feedbackInterval = Duration.milliseconds(try environment.integer(PushDispatchCommandLine.feedbackInterval))
         let consumers = providers.map { provider in
             AMQPConsumer(
                 configuration: amqp, queue: QueueNames.pushQueue(provider.platform), topology: topology,
                 options: .init(prefetch: prefetch, maximumBatch: max(prefetch / 4, 1), concurrentBatches: 4),
                 deadLetterPublisher: publisher, logger: logger,
-                handler: PushDispatchHandler(
-                    provider: provider, publisher: publisher, retryPolicy: retryPolicy, concurrency: concurrency,
+                deferringHandler: PushDispatchHandler(
+                    provider: provider, publisher: publisher,
+                    reporter: OutcomeReporter(publisher: publisher, interval: feedbackInterval, maximumDeliveries: prefetch / 2, logger: logger),
+                    retryPolicy: retryPolicy, concurrency: concurrency,
                     metrics: DispatchMetrics(provider: provider.platform), logger: logger
                 ).handle)
         }

@@ -16,6 +16,8 @@ public final class AMQPConsumer: Service, Sendable {
     public typealias Handler = @Sendable ([AMQPDelivery]) async -> [AMQPDisposition]
     /// A handler of batches that overlap in order (`Options.inOrder`): it may wait for the batch before its own.
     public typealias OrderedHandler = @Sendable ([AMQPDelivery], AMQPBatchOrder) async -> [AMQPDisposition]
+    /// A handler that may answer with a wait for its dispositions (`AMQPHandling.settleAfter`).
+    public typealias DeferringHandler = @Sendable ([AMQPDelivery]) async -> AMQPHandling
 
     /// How a consumer consumes.
     public struct Options: Sendable {
@@ -55,7 +57,7 @@ public final class AMQPConsumer: Service, Sendable {
     private let options: Options
     private let deadLetterPublisher: AMQPPublisher?
     private let logger: Logger
-    private let handler: OrderedHandler
+    private let handler: @Sendable ([AMQPDelivery], AMQPBatchOrder) async -> AMQPHandling
     private let thread = ConnectionThread()
     private let buffer: DeliveryBuffer
     private let shared = Mutex<SharedState>(SharedState())
@@ -74,9 +76,28 @@ public final class AMQPConsumer: Service, Sendable {
     }
 
     /// A consumer whose handler is told where its batch stands among those handled at once (`Options.inOrder`).
-    public init(
+    public convenience init(
         configuration: AMQPConfiguration, queue: String, topology: AMQPTopology, options: Options = Options(),
         deadLetterPublisher: AMQPPublisher? = nil, logger: Logger, orderedHandler handler: @escaping OrderedHandler
+    ) {
+        self.init(
+            configuration: configuration, queue: queue, topology: topology, options: options,
+            deadLetterPublisher: deadLetterPublisher, logger: logger, handling: { batch, order in .settle(await handler(batch, order)) })
+    }
+
+    /// A consumer whose handler may hand back a wait for its dispositions, during which it takes further batches.
+    public convenience init(
+        configuration: AMQPConfiguration, queue: String, topology: AMQPTopology, options: Options = Options(),
+        deadLetterPublisher: AMQPPublisher? = nil, logger: Logger, deferringHandler handler: @escaping DeferringHandler
+    ) {
+        self.init(
+            configuration: configuration, queue: queue, topology: topology, options: options,
+            deadLetterPublisher: deadLetterPublisher, logger: logger, handling: { batch, _ in await handler(batch) })
+    }
+
+    private init(
+        configuration: AMQPConfiguration, queue: String, topology: AMQPTopology, options: Options,
+        deadLetterPublisher: AMQPPublisher?, logger: Logger, handling handler: @escaping @Sendable ([AMQPDelivery], AMQPBatchOrder) async -> AMQPHandling
     ) {
         self.configuration = configuration
         self.queue = queue
@@ -119,12 +140,25 @@ public final class AMQPConsumer: Service, Sendable {
                         let settled = CompletionSignal()
                         previousSettled = settled
                         group.addTask {
-                            let dispositions = await self.handler(batch, order)
+                            var holdsSlot = true
+                            let dispositions: [AMQPDisposition]
+                            switch await self.handler(batch, order) {
+                            case .settle(let answered):
+                                dispositions = answered
+                            case .settleAfter(let wait):
+                                // The batch no longer takes a slot: the consumer goes on while it waits.
+                                self.buffer.batchFinished()
+                                reportFinished.yield()
+                                holdsSlot = false
+                                dispositions = await wait()
+                            }
                             await order.waitForPreviousBatch()
                             await self.settle(batch, dispositions)
                             settled.complete()
-                            self.buffer.batchFinished()
-                            reportFinished.yield()
+                            if holdsSlot {
+                                self.buffer.batchFinished()
+                                reportFinished.yield()
+                            }
                         }
                     }
                     reportFinished.finish()
@@ -247,6 +281,16 @@ public final class AMQPConsumer: Service, Sendable {
             thread.wait(socket: connection.socketDescriptor, timeoutMilliseconds: idleWait)
         }
     }
+}
+
+/// What a handler answers for a batch.
+public enum AMQPHandling: Sendable {
+    /// One disposition per delivery, in order, settled now.
+    case settle([AMQPDisposition])
+    /// A wait that ends in the dispositions (for work the handler finishes later, in bulk with other batches').
+    /// While it waits, the batch takes none of `concurrentBatches`: the consumer hands out further batches, up
+    /// to the prefetch, and settles this one when the wait ends (after the batches before it, with `inOrder`).
+    case settleAfter(@Sendable () async -> [AMQPDisposition])
 }
 
 /// Where a batch stands among the batches a consumer handles at once in order (`AMQPConsumer.Options.inOrder`).

@@ -561,3 +561,47 @@ extension AMQPBrokerTests {
         }
     }
 }
+
+// MARK: Settling after a wait
+
+extension AMQPBrokerTests {
+    @Test(
+        "a batch answered with a wait holds no slot: the consumer hands out further batches meanwhile and acks each only when its wait ends",
+        .timeLimit(.minutes(1)))
+    func settleAfterWait() async throws {
+        let queue = TestBroker.uniqueQueueName("settle-after")
+        let topology = AMQPTopology.workQueue(queue)
+        let expected = (0..<20).map { "w-\($0)" }
+        try await withQueues([queue, "\(queue).dead"]) {
+            try await withPublisher(topology: topology) { publisher in
+                try await publish(expected, to: queue, with: publisher)
+            }
+            let log = DeliveryLog()
+            let released = Mutex(false)
+            let consumer = AMQPConsumer(
+                configuration: try TestBroker.configuration(), queue: queue, topology: topology,
+                options: .init(prefetch: 20, maximumBatch: 2, concurrentBatches: 1), logger: TestBroker.logger,
+                deferringHandler: { batch in
+                    log.record(batch)
+                    return .settleAfter {
+                        _ = await eventually(.seconds(50)) { released.withLock { $0 } }
+                        return batch.map { _ in .ack }
+                    }
+                })
+            try await withServices([consumer]) {
+                // One slot, batches of 2: all 20 reach the handler only if waiting batches leave their slot.
+                #expect(await eventually(.seconds(20)) { log.count >= expected.count }, "only \(log.count) of \(expected.count) were handed out")
+                #expect(log.batches.count >= 10, "batches: \(log.batches.map(\.count))")
+                // The broker's counts lag by a few seconds: an ack sent now would keep them from ever showing all 20.
+                let held = try await TestBroker.waitForMessageCount(queue, expected.count)
+                #expect(held == expected.count, "acked before the wait ended: the queue holds \(held ?? -1)")
+                released.withLock { $0 = true }
+                let left = try await TestBroker.waitForMessageCount(queue, 0)
+                #expect(left == 0, "not acked after the wait ended: the queue holds \(left ?? -1)")
+            }
+            #expect(Set(log.bodies) == Set(expected))
+            #expect(duplicates(log.bodies).isEmpty)
+            #expect(log.entries.allSatisfy { !$0.redelivered })
+        }
+    }
+}

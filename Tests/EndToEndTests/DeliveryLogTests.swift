@@ -79,3 +79,53 @@ extension EndToEndTests {
         }
     }
 }
+
+extension EndToEndTests {
+    @Suite("push outcomes reported in groups", .serialized)
+    struct OutcomeGroupingTests {
+        /// Messages of `queue` a service's consumer acked so far (`notify_amqp_messages_total`).
+        private func acked(_ queue: String, by service: Metrics.Service) async throws -> Double {
+            try await Metrics.value("notify_amqp_messages_total", labels: ["queue": queue, "disposition": "ack"], service: service)
+        }
+
+        @Test("pushes sent one after another have their outcomes logged, carried to storage in fewer feedback messages than pushes")
+        func outcomesShareFeedbackMessages() async throws {
+            let app = try await TestApp.create()
+            let user = "user-\(uniqueSuffix())"
+            let device = try await app.registerSubscribedDevice(of: user)
+            let feedbackBefore = try await acked(QueueNames.pushFeedback, by: .storage)
+            var ids: [String] = []
+            for index in 0..<6 {
+                let id = try await app.publishAccepted(.alert(to: user, title: "grouped \(index)"))
+                // At the device before the next is published: each push is a push-job message and a batch of its own.
+                #expect(try await Sandbox.missingNotifications([id], at: device.pushToken).isEmpty, "push \(index) never arrived")
+                ids.append(id)
+            }
+            for id in ids {
+                #expect(try await app.deliveryLog(of: id) { !$0.isEmpty }.map(\.result) == ["accepted"], "the log of \(id)")
+            }
+            let feedbackMessages = try await acked(QueueNames.pushFeedback, by: .storage) - feedbackBefore
+            #expect(feedbackMessages >= 1 && feedbackMessages < Double(ids.count), "\(feedbackMessages) feedback messages for \(ids.count) pushes")
+        }
+
+        @Test("push-dispatch SIGKILLed while outcomes wait to be reported: the pushes are sent again and every outcome is logged")
+        func killedWhileOutcomesWait() async throws {
+            try await Services.restoringAll {
+                let app = try await TestApp.create()
+                let user = "user-\(uniqueSuffix())"
+                let device = try await app.registerSubscribedDevice(of: user)
+                var ids: [String] = []
+                for index in 0..<3 {
+                    ids.append(try await app.publishAccepted(.alert(to: user, title: "unreported \(index)")))
+                }
+                #expect(try await Sandbox.missingNotifications(Set(ids), at: device.pushToken).isEmpty)
+                // Within the feedback interval of the last push: its outcome is not reported yet, its job not acked.
+                try await Services.control("kill", ["push-dispatch"])
+                try await Services.control("start", ["push-dispatch"])
+                for id in ids {
+                    #expect(try await app.deliveryLog(of: id) { !$0.isEmpty }.contains { $0.result == "accepted" }, "no outcome logged for \(id)")
+                }
+            }
+        }
+    }
+}

@@ -63,6 +63,8 @@ service_config() {
             ENV+=(NOTIFY_DATABASE_URL="$NOTIFY_READER_DATABASE_URL"
                 NOTIFY_HEALTH_PORT="$NOTIFY_DISPATCH_HEALTH_PORT"
                 NOTIFY_TRUSTED_CA_FILE="$SANDBOX_DIR/ca.pem")
+            # The tests set a longer interval, so that outcomes of pushes made one after another group reliably.
+            [ -z "${NOTIFY_FEEDBACK_INTERVAL_MS:-}" ] || ENV+=(NOTIFY_FEEDBACK_INTERVAL_MS="$NOTIFY_FEEDBACK_INTERVAL_MS")
             ;;
         ingest)
             ENV+=(NOTIFY_DATABASE_URL="$NOTIFY_READER_DATABASE_URL"

@@ -23,6 +23,9 @@ export NOTIFY_SANDBOX_URL="http://127.0.0.1:$NOTIFY_SANDBOX_CONTROL_PORT"
 export NOTIFY_SANDBOX_APNS_URL="https://localhost:$NOTIFY_SANDBOX_APNS_PORT"
 export NOTIFY_SANDBOX_PROVIDERS_URL="https://localhost:$NOTIFY_SANDBOX_PROVIDERS_PORT"
 export NOTIFY_RABBITMQ_SCRIPT="$here/rabbitmq.sh"
+# push-dispatch gathers push outcomes this long before one feedback message (default 200 ms): long enough that
+# the grouping test's pushes, made one after another, share messages however slow the machine.
+export NOTIFY_FEEDBACK_INTERVAL_MS=1000
 
 started=$(date +%s)
 "$here/install-deps.sh"

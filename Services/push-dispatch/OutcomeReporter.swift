@@ -17,11 +17,17 @@ final class OutcomeReporter: Sendable {
     private struct Group {
         var outcomes: [PushOutcome]
         var deliveries: Int
-        var followers: [CheckedContinuation<Bool?, Never>] = []
+        var followers: [CheckedContinuation<Turn, Never>] = []
         let timer: Task<Void, Never>
     }
 
-    /// Outcomes in one feedback message at most (the message stays well under a megabyte per thousand).
+    /// What a reporter is woken for: its group was published (with this result), or it leads a new group.
+    private enum Turn {
+        case reported(Bool)
+        case lead(after: Task<Void, Never>)
+    }
+
+    /// Outcomes in one feedback message at most (about 300 bytes each in JSON).
     static let maximumOutcomes = 5000
 
     private let publisher: AMQPPublisher
@@ -41,12 +47,14 @@ final class OutcomeReporter: Sendable {
 
     /// Returns once the outcomes are confirmed by the broker (true), or false when shutdown began first.
     func report(_ outcomes: [PushOutcome], deliveries: Int) async -> Bool {
-        let followerResult: Bool? = await withCheckedContinuation { continuation in
-            let leads = gathering.withLock { group in
-                let leads = group == nil
-                if leads {
+        let turn = await withCheckedContinuation { (continuation: CheckedContinuation<Turn, Never>) in
+            let leaderTimer = gathering.withLock { group -> Task<Void, Never>? in
+                var leaderTimer: Task<Void, Never>?
+                if group == nil {
                     let interval = interval
-                    group = Group(outcomes: outcomes, deliveries: deliveries, timer: Task { try? await Task.sleep(for: interval) })
+                    let timer = Task<Void, Never> { try? await Task.sleep(for: interval) }
+                    group = Group(outcomes: outcomes, deliveries: deliveries, timer: timer)
+                    leaderTimer = timer
                 } else {
                     group!.outcomes += outcomes
                     group!.deliveries += deliveries
@@ -55,16 +63,18 @@ final class OutcomeReporter: Sendable {
                 if group!.deliveries >= maximumDeliveries || group!.outcomes.count >= Self.maximumOutcomes {
                     group!.timer.cancel()
                 }
-                return leads
+                return leaderTimer
             }
-            if leads { continuation.resume(returning: nil) }
+            if let leaderTimer { continuation.resume(returning: .lead(after: leaderTimer)) }
         }
-        if let followerResult { return followerResult }
-        return await lead()
+        switch turn {
+        case .reported(let confirmed): return confirmed
+        case .lead(let timer): return await lead(after: timer)
+        }
     }
 
-    private func lead() async -> Bool {
-        guard let timer = gathering.withLock({ $0?.timer }) else { return false }
+    /// Waits for the timer (cancelled early when the group fills), then publishes the group and answers its followers.
+    private func lead(after timer: Task<Void, Never>) async -> Bool {
         await withTaskCancellationHandler { await timer.value } onCancel: { timer.cancel() }
         let group = gathering.withLock { group in
             defer { group = nil }
@@ -74,7 +84,7 @@ final class OutcomeReporter: Sendable {
         let done = await RetryUntilShutdown.succeeded("publish push outcomes", logger: logger) {
             try await publisher.publish(message)
         }
-        for follower in group.followers { follower.resume(returning: done) }
+        for follower in group.followers { follower.resume(returning: .reported(done)) }
         return done
     }
 }

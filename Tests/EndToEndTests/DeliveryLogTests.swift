@@ -122,6 +122,9 @@ extension EndToEndTests {
                 // Within the feedback interval of the last push: its outcome is not reported yet, its job not acked.
                 try await Services.control("kill", ["push-dispatch"])
                 try await Services.control("start", ["push-dispatch"])
+                // Unacked, the jobs came back: at least one push reaches the device a second time (same push id).
+                let deliveries = try await Sandbox.waitForDeliveries(to: device.pushToken) { $0.count > ids.count }
+                #expect(deliveries.count > ids.count, "no push was sent again: the jobs were acked before their outcomes were reported")
                 for id in ids {
                     #expect(try await app.deliveryLog(of: id) { !$0.isEmpty }.contains { $0.result == "accepted" }, "no outcome logged for \(id)")
                 }

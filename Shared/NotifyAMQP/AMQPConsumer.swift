@@ -72,7 +72,7 @@ public final class AMQPConsumer: Service, Sendable {
     ) {
         self.init(
             configuration: configuration, queue: queue, topology: topology, options: options,
-            deadLetterPublisher: deadLetterPublisher, logger: logger, orderedHandler: { batch, _ in await handler(batch) })
+            deadLetterPublisher: deadLetterPublisher, logger: logger, handling: { batch, _ in .settle(await handler(batch)) })
     }
 
     /// A consumer whose handler is told where its batch stands among those handled at once (`Options.inOrder`).
@@ -140,25 +140,24 @@ public final class AMQPConsumer: Service, Sendable {
                         let settled = CompletionSignal()
                         previousSettled = settled
                         group.addTask {
-                            var holdsSlot = true
+                            func releaseSlot() {
+                                self.buffer.batchFinished()
+                                reportFinished.yield()
+                            }
+                            let handling = await self.handler(batch, order)
                             let dispositions: [AMQPDisposition]
-                            switch await self.handler(batch, order) {
+                            switch handling {
                             case .settle(let answered):
                                 dispositions = answered
                             case .settleAfter(let wait):
                                 // The batch no longer takes a slot: the consumer goes on while it waits.
-                                self.buffer.batchFinished()
-                                reportFinished.yield()
-                                holdsSlot = false
+                                releaseSlot()
                                 dispositions = await wait()
                             }
                             await order.waitForPreviousBatch()
                             await self.settle(batch, dispositions)
                             settled.complete()
-                            if holdsSlot {
-                                self.buffer.batchFinished()
-                                reportFinished.yield()
-                            }
+                            if case .settle = handling { releaseSlot() }
                         }
                     }
                     reportFinished.finish()

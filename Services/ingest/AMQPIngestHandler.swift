@@ -93,11 +93,11 @@ struct AMQPIngestHandler: Sendable {
 
     private static func answer(_ outcome: NotificationIntake.Outcome, encoder: JSONEncoder) throws -> (status: Int, body: Data) {
         if outcome.results.count == 1, let id = outcome.results[0].id {
-            return (202, try encoder.encode(["id": id]))
+            return (202, Data(NotificationIntake.Outcome.acceptedJSON(id)))
         }
         if outcome.results.count == 1, let error = outcome.results[0].error {
             return (outcome.results[0].status, try encoder.encode(APIErrorBody(code: error.code, message: error.message, field: error.field)))
         }
-        return (outcome.acceptedCount > 0 ? 202 : 400, try encoder.encode(["results": outcome.results]))
+        return (outcome.acceptedCount > 0 ? 202 : 400, Data(outcome.resultsJSON()))
     }
 }

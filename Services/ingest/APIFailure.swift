@@ -51,6 +51,11 @@ enum JSONResponse {
         return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: try WireCoding.makeEncoder().encode(value))))
     }
 
+    /// A body written with `JSONWriter`, for the answers of the hot path (JSONEncoder was 5 % of ingest's CPU per publish).
+    static func make(_ status: HTTPResponse.Status, json: [UInt8]) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
+    }
+
     /// Reads and decodes a request body, turning decoding failures into 400s that name the field.
     static func decode<Value: Decodable>(_ type: Value.Type, from request: Request) async throws -> Value {
         let buffer: ByteBuffer

@@ -32,16 +32,3 @@ enum DecodingFailure {
         return text
     }
 }
-
-/// Decodes one element of a batch, keeping its error instead of failing the whole batch.
-struct Failable<Value: Decodable & Sendable>: Decodable, Sendable {
-    let result: Result<Value, ValidationError>
-
-    init(from decoder: any Decoder) throws {
-        do {
-            result = .success(try Value(from: decoder))
-        } catch let error as DecodingError {
-            result = .failure(DecodingFailure.validationError(error))
-        }
-    }
-}

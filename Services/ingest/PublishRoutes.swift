@@ -8,14 +8,6 @@ struct PublishRoutes: Sendable {
     let intake: NotificationIntake
     let sender: CommandSender
 
-    private struct Accepted: Encodable {
-        var id: UUID
-    }
-
-    private struct BatchResults: Encodable {
-        var results: [NotificationIntake.ItemResult]
-    }
-
     func register(on router: Router<BasicRequestContext>) {
         router.post("/v1/apps/:appId/notifications") { request, context in
             try await publish(request, appId: try context.parameters.require("appId"))
@@ -30,14 +22,14 @@ struct PublishRoutes: Sendable {
         } catch {
             throw APIFailure(.contentTooLarge, code: "body_too_large", message: "the body may be at most \(JSONResponse.maximumBodyBytes) bytes")
         }
-        let body = try PublishBody.decode(Data(buffer.readableBytesView))
+        let body = try PublishBody.decode(buffer.readableBytesView)
         let outcome = intake.accept(body.items, appId: appId, idempotencyKey: nil)
         try await sender.send(outcome.commands)
         if !body.isBatch {
             let result = outcome.results[0]
-            if let id = result.id { return try JSONResponse.make(.accepted, Accepted(id: id)) }
+            if let id = result.id { return JSONResponse.make(.accepted, json: NotificationIntake.Outcome.acceptedJSON(id)) }
             throw APIFailure(.init(code: result.status), code: result.error?.code ?? "invalid", message: result.error?.message ?? "", field: result.error?.field)
         }
-        return try JSONResponse.make(outcome.acceptedCount > 0 ? .accepted : .badRequest, BatchResults(results: outcome.results))
+        return JSONResponse.make(outcome.acceptedCount > 0 ? .accepted : .badRequest, json: outcome.resultsJSON())
     }
 }

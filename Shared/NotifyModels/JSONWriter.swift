@@ -48,11 +48,12 @@ public struct JSONWriter: Sendable {
         value.appendDecimal(to: &bytes)
     }
 
-    /// A UUID as its lowercase 8-4-4-4-12 string (what `uuidString.lowercased()` gives, without the formatting).
-    public mutating func uuid(_ value: UUID) {
+    /// A UUID as its 8-4-4-4-12 string without formatting a String: lowercase (what `uuidString.lowercased()`
+    /// gives), or uppercase as JSONEncoder writes it (`uuidString`), the form of the public API's answers.
+    public mutating func uuid(_ value: UUID, uppercase: Bool = false) {
         separate()
         bytes.append(UInt8(ascii: "\""))
-        value.appendString(to: &bytes, uppercase: false)
+        value.appendString(to: &bytes, uppercase: uppercase)
         bytes.append(UInt8(ascii: "\""))
     }
 

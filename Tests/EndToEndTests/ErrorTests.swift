@@ -45,5 +45,33 @@ extension EndToEndTests {
             let badToken = SubscriptionRequest(platform: .apns, pushToken: "not-an-apns-token")
             expectAPIError(try await app.registerDevice(badToken, token: try app.userToken(user)), status: 400, field: "pushToken", "an invalid APNs token")
         }
+
+        @Test("publish bodies that are not JSON, or have a field of the wrong type or value, are refused naming the field; in a batch only that notification")
+        func malformedPublishBodies() async throws {
+            let app = try await TestApp.create()
+            let user = "user-\(uniqueSuffix())"
+            func publish(_ json: String) async throws -> HTTPAnswer {
+                try await StackClient.send(.POST, "\(Stack.ingestURL)/v1/apps/\(app.appId)/notifications", bearer: app.apiKey, json: Data(json.utf8))
+            }
+            let title = #""payload":{"visualContent":{"title":"t"}}"#
+            expectAPIError(try await publish(#"{"userId": "#), status: 400, code: "invalid_json", field: nil, "a body cut short")
+            expectAPIError(try await publish(#"{"userId":5,"# + title + "}"), status: 400, code: "invalid_field", field: "userId", "a number as userId")
+            expectAPIError(
+                try await publish(#"{"userId":"\#(user)","priority":"urgent","# + title + "}"), status: 400, code: "invalid_field", field: "priority",
+                "an unknown priority")
+            expectAPIError(
+                try await publish(#"{"userId":"\#(user)","payload":{"visualContent":{"title":7}}}"#), status: 400, code: "invalid_field",
+                field: "payload.visualContent.title", "a number as the title")
+            expectAPIError(try await publish(#"{"notifications":5}"#), status: 400, code: "invalid_field", field: "notifications", "notifications not an array")
+
+            let batch = try await publish(
+                #"{"notifications":[{"userId":"\#(user)","# + title + #"},{"userId":"\#(user)","displayTimeToLive":"long","# + title + "}]}")
+            #expect(batch.status == 202, "\(batch.text)")
+            let results = try #require(try JSONSerialization.jsonObject(with: batch.body) as? [String: Any])["results"] as? [[String: Any]]
+            #expect(results?.map { $0["status"] as? Int } == [202, 400], "\(batch.text)")
+            #expect((results?.last?["error"] as? [String: Any])?["field"] as? String == "notifications[1].displayTimeToLive", "\(batch.text)")
+            let id = try #require(results?.first?["id"] as? String, "\(batch.text)")
+            #expect(id == id.uppercased(), "ids are written as everywhere else in the API: \(id)")
+        }
     }
 }

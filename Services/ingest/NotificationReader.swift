@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NotifyDatabase
 import NotifyModels
 import PostgresNIO
 
@@ -139,17 +140,18 @@ struct NotificationReader: Sendable {
     }
 }
 
-/// The opaque history page token: the creation time and id of the last notification shown.
+/// The opaque history page token: the creation time (whole microseconds, as stored) and id of the last notification
+/// shown, in base64url, so it goes into a query string as it is (a `+` of plain base64 would be read as a space).
 enum PageToken {
     static func encode(createdAt: Date, id: UUID) -> String {
-        Data("\(Int64((createdAt.timeIntervalSince1970 * 1_000_000).rounded())).\(id.uuidString)".utf8).base64EncodedString()
+        Base64URLCoding.encode(Data("\(PostgresTimestamp(createdAt).microsecondsSince1970).\(id.uuidString)".utf8))
     }
 
-    static func decode(_ token: String) throws(APIFailure) -> (Date, UUID) {
-        guard let data = Data(base64Encoded: token), let text = String(data: data, encoding: .utf8) else { throw invalid }
+    static func decode(_ token: String) throws(APIFailure) -> (PostgresTimestamp, UUID) {
+        guard let data = Base64URLCoding.decode(token), let text = String(data: data, encoding: .utf8) else { throw invalid }
         let parts = text.split(separator: ".")
         guard parts.count == 2, let micros = Int64(parts[0]), let id = UUID(uuidString: String(parts[1])) else { throw invalid }
-        return (Date(timeIntervalSince1970: Double(micros) / 1_000_000), id)
+        return (PostgresTimestamp(microsecondsSince1970: micros), id)
     }
 
     private static var invalid: APIFailure {

@@ -5,6 +5,35 @@ import Testing
 extension EndToEndTests {
     @Suite("expiry and offline catch-up")
     struct CatchUpTests {
+        @Test("history pages through a batch (notifications of one creation time) showing each exactly once, whatever the page size")
+        func historyPagesThroughOneCreationTime() async throws {
+            struct Batch: Encodable { var notifications: [NotificationRequest] }
+            let app = try await TestApp.create()
+            let userId = "user-\(uniqueSuffix())"
+            let user = try app.user(userId)
+            let answer = try await app.publish(Batch(notifications: (0..<9).map { .alert(to: userId, title: "batch \($0)") }))
+            #expect(answer.status == 202, "\(answer.text)")
+            var stored: [NotificationView] = []
+            let deadline = ContinuousClock.now + .seconds(20)
+            while stored.count < 9 && ContinuousClock.now < deadline {
+                stored = try await user.history(query: "limit=50").notifications
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            try #require(stored.count == 9, "the batch was not stored within 20 s")
+            #expect(Set(stored.map(\.createdDateTime)).count == 1, "the batch shares one creation time")
+
+            for limit in [1, 2, 4] {
+                var seen: [UUID] = []
+                var token: String?
+                repeat {
+                    let page = try await user.history(query: "limit=\(limit)" + (token.map { "&pageToken=\($0)" } ?? ""))
+                    seen += page.notifications.map(\.id)
+                    token = page.nextPageToken
+                } while token != nil && seen.count <= 9
+                #expect(seen == stored.map(\.id), "pages of \(limit): \(seen.count) notifications, in another order or repeated")
+            }
+        }
+
         @Test("a notification past its expirationDateTime becomes an expired change and leaves history")
         func expiryIsSynced() async throws {
             let app = try await TestApp.create()

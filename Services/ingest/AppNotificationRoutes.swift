@@ -4,21 +4,22 @@ import NotifyModels
 
 /// The app server's handle on a stored notification (API key): read, change state, delete —
 /// by id (`/notifications/{id}`) or by its own id (`/users/{userId}/notifications/{appNotificationId}`) —
-/// and its delivery log (`/notifications/{id}/deliveries`).
+/// and its delivery log (`/notifications/{id}/deliveries`, oldest first, in pages: `limit` (default 1,000, at most 10,000)
+/// and the `pageToken` of the page before).
 struct AppNotificationRoutes: Sendable {
     let authenticator: Authenticator
     let reader: NotificationReader
     let changer: StateChanger
 
-    private struct DeliveryLog: Encodable {
-        var deliveries: [DeliveryRecord]
-    }
-
     func register(on router: Router<BasicRequestContext>) {
         router.get("/v1/apps/:appId/notifications/:id/deliveries") { request, context in
             let (appId, id) = try await target(request, context)
+            let limit = try ReaderQuery.limit(request, default: 1000, maximum: 10_000)
+            let pageToken = request.uri.queryParameters.get("pageToken").map { String($0) }
             do {
-                return try JSONResponse.make(.ok, DeliveryLog(deliveries: try await reader.deliveries(appId: appId, notificationId: id)))
+                return try JSONResponse.make(.ok, try await reader.deliveries(appId: appId, notificationId: id, limit: limit, pageToken: pageToken))
+            } catch let failure as APIFailure {
+                throw failure
             } catch {
                 throw APIFailure.databaseUnavailable
             }

@@ -140,18 +140,41 @@ struct NotificationReader: Sendable {
     }
 }
 
-/// The opaque history page token: the creation time (whole microseconds, as stored) and id of the last notification
-/// shown, in base64url, so it goes into a query string as it is (a `+` of plain base64 would be read as a space).
+/// Opaque page tokens: the position of the last item shown, its fields joined by dots, in base64url, so a token goes
+/// into a query string as it is (a `+` of plain base64 would be read as a space). Times are whole microseconds, as
+/// stored, and bound back exactly (`PostgresTimestamp`).
 enum PageToken {
+    /// History: the creation time and id of the last notification shown.
     static func encode(createdAt: Date, id: UUID) -> String {
-        Base64URLCoding.encode(Data("\(PostgresTimestamp(createdAt).microsecondsSince1970).\(id.uuidString)".utf8))
+        encode([String(PostgresTimestamp(createdAt).microsecondsSince1970), id.uuidString])
     }
 
     static func decode(_ token: String) throws(APIFailure) -> (PostgresTimestamp, UUID) {
-        guard let data = Base64URLCoding.decode(token), let text = String(data: data, encoding: .utf8) else { throw invalid }
-        let parts = text.split(separator: ".")
-        guard parts.count == 2, let micros = Int64(parts[0]), let id = UUID(uuidString: String(parts[1])) else { throw invalid }
+        let fields = try fields(of: token, count: 2)
+        guard let micros = Int64(fields[0]), let id = UUID(uuidString: String(fields[1])) else { throw invalid }
         return (PostgresTimestamp(microsecondsSince1970: micros), id)
+    }
+
+    /// A delivery log: the time, push, attempt and result of the last outcome shown.
+    static func encode(_ position: DeliveryPosition) -> String {
+        encode([String(PostgresTimestamp(position.at).microsecondsSince1970), position.pushId.uuidString, String(position.attempt), position.result])
+    }
+
+    static func decodeDeliveryPosition(_ token: String) throws(APIFailure) -> (at: PostgresTimestamp, pushId: UUID, attempt: Int32, result: String) {
+        let fields = try fields(of: token, count: 4)
+        guard let micros = Int64(fields[0]), let pushId = UUID(uuidString: String(fields[1])), let attempt = Int32(fields[2]) else { throw invalid }
+        return (PostgresTimestamp(microsecondsSince1970: micros), pushId, attempt, String(fields[3]))
+    }
+
+    private static func encode(_ fields: [String]) -> String {
+        Base64URLCoding.encode(Data(fields.joined(separator: ".").utf8))
+    }
+
+    private static func fields(of token: String, count: Int) throws(APIFailure) -> [Substring] {
+        guard let data = Base64URLCoding.decode(token), let text = String(data: data, encoding: .utf8) else { throw invalid }
+        let fields = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard fields.count == count else { throw invalid }
+        return fields
     }
 
     private static var invalid: APIFailure {
@@ -171,28 +194,61 @@ struct DeliveryRecord: Encodable, Sendable {
     var at: Date
 }
 
+/// Where a delivery log page ends: the log is ordered by these, and an outcome logged twice (its feedback message
+/// delivered again) is listed once.
+struct DeliveryPosition: Sendable {
+    var at: Date
+    var pushId: UUID
+    var attempt: Int32
+    var result: String
+}
+
+/// A page of a delivery log and the token of the next page (nil: this page ends the log).
+struct DeliveryPage: Encodable, Sendable {
+    var deliveries: [DeliveryRecord]
+    var nextPageToken: String?
+}
+
 extension NotificationReader {
-    /// What became of every push of a notification, oldest first.
-    func deliveries(appId: String, notificationId: UUID) async throws -> [DeliveryRecord] {
-        let rows = try await client.query(
+    /// What became of the pushes of a notification, oldest first, `limit` at a time. Rows of the log that end
+    /// before the page starts are not unpacked, so later pages of a large broadcast read less.
+    func deliveries(appId: String, notificationId: UUID, limit: Int, pageToken: String?) async throws -> DeliveryPage {
+        var bindings = try binds(appId, notificationId)
+        var sql = """
+            SELECT DISTINCT ON (o.at, o.push_id, o.attempt, o.result)
+                   o.push_id, o.subscription_id, o.platform, o.sequence, o.attempt, o.result, NULLIF(o.status, 0), NULLIF(o.reason, ''), o.at
+            FROM delivery_records d,
+                 unnest(d.push_ids, d.subscription_ids, d.platforms, d.sequences, d.attempts, d.results, d.statuses, d.reasons, d.ats)
+                 AS o(push_id, subscription_id, platform, sequence, attempt, result, status, reason, at)
+            WHERE d.app_id = $1 AND d.notification_id = $2
             """
-            SELECT subscription_id, platform, sequence, attempt, result, NULLIF(status, 0), NULLIF(reason, ''), at FROM (
-                SELECT DISTINCT ON (o.push_id, o.attempt, o.result) o.*
-                FROM delivery_records d,
-                     unnest(d.push_ids, d.subscription_ids, d.platforms, d.sequences, d.attempts, d.results, d.statuses, d.reasons, d.ats)
-                     AS o(push_id, subscription_id, platform, sequence, attempt, result, status, reason, at)
-                WHERE d.app_id = \(appId) AND d.notification_id = \(notificationId)
-            ) AS outcomes
-            ORDER BY at, attempt
-            """, logger: logger)
+        if let pageToken {
+            let after = try PageToken.decodeDeliveryPosition(pageToken)
+            bindings.append(after.at)
+            bindings.append(after.pushId)
+            bindings.append(after.attempt)
+            bindings.append(after.result)
+            // A row's recorded_at is its latest outcome's time.
+            sql += " AND d.recorded_at >= $3 AND (o.at, o.push_id, o.attempt, o.result) > ($3, $4, $5, $6)"
+        }
+        bindings.append(limit + 1)
+        sql += " ORDER BY o.at, o.push_id, o.attempt, o.result LIMIT $\(bindings.count)"
         var records: [DeliveryRecord] = []
-        for try await (subscription, platform, sequence, attempt, result, status, reason, at) in rows.decode(
-            (UUID, String, Int64, Int32, String, Int32?, String?, Date).self)
+        var last: DeliveryPosition?
+        var more = false
+        let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+        for try await (pushId, subscription, platform, sequence, attempt, result, status, reason, at) in rows.decode(
+            (UUID, UUID, String, Int64, Int32, String, Int32?, String?, Date).self)
         {
+            guard records.count < limit else {
+                more = true
+                continue
+            }
             records.append(DeliveryRecord(
                 subscriptionId: subscription, platform: platform, sequence: sequence, attempt: Int(attempt), result: result,
                 status: status.map(Int.init), reason: reason, at: at))
+            last = DeliveryPosition(at: at, pushId: pushId, attempt: attempt, result: result)
         }
-        return records
+        return DeliveryPage(deliveries: records, nextPageToken: more ? last.map(PageToken.encode) : nil)
     }
 }

@@ -47,9 +47,14 @@ extension EndToEndTests {
             #expect(settled.last.map(describe) == expected.last, "oldest first: the retry comes last")
             let secondLog = try await app.deliveryLog(of: second.uuidString.lowercased()) { !$0.isEmpty }
             #expect(secondLog.map(describe) == ["\(devices[0]) 0 accepted 200 -"], "the second notification's log")
+            // Read a page at a time, across the two rows of the log (the message and the retry), the log is the same.
+            for limit in [1, 3] {
+                let paged = try await app.deliveryLogPages(of: first.uuidString.lowercased(), limit: limit)
+                #expect(paged.map(describe) == settled.map(describe), "pages of \(limit)")
+            }
         }
 
-        @Test("a broadcast-sized record (600 outcomes in one row) is stored lz4-compressed and reads back whole")
+        @Test("a broadcast-sized record (600 outcomes in one row) is stored lz4-compressed and reads back whole, also a page at a time")
         func largeRecordIsCompressedWithLZ4() async throws {
             let app = try await TestApp.create()
             let notification = UUID()
@@ -68,6 +73,13 @@ extension EndToEndTests {
             let log = try await app.deliveryLog(of: notification.uuidString.lowercased()) { $0.count >= devices.count }
             #expect(Set(log.map { $0.subscriptionId.uppercased() }) == Set(devices.map(\.uuidString)))
             #expect(log.allSatisfy { $0.result == "accepted" && $0.status == 200 })
+            // Pages of 250 (the outcomes share one time, so pages end between pushes of that time): each outcome once.
+            let paged = try await app.deliveryLogPages(of: notification.uuidString.lowercased(), limit: 250)
+            #expect(paged.count == devices.count)
+            #expect(Set(paged.map { $0.subscriptionId.uppercased() }) == Set(devices.map(\.uuidString)))
+            let path = "\(Stack.ingestURL)/v1/apps/\(app.appId)/notifications/\(notification)/deliveries"
+            expectAPIError(try await StackClient.send(.GET, path + "?limit=0", bearer: app.apiKey), status: 400, field: "limit", "limit=0")
+            expectAPIError(try await StackClient.send(.GET, path + "?pageToken=nope", bearer: app.apiKey), status: 400, field: "pageToken", "pageToken=nope")
             let compression = try await Database.withClient { client in
                 let rows = try await client.query(
                     "SELECT pg_column_compression(results) FROM delivery_records WHERE notification_id = \(notification)", logger: testLogger)

@@ -121,6 +121,28 @@ extension TestApp {
         return try #require(try answer.decode(JSONValue.self)["subscriptionId"]?.stringValue)
     }
 
+    /// The notification's whole delivery log, read `limit` entries a page; fails on a page that is not 200 or not
+    /// `limit` long while a next page is announced.
+    func deliveryLogPages(of notificationId: String, limit: Int) async throws -> [DeliveryLogEntry] {
+        struct Page: Decodable {
+            var deliveries: [DeliveryLogEntry]
+            var nextPageToken: String?
+        }
+        var entries: [DeliveryLogEntry] = []
+        var token: String?
+        repeat {
+            let query = "limit=\(limit)" + (token.map { "&pageToken=\($0)" } ?? "")
+            let answer = try await StackClient.send(
+                .GET, "\(Stack.ingestURL)/v1/apps/\(appId)/notifications/\(notificationId)/deliveries?\(query)", bearer: apiKey)
+            guard answer.status == 200 else { throw TestFailure("GET .../deliveries?\(query) answered \(answer.status): \(answer.text)") }
+            let page = try answer.decode(Page.self)
+            entries += page.deliveries
+            token = page.nextPageToken
+            if token != nil && page.deliveries.count != limit { throw TestFailure("a page of \(page.deliveries.count) with a next page") }
+        } while token != nil
+        return entries
+    }
+
     /// The notification's delivery log, polled until `done` holds or 20 s passed.
     func deliveryLog(of notificationId: String, until done: ([DeliveryLogEntry]) -> Bool) async throws -> [DeliveryLogEntry] {
         struct Log: Decodable {

@@ -134,15 +134,7 @@ struct JSONDecodingTests {
         }
         let batch = ChangeEventBatch(events: events)
         let json = [UInt8](try WireCoding.makeEncoder().encode(batch))
-        let decoder = WireCoding.makeDecoder()
-        func sameOutcome(_ bytes: [UInt8]) -> Bool {
-            (try? decoder.decode(ChangeEventBatch.self, from: Data(bytes)))?.events == (try? ChangeEventBatch(decodingJSON: bytes))?.events
-        }
-        for length in 0..<json.count { #expect(sameOutcome(Array(json[..<length])), "the first \(length) bytes") }
-        for _ in 0..<20_000 {
-            let bytes = random.damaged(json)
-            #expect(sameOutcome(bytes), "\(String(decoding: bytes, as: UTF8.self))")
-        }
+        expectReadAsJSONDecoderReads(damagedCopiesOf: json, random: &random, comparing: \.events) { try ChangeEventBatch(decodingJSON: $0) }
     }
 
     @Test("Web Push keys are read from a subscription's stored JSON, as jsonb prints it or as JSONEncoder writes it")
@@ -172,6 +164,23 @@ struct JSONDecodingTests {
         guard members.hasPrefix("\"") else { return members }
         return #"{"events":[{"appId":"a","userId":"u","sequence":1,"kind":"created","notificationId":"0e0b5f3c-9a57-4a8e-8f8b-2b9a0c5d6e7f","readState":"unread","userActionState":"noInteraction","unreadCount":3,"changedAt":"2026-01-31T12:00:00.123Z","#
             + members + "}]}"
+    }
+}
+
+/// Every prefix of `json`, and 20,000 copies with bytes changed, inserted or removed, are read by `read` as JSONDecoder
+/// reads them: to the same value (compared through `compared`), or refused by both.
+func expectReadAsJSONDecoderReads<Value: Decodable, Compared: Equatable>(
+    damagedCopiesOf json: [UInt8], random: inout SeededRandom, comparing compared: (Value) -> Compared, read: ([UInt8]) throws -> Value,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    let decoder = WireCoding.makeDecoder()
+    func sameOutcome(_ bytes: [UInt8]) -> Bool {
+        (try? decoder.decode(Value.self, from: Data(bytes))).map(compared) == (try? read(bytes)).map(compared)
+    }
+    for length in 0..<json.count { #expect(sameOutcome(Array(json[..<length])), "the first \(length) bytes", sourceLocation: sourceLocation) }
+    for _ in 0..<20_000 {
+        let bytes = random.damaged(json)
+        #expect(sameOutcome(bytes), "\(String(decoding: bytes, as: UTF8.self))", sourceLocation: sourceLocation)
     }
 }
 

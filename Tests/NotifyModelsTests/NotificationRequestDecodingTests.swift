@@ -54,15 +54,7 @@ struct NotificationRequestDecodingTests {
         var request = random.notificationRequest()
         request.displayTimeToLive = 3600
         let json = [UInt8](try WireCoding.makeEncoder().encode(request))
-        let decoder = WireCoding.makeDecoder()
-        func sameOutcome(_ bytes: [UInt8]) -> Bool {
-            (try? decoder.decode(NotificationRequest.self, from: Data(bytes))) == (try? Self.read(bytes))
-        }
-        for length in 0..<json.count { #expect(sameOutcome(Array(json[..<length])), "the first \(length) bytes") }
-        for _ in 0..<20_000 {
-            let bytes = random.damaged(json)
-            #expect(sameOutcome(bytes), "\(String(decoding: bytes, as: UTF8.self))")
-        }
+        expectReadAsJSONDecoderReads(damagedCopiesOf: json, random: &random, comparing: { $0 }) { try Self.read($0) }
     }
 
     @Test("a field of the wrong type or value is named by its path")

@@ -157,13 +157,13 @@ enum PageToken {
 
     /// A delivery log: the time, push, attempt and result of the last outcome shown.
     static func encode(_ position: DeliveryPosition) -> String {
-        encode([String(PostgresTimestamp(position.at).microsecondsSince1970), position.pushId.uuidString, String(position.attempt), position.result])
+        encode([String(position.at.microsecondsSince1970), position.pushId.uuidString, String(position.attempt), position.result])
     }
 
-    static func decodeDeliveryPosition(_ token: String) throws(APIFailure) -> (at: PostgresTimestamp, pushId: UUID, attempt: Int32, result: String) {
+    static func decode(deliveryPosition token: String) throws(APIFailure) -> DeliveryPosition {
         let fields = try fields(of: token, count: 4)
         guard let micros = Int64(fields[0]), let pushId = UUID(uuidString: String(fields[1])), let attempt = Int32(fields[2]) else { throw invalid }
-        return (PostgresTimestamp(microsecondsSince1970: micros), pushId, attempt, String(fields[3]))
+        return DeliveryPosition(at: PostgresTimestamp(microsecondsSince1970: micros), pushId: pushId, attempt: attempt, result: String(fields[3]))
     }
 
     private static func encode(_ fields: [String]) -> String {
@@ -197,7 +197,7 @@ struct DeliveryRecord: Encodable, Sendable {
 /// Where a delivery log page ends: the log is ordered by these, and an outcome logged twice (its feedback message
 /// delivered again) is listed once.
 struct DeliveryPosition: Sendable {
-    var at: Date
+    var at: PostgresTimestamp
     var pushId: UUID
     var attempt: Int32
     var result: String
@@ -223,7 +223,7 @@ extension NotificationReader {
             WHERE d.app_id = $1 AND d.notification_id = $2
             """
         if let pageToken {
-            let after = try PageToken.decodeDeliveryPosition(pageToken)
+            let after = try PageToken.decode(deliveryPosition: pageToken)
             bindings.append(after.at)
             bindings.append(after.pushId)
             bindings.append(after.attempt)
@@ -247,7 +247,7 @@ extension NotificationReader {
             records.append(DeliveryRecord(
                 subscriptionId: subscription, platform: platform, sequence: sequence, attempt: Int(attempt), result: result,
                 status: status.map(Int.init), reason: reason, at: at))
-            last = DeliveryPosition(at: at, pushId: pushId, attempt: attempt, result: result)
+            last = DeliveryPosition(at: PostgresTimestamp(at), pushId: pushId, attempt: attempt, result: result)
         }
         return DeliveryPage(deliveries: records, nextPageToken: more ? last.map(PageToken.encode) : nil)
     }

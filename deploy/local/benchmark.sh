@@ -11,7 +11,7 @@ if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
     sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
     cat <<USAGE
 Sizes (environment, defaults in brackets): BENCH_SUSTAINED_COUNT [60000], BENCH_LATENCY_RATE [1000],
-BENCH_LATENCY_COUNT [20000], BENCH_FANOUT_EVENTS [300000], BENCH_BROADCAST_DEVICES [100000],
+BENCH_LATENCY_COUNT [20000], BENCH_FANOUT_EVENTS [300000], BENCH_BROADCAST_DEVICES [1000000],
 BENCH_BROKER_MESSAGES [200000], BENCH_MICRO_SECONDS [2].
 BENCH_KEEP_STATE=1 keeps the broker's and database's data from the last run instead of starting empty.
 USAGE
@@ -97,7 +97,7 @@ rm -f "$ready"
 "$here/services.sh" start push-dispatch
 settle
 echo "== broadcast"
-"$loadgen" broadcast "${common[@]}" --database-url "$NOTIFY_WRITER_DATABASE_URL" --devices "${BENCH_BROADCAST_DEVICES:-100000}" \
+"$loadgen" broadcast "${common[@]}" --database-url "$NOTIFY_WRITER_DATABASE_URL" --devices "${BENCH_BROADCAST_DEVICES:-1000000}" \
     --timeout 600 --output "$out/broadcast" || true
 settle
 echo "== sustained over AMQP (notify.ingest)"

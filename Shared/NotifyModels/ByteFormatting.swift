@@ -26,22 +26,26 @@ extension UUID {
 
     /// Calls `body` with the 36 characters of the 8-4-4-4-12 string form, written on the stack.
     func withString<Result>(uppercase: Bool, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
-        let letterOffset = uppercase ? UInt8(ascii: "A") - 10 : UInt8(ascii: "a") - 10
-        func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? UInt8(ascii: "0") + nibble : letterOffset + nibble }
+        // A nibble of 10 or more is a letter: 'a' or 'A' less 10, which is '0' plus this.
+        let letterShift: UInt8 = uppercase ? 7 : 39
         var text: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)  // 40 bytes: room for 36
         return try withUnsafeMutableBytes(of: &text) { characters in
             withUnsafeBytes(of: uuid) { raw in
-                var position = 0
-                for (index, byte) in raw.enumerated() {
-                    if index == 4 || index == 6 || index == 8 || index == 10 {
-                        characters[position] = UInt8(ascii: "-")
-                        position += 1
-                    }
-                    characters[position] = digit(byte >> 4)
-                    characters[position + 1] = digit(byte & 0xF)
-                    position += 2
+                for index in 0..<16 {
+                    let byte = raw[index]
+                    let high = byte >> 4
+                    let low = byte & 0xF
+                    // Bytes 4, 6, 8 and 10 each start a group after a dash.
+                    let dashes = (index >= 4 ? 1 : 0) + (index >= 6 ? 1 : 0) + (index >= 8 ? 1 : 0) + (index >= 10 ? 1 : 0)
+                    let position = 2 * index + dashes
+                    characters[position] = high &+ 48 &+ (high > 9 ? letterShift : 0)
+                    characters[position + 1] = low &+ 48 &+ (low > 9 ? letterShift : 0)
                 }
             }
+            characters[8] = UInt8(ascii: "-")
+            characters[13] = UInt8(ascii: "-")
+            characters[18] = UInt8(ascii: "-")
+            characters[23] = UInt8(ascii: "-")
             return try body(UnsafeRawBufferPointer(rebasing: characters[..<36]))
         }
     }

@@ -331,32 +331,45 @@ public struct JSONReader {
         var isASCII: Bool
     }
 
-    /// From an opening quote to past the closing one; checks there are no raw control characters.
+    /// From an opening quote to past the closing one; checks there are no raw control characters. Runs of plain
+    /// characters are passed over eight bytes at a time; a word holding anything else (the closing quote, above all)
+    /// is gone through byte by byte.
     private mutating func scanString() throws -> StringSpan {
         let start = offset + 1
         var index = start
         var hasEscapes = false
         var isASCII = true
         while index < bytes.count {
-            let byte = bytes[index]
-            // One test for the common case, printable ASCII other than a quote or backslash.
-            if byte &- 0x20 < 0x60 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
-                index += 1
-                continue
+            if index + 8 <= bytes.count {
+                let word = JSONStringWords.word(bytes, at: index)
+                if !JSONStringWords.hasQuoteBackslashOrControl(word) {
+                    if JSONStringWords.hasNonASCII(word) { isASCII = false }
+                    index += 8
+                    continue
+                }
             }
-            switch byte {
-            case UInt8(ascii: "\""):
-                offset = index + 1
-                return StringSpan(start: start, end: index, hasEscapes: hasEscapes, isASCII: isASCII)
-            case UInt8(ascii: "\\"):
-                hasEscapes = true
-                index += 2
-            case 0x80...:
-                isASCII = false
-                index += 1
-            default:
-                offset = index
-                throw error("a control character must be escaped in a string")
+            let wordEnd = min(index + 8, bytes.count)
+            while index < wordEnd {
+                let byte = bytes[index]
+                // One test for the common case, printable ASCII other than a quote or backslash.
+                if byte &- 0x20 < 0x60 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
+                    index += 1
+                    continue
+                }
+                switch byte {
+                case UInt8(ascii: "\""):
+                    offset = index + 1
+                    return StringSpan(start: start, end: index, hasEscapes: hasEscapes, isASCII: isASCII)
+                case UInt8(ascii: "\\"):
+                    hasEscapes = true
+                    index += 2
+                case 0x80...:
+                    isASCII = false
+                    index += 1
+                default:
+                    offset = index
+                    throw error("a control character must be escaped in a string")
+                }
             }
         }
         offset = bytes.count

@@ -128,16 +128,29 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    /// Copies the runs of bytes that need no escaping in one go: most strings have none.
+    /// Copies the runs of bytes that need no escaping in one go: most strings have none. Eight bytes are tested at
+    /// once, and only a word holding a byte to escape is gone through byte by byte.
     private mutating func appendString(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { utf8 in
+            let raw = UnsafeRawBufferPointer(utf8)
             var runStart = 0
-            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-                appendEscaped(byte)
-                runStart = index + 1
+            var index = 0
+            while index < utf8.count {
+                let wordEnd = index + 8
+                if wordEnd <= utf8.count, !JSONStringWords.hasQuoteBackslashOrControl(JSONStringWords.word(raw, at: index)) {
+                    index = wordEnd
+                    continue
+                }
+                for position in index..<min(wordEnd, utf8.count) {
+                    let byte = utf8[position]
+                    guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<position]))
+                    appendEscaped(byte)
+                    runStart = position + 1
+                }
+                index = wordEnd
             }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }

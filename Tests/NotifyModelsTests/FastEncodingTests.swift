@@ -75,11 +75,40 @@ struct FastEncodingTests {
             writer.integer(value)
             #expect(String(decoding: writer.bytes, as: UTF8.self) == String(value))
         }
-        let id = UUID()
-        var writer = JSONWriter()
-        writer.uuid(id)
-        #expect(String(decoding: writer.bytes, as: UTF8.self) == "\"\(id.uuidString.lowercased())\"")
-        #expect(id.lowercasedString == id.uuidString.lowercased())
+        let extremes = [UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), UUID(uuidString: "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF")!]
+        for id in extremes + (0..<1_000).map({ _ in UUID() }) {
+            var writer = JSONWriter()
+            writer.uuid(id)
+            writer.uuid(id, uppercase: true)
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == "\"\(id.uuidString.lowercased())\"\"\(id.uuidString)\"")
+            #expect(id.lowercasedString == id.uuidString.lowercased())
+        }
+    }
+
+    @Test("a quote, backslash, control character or non-ASCII letter at every place of strings of 0 to 40 bytes: written, the string JSONDecoder reads back; read, what JSONDecoder reads")
+    func stringsAroundEveryWordBoundary() throws {
+        for special in ["\"", "\\", "\n", "\u{1}", "\u{1F}", "é", "✓", "/", "\u{7F}"] {
+            for length in 0...40 {
+                for place in 0...length {
+                    let plain = String(repeating: "a", count: length)
+                    let text = String(plain.prefix(place)) + special + String(plain.dropFirst(place))
+                    var writer = JSONWriter()
+                    writer.string(text)
+                    #expect(try JSONDecoder().decode(String.self, from: Data(writer.bytes)) == text, "written: \(text.debugDescription)")
+                    let encoded = try JSONEncoder().encode(text)
+                    #expect(try JSONReader.read(encoded) { try $0.readString() } == text, "read: \(text.debugDescription)")
+                }
+            }
+            // A string without its closing quote is refused, whatever ends the bytes.
+            if special != "\"" {
+                let unterminated = Data(("\"" + String(repeating: "b", count: 20) + special).utf8)
+                #expect(throws: JSONReadError.self) { try JSONReader.read(unterminated) { try $0.readString() } }
+            }
+        }
+        // So is a raw control character after a long plain run, as JSONDecoder refuses it.
+        let rawControl = Data(("\"" + String(repeating: "c", count: 17) + "\u{1}\"").utf8)
+        #expect(throws: JSONReadError.self) { try JSONReader.read(rawControl) { try $0.readString() } }
+        #expect(throws: (any Error).self) { try JSONDecoder().decode(String.self, from: rawControl) }
     }
 
     @Test("bytes are written in hexadecimal as String(format: \"%02x\") writes each, and hex digits read back as UInt8(_:radix: 16) reads them")

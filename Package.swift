@@ -36,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
     ],
     targets: [
         // MARK: Shared
@@ -68,6 +69,37 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "NotifyAPNsCore",
+            dependencies: [
+                "NotifyModels",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Shared/NotifyAPNs/Core",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "NotifyAPNs",
+            dependencies: [
+                "NotifyAPNsCore", "NotifyModels",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Shared/NotifyAPNs/Transport",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "NotifyWire",
+            dependencies: ["NotifyModels", "NotifyAMQP", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            path: "Shared/NotifyWire",
+            exclude: ["Protos", "regenerate.sh", "README.md"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "NotifyRuntime",
             dependencies: [
                 "NotifyAMQP",
@@ -95,43 +127,61 @@ let package = Package(
         ),
 
         // MARK: Services
-        .executableTarget(
-            name: "Ingest",
+        .target(
+            name: "IngestCore",
             dependencies: [
-                "NotifyModels", "NotifyAMQP", "NotifyRuntime", "NotifyDatabase",
+                "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Services/ingest",
+            path: "Services/ingest/IngestCore",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "Ingest",
+            dependencies: ["IngestCore", "NotifyRuntime"],
+            path: "Services/ingest/App",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "StorageCore",
+            dependencies: [
+                "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Services/storage/StorageCore",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "Storage",
+            dependencies: ["StorageCore", "NotifyRuntime"],
+            path: "Services/storage/App",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FanoutCore",
             dependencies: [
-                "NotifyModels", "NotifyAMQP", "NotifyRuntime", "NotifyDatabase",
+                "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Services/storage",
+            path: "Services/fanout/FanoutCore",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "Fanout",
-            dependencies: [
-                "NotifyModels", "NotifyAMQP", "NotifyRuntime", "NotifyDatabase",
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Services/fanout",
+            dependencies: ["FanoutCore", "NotifyRuntime"],
+            path: "Services/fanout/App",
             swiftSettings: swiftSettings
         ),
-        .executableTarget(
-            name: "PushDispatch",
+        .target(
+            name: "PushDispatchCore",
             dependencies: [
-                "NotifyModels", "NotifyAMQP", "NotifyRuntime", "NotifyDatabase",
+                "NotifyAPNs", "NotifyAPNsCore", "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -143,7 +193,13 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Services/push-dispatch",
+            path: "Services/push-dispatch/PushDispatchCore",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "PushDispatch",
+            dependencies: ["PushDispatchCore", "NotifyRuntime"],
+            path: "Services/push-dispatch/App",
             swiftSettings: swiftSettings
         ),
 
@@ -175,7 +231,7 @@ let package = Package(
         .executableTarget(
             name: "LoadGenerator",
             dependencies: [
-                "NotifyModels", "NotifyAMQP", "NotifyDatabase",
+                "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyDatabase",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -213,14 +269,56 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "NotifyWireTests",
+            dependencies: ["NotifyWire", "NotifyModels", "NotifyAMQP", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/NotifyWireTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IngestCoreTests",
+            dependencies: [
+                "IngestCore", "NotifyModels", "NotifyWire", "NotifyAMQP", "NotifyDatabase",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            path: "Tests/IngestCoreTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FanoutCoreTests",
+            dependencies: ["FanoutCore", "NotifyModels", "NotifyWire", "NotifyAMQP"],
+            path: "Tests/FanoutCoreTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "StorageCoreTests",
+            dependencies: [
+                "StorageCore", "NotifyModels", "NotifyWire", "NotifyDatabase",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/StorageCoreTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "NotifyDatabaseTests",
             dependencies: ["NotifyDatabase", .product(name: "PostgresNIO", package: "postgres-nio")],
             path: "Tests/NotifyDatabaseTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "NotifyAPNsTests",
+            dependencies: [
+                "NotifyAPNs", "NotifyAPNsCore", "NotifyModels",
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Tests/NotifyAPNsTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "PushDispatchTests",
-            dependencies: ["PushDispatch", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["PushDispatchCore", "NotifyAPNs", .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/PushDispatchTests",
             swiftSettings: swiftSettings
         ),
@@ -244,6 +342,7 @@ let package = Package(
             dependencies: [
                 "NotifyModels",
                 "NotifyAMQP",
+                "NotifyWire",
                 "NotifyDatabase",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),

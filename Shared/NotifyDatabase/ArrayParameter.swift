@@ -108,3 +108,14 @@ extension Date: ArrayParameterElement {
         destination.storeBytes(of: microseconds.bigEndian, as: Int64.self)
     }
 }
+
+extension ByteBuffer: ArrayParameterElement {
+    public var binarySize: Int { readableBytes }
+
+    public func writeBinary(to destination: UnsafeMutableRawPointer) {
+        withUnsafeReadableBytes { bytes in
+            guard let source = bytes.baseAddress else { return }
+            destination.copyMemory(from: source, byteCount: bytes.count)
+        }
+    }
+}

@@ -35,7 +35,7 @@ public struct APNsCredentials: Codable, Sendable, Equatable {
     /// The app's bundle id, sent as `apns-topic`.
     public var topic: String
     public var environment: Environment
-    /// Overrides the APNs host, e.g. `https://localhost:38443` for the provider sandbox.
+    /// Overrides the APNs host, e.g. `https://localhost:21443` for the provider sandbox.
     public var endpoint: String?
 
     public init(teamId: String, keyId: String, privateKey: String, topic: String, environment: Environment, endpoint: String?) {

@@ -48,12 +48,12 @@ public struct JSONWriter: Sendable {
         value.appendDecimal(to: &bytes)
     }
 
-    /// A UUID as its 8-4-4-4-12 string without formatting a String: lowercase (what `uuidString.lowercased()`
-    /// gives), or uppercase as JSONEncoder writes it (`uuidString`), the form of the public API's answers.
-    public mutating func uuid(_ value: UUID, uppercase: Bool = false) {
+    /// A UUID as its 8-4-4-4-12 string in lowercase (what `uuidString.lowercased()` gives, the API's form), without
+    /// formatting a String.
+    public mutating func uuid(_ value: UUID) {
         separate()
         bytes.append(UInt8(ascii: "\""))
-        value.appendString(to: &bytes, uppercase: uppercase)
+        value.appendString(to: &bytes, uppercase: false)
         bytes.append(UInt8(ascii: "\""))
     }
 

@@ -3,7 +3,7 @@ import Foundation
 // Publish requests read without JSONDecoder: ingest reads every notification an app server publishes through
 // here. It reads what `WireCoding.makeDecoder()` reads into `NotificationRequest`, the same values from the same
 // documents: every field optional (absent or null is nil), unknown keys skipped, the first of a repeated key
-// counting. The payload and push options are read as in ChangeEventBatchDecoding.swift. Where JSONDecoder refuses a document, this throws a `JSONReadError` whose path names the field.
+// counting. Where JSONDecoder refuses a document, this throws a `JSONReadError` whose path names the field.
 
 extension NotificationRequest {
     /// Reads one notification object.
@@ -46,5 +46,49 @@ extension TargetPolicy {
             }
         }
         self.init(platformTypes: platformTypes ?? nil)
+    }
+}
+
+extension NotificationPayload {
+    init(reading reader: inout JSONReader) throws {
+        var rawContent: String??, visualContent: VisualContent??
+        try reader.readObject { reader, key in
+            switch key {
+            case "rawContent" where rawContent == nil: rawContent = .some(try reader.readOptional { try $0.readString() })
+            case "visualContent" where visualContent == nil: visualContent = .some(try reader.readOptional { try VisualContent(reading: &$0) })
+            default: try reader.skipValue()
+            }
+        }
+        self.init(rawContent: rawContent ?? nil, visualContent: visualContent ?? nil)
+    }
+}
+
+extension VisualContent {
+    init(reading reader: inout JSONReader) throws {
+        var title: String??, body: String??
+        try reader.readObject { reader, key in
+            switch key {
+            case "title" where title == nil: title = .some(try reader.readOptional { try $0.readString() })
+            case "body" where body == nil: body = .some(try reader.readOptional { try $0.readString() })
+            default: try reader.skipValue()
+            }
+        }
+        self.init(title: title ?? nil, body: body ?? nil)
+    }
+}
+
+extension PushOptions {
+    init(reading reader: inout JSONReader) throws {
+        var sound: String??, category: String??, threadId: String??, data: [String: JSONValue]??
+        try reader.readObject { reader, key in
+            switch key {
+            case "sound" where sound == nil: sound = .some(try reader.readOptional { try $0.readString() })
+            case "category" where category == nil: category = .some(try reader.readOptional { try $0.readString() })
+            case "threadId" where threadId == nil: threadId = .some(try reader.readOptional { try $0.readString() })
+            case "data" where data == nil: data = .some(try reader.readOptional { try $0.readObjectValue() })
+            default: try reader.skipValue()
+            }
+        }
+        self.init(sound: sound ?? nil, category: category ?? nil, threadId: threadId ?? nil, data: data ?? nil)
     }
 }

@@ -57,7 +57,7 @@ public struct PushJobBatch: Sendable {
     public init(jobs: [PushJob]) { self.jobs = jobs }
 
     /// The ranges of `jobs` that go out as one group: consecutive jobs that share everything but the device.
-    var groupRanges: [Range<Int>] {
+    public var groupRanges: [Range<Int>] {
         var ranges: [Range<Int>] = []
         var start = jobs.startIndex
         while start < jobs.endIndex {

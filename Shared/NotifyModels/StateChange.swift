@@ -47,7 +47,7 @@ public struct NotificationStateChange: Codable, Sendable, Equatable {
 
 /// A notification as devices and app servers read it (history, sync).
 public struct NotificationView: Codable, Sendable, Equatable {
-    public var id: UUID
+    @LowercasedUUID public var id: UUID
     public var userId: String
     public var appNotificationId: String?
     public var groupName: String?

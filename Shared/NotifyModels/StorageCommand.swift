@@ -50,13 +50,6 @@ public struct StorageCommandBatch: Codable, Sendable, Equatable {
 
     public var commands: [StorageCommand]
     public init(commands: [StorageCommand]) { self.commands = commands }
-
-    /// The message bodies carrying `commands` in order, at most `maximumCommands` to a message.
-    public static func bodies(for commands: [StorageCommand]) throws -> [Data] {
-        try stride(from: commands.startIndex, to: commands.endIndex, by: maximumCommands).map { start in
-            try StorageCommandBatch(commands: Array(commands[start..<min(start + maximumCommands, commands.endIndex)])).encodedJSON()
-        }
-    }
 }
 
 /// A validated notification for an event source's subscribers, with its identity.

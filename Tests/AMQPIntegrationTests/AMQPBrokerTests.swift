@@ -8,7 +8,7 @@ import Testing
 /// `deploy/local/rabbitmq.sh`, which is started if needed; the restart test starts a private node).
 /// Serialized: the memory test measures the whole process, and the timed waits are steadier one at a time.
 /// Every queue is unique to its test and deleted afterwards.
-@Suite("AMQP against a real RabbitMQ", .serialized)
+@Suite("AMQP against a real RabbitMQ", .serialized, .enabled(if: ProcessInfo.processInfo.environment["NOTIFY_TEST_STACK"] != nil, "needs the running stack: run deploy/local/test.sh"))
 struct AMQPBrokerTests {
     init() async throws {
         try await TestBroker.ensureStarted()

@@ -6,9 +6,9 @@ import Testing
 struct AMQPConfigurationTests {
     @Test("a full URL: credentials, host, port and vhost")
     func fullURL() throws {
-        let configuration = try AMQPConfiguration(url: "amqp://notify:secret@broker.example:35672/notify")
+        let configuration = try AMQPConfiguration(url: "amqp://notify:secret@broker.example:21672/notify")
         #expect(configuration.host == "broker.example")
-        #expect(configuration.port == 35672)
+        #expect(configuration.port == 21672)
         #expect(configuration.user == "notify")
         #expect(configuration.password == "secret")
         #expect(configuration.virtualHost == "notify")
@@ -54,7 +54,7 @@ struct AMQPConfigurationTests {
     }
 
     @Test("anything but an amqp:// URL with a host is refused", arguments: [
-        "http://notify:notify@127.0.0.1:35672/notify",
+        "http://notify:notify@127.0.0.1:21672/notify",
         "amqps://notify:notify@127.0.0.1/notify",
         "127.0.0.1:5672",
         "amqp:///notify",
@@ -69,9 +69,9 @@ struct AMQPConfigurationTests {
 
     @Test("the default test URL points at the local node")
     func testURL() throws {
-        let configuration = try AMQPConfiguration(url: "amqp://notify:notify@127.0.0.1:35672/notify")
+        let configuration = try AMQPConfiguration(url: "amqp://notify:notify@127.0.0.1:21672/notify")
         #expect(configuration.host == "127.0.0.1")
-        #expect(configuration.port == 35672)
+        #expect(configuration.port == 21672)
         #expect(configuration.virtualHost == "notify")
     }
 }

@@ -14,7 +14,7 @@ import Testing
 /// The broker the tests use, and the scripts that control it.
 enum TestBroker {
     /// `NOTIFY_AMQP_URL`, or the isolated local node started by `deploy/local/rabbitmq.sh`.
-    static let url = ProcessInfo.processInfo.environment["NOTIFY_AMQP_URL"] ?? "amqp://notify:notify@127.0.0.1:35672/notify"
+    static let url = ProcessInfo.processInfo.environment["NOTIFY_AMQP_URL"] ?? "amqp://notify:notify@127.0.0.1:21672/notify"
 
     /// The repository root, found from this file's path (Tests/AMQPIntegrationTests/Support.swift).
     static let repositoryRoot: String = {
@@ -153,31 +153,35 @@ struct PrivateBroker: Sendable {
         try await runProcess(TestBroker.script, [command], environment: environment, timeout: timeout)
     }
 
-    /// Ports nothing listens on right now (bound to port 0 and released again).
+    /// Random ports of 24000–29999 that nothing holds right now (each bound once and released). Not from `bind` to
+    /// port 0: those lie in the kernel's ephemeral range (32768–60999), where an outgoing connection may take one
+    /// before the broker binds it. The scripts' stacks use 21xxx (local), 22xxx (tests) and 23xxx (benchmarks).
     private static func freePorts(_ count: Int) throws -> [Int] {
-        var sockets: [Int32] = []
-        defer { for socket in sockets { close(socket) } }
         var ports: [Int] = []
-        for _ in 0..<count {
-            #if os(Linux)
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            #else
-            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-            #endif
-            guard descriptor >= 0 else { throw TestFailure("socket() failed") }
-            sockets.append(descriptor)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = 0
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
-            }
-            guard bound else { throw TestFailure("could not find a free port") }
-            ports.append(Int(UInt16(bigEndian: address.sin_port)))
+        for _ in 0..<1_000 where ports.count < count {
+            let port = Int.random(in: 24_000...29_999)
+            if !ports.contains(port), try isFree(port) { ports.append(port) }
         }
+        guard ports.count == count else { throw TestFailure("could not find \(count) free ports in 24000-29999") }
         return ports
+    }
+
+    /// Whether a socket can bind 127.0.0.1:`port` (nothing listens there, on it or on every address).
+    private static func isFree(_ port: Int) throws -> Bool {
+        #if os(Linux)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw TestFailure("socket() failed") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
     }
 }
 

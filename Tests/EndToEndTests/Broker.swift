@@ -1,6 +1,7 @@
 import Foundation
 import NotifyAMQP
 import NotifyModels
+import NotifyWire
 import ServiceLifecycle
 import Synchronization
 
@@ -80,7 +81,7 @@ enum Broker {
     /// `x-notify-reason`, waiting up to `timeout` for one. Consumes (and so removes) every dead letter it reads.
     static func deadPushJobs(_ provider: String, notificationId: String, timeout: Duration = .seconds(20)) async throws -> [(job: PushJob, reason: String?)] {
         try await deadLetters(of: QueueNames.pushQueue(Platform(rawValue: provider)!), timeout: timeout) { delivery in
-            try WireCoding.makeDecoder().decode(PushJobBatch.self, from: delivery.body).jobs
+            try PushJobBatch(delivery).jobs
                 .filter { $0.notificationId.uuidString.lowercased() == notificationId }
         }.map { (job: $0.item, reason: $0.reason) }
     }

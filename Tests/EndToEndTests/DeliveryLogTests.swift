@@ -1,6 +1,7 @@
 import Foundation
 import NotifyAMQP
 import NotifyModels
+import NotifyWire
 import Testing
 
 extension EndToEndTests {
@@ -27,17 +28,17 @@ extension EndToEndTests {
             let retry = PushOutcomeBatch(outcomes: [outcome(first, devices[1], .accepted, attempt: 1, status: 200, reason: nil)])
             try await Broker.withPublisher(try Broker.configuration()) { publisher in
                 for batch in [message, message, retry] {
-                    try await publisher.publish(AMQPOutboundMessage(routingKey: QueueNames.pushFeedback, body: try WireCoding.makeEncoder().encode(batch)))
+                    try await publisher.publish(AMQPOutboundMessage(routingKey: QueueNames.pushFeedback, wire: batch))
                 }
             }
 
             _ = try await app.deliveryLog(of: first.uuidString.lowercased()) { $0.count >= 4 }
             let expected = [
-                "\(devices[0]) 0 accepted 200 -", "\(devices[1]) 0 retrying 503 ServiceUnavailable", "\(devices[2]) 0 accepted 200 -",
-                "\(devices[1]) 1 accepted 200 -",
+                "\(devices[0].lowercasedString) 0 accepted 200 -", "\(devices[1].lowercasedString) 0 retrying 503 ServiceUnavailable",
+                "\(devices[2].lowercasedString) 0 accepted 200 -", "\(devices[1].lowercasedString) 1 accepted 200 -",
             ]
             func describe(_ entry: DeliveryLogEntry) -> String {
-                "\(entry.subscriptionId.uppercased()) \(entry.attempt) \(entry.result) \(entry.status.map(String.init) ?? "-") \(entry.reason ?? "-")"
+                "\(entry.subscriptionId) \(entry.attempt) \(entry.result) \(entry.status.map(String.init) ?? "-") \(entry.reason ?? "-")"
             }
             // Settled: the duplicate message is consumed by now (it was published before the retry, which is in).
             try await Task.sleep(for: .seconds(1))
@@ -46,7 +47,7 @@ extension EndToEndTests {
             #expect(settled.count == 4, "entries, duplicates included: \(settled.map(describe))")
             #expect(settled.last.map(describe) == expected.last, "oldest first: the retry comes last")
             let secondLog = try await app.deliveryLog(of: second.uuidString.lowercased()) { !$0.isEmpty }
-            #expect(secondLog.map(describe) == ["\(devices[0]) 0 accepted 200 -"], "the second notification's log")
+            #expect(secondLog.map(describe) == ["\(devices[0].lowercasedString) 0 accepted 200 -"], "the second notification's log")
             // Read a page at a time, across the two rows of the log (the message and the retry), the log is the same.
             for limit in [1, 3] {
                 let paged = try await app.deliveryLogPages(of: first.uuidString.lowercased(), limit: limit)
@@ -67,16 +68,16 @@ extension EndToEndTests {
                     status: 200, reason: nil, attempt: 0, invalidSince: nil, at: at)
             })
             try await Broker.withPublisher(try Broker.configuration()) { publisher in
-                try await publisher.publish(AMQPOutboundMessage(routingKey: QueueNames.pushFeedback, body: batch.encodedJSON()))
+                try await publisher.publish(AMQPOutboundMessage(routingKey: QueueNames.pushFeedback, wire: batch))
             }
 
             let log = try await app.deliveryLog(of: notification.uuidString.lowercased()) { $0.count >= devices.count }
-            #expect(Set(log.map { $0.subscriptionId.uppercased() }) == Set(devices.map(\.uuidString)))
+            #expect(Set(log.map(\.subscriptionId)) == Set(devices.map(\.lowercasedString)))
             #expect(log.allSatisfy { $0.result == "accepted" && $0.status == 200 })
             // Pages of 250 (the outcomes share one time, so pages end between pushes of that time): each outcome once.
             let paged = try await app.deliveryLogPages(of: notification.uuidString.lowercased(), limit: 250)
             #expect(paged.count == devices.count)
-            #expect(Set(paged.map { $0.subscriptionId.uppercased() }) == Set(devices.map(\.uuidString)))
+            #expect(Set(paged.map(\.subscriptionId)) == Set(devices.map(\.lowercasedString)))
             let path = "\(Stack.ingestURL)/v1/apps/\(app.appId)/notifications/\(notification)/deliveries"
             expectAPIError(try await StackClient.send(.GET, path + "?limit=0", bearer: app.apiKey), status: 400, field: "limit", "limit=0")
             expectAPIError(try await StackClient.send(.GET, path + "?pageToken=nope", bearer: app.apiKey), status: 400, field: "pageToken", "pageToken=nope")

@@ -71,7 +71,7 @@ extension EndToEndTests {
             #expect(results?.map { $0["status"] as? Int } == [202, 400], "\(batch.text)")
             #expect((results?.last?["error"] as? [String: Any])?["field"] as? String == "notifications[1].displayTimeToLive", "\(batch.text)")
             let id = try #require(results?.first?["id"] as? String, "\(batch.text)")
-            #expect(id == id.uppercased(), "ids are written as everywhere else in the API: \(id)")
+            #expect(id == id.lowercased(), "ids are written as everywhere else in the API: \(id)")
         }
     }
 }

@@ -9,9 +9,9 @@ enum Metrics {
             let environment = ProcessInfo.processInfo.environment
             switch self {
             case .ingest: return Stack.ingestURL
-            case .storage: return "http://127.0.0.1:\(environment["NOTIFY_STORAGE_HEALTH_PORT"] ?? "38081")"
-            case .fanout: return "http://127.0.0.1:\(environment["NOTIFY_FANOUT_HEALTH_PORT"] ?? "38082")"
-            case .pushDispatch: return "http://127.0.0.1:\(environment["NOTIFY_DISPATCH_HEALTH_PORT"] ?? "38083")"
+            case .storage: return "http://127.0.0.1:\(environment["NOTIFY_STORAGE_HEALTH_PORT"] ?? "21081")"
+            case .fanout: return "http://127.0.0.1:\(environment["NOTIFY_FANOUT_HEALTH_PORT"] ?? "21082")"
+            case .pushDispatch: return "http://127.0.0.1:\(environment["NOTIFY_DISPATCH_HEALTH_PORT"] ?? "21083")"
             }
         }
     }

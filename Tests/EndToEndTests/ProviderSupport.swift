@@ -6,7 +6,7 @@ import Testing
 
 extension Stack {
     /// The sandbox's listener for FCM, WNS and Web Push (token endpoints, send endpoints, channel URIs).
-    static let sandboxProvidersURL = ProcessInfo.processInfo.environment["NOTIFY_SANDBOX_PROVIDERS_URL"] ?? "https://localhost:38444"
+    static let sandboxProvidersURL = ProcessInfo.processInfo.environment["NOTIFY_SANDBOX_PROVIDERS_URL"] ?? "https://localhost:21444"
 }
 
 /// The sandbox's control API for FCM, WNS and Web Push: credentials, device addresses, faults and records.

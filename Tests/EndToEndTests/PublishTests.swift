@@ -71,7 +71,7 @@ extension EndToEndTests {
             #expect(results[1].index == 1)
             #expect(results[1].status == 400)
             #expect(results[1].id == nil)
-            #expect(results[1].error?.field == "payload", "\(answer.text)")
+            #expect(results[1].error?.field == "notifications[1].payload", "\(answer.text)")
 
             let missing = try await Sandbox.missingNotifications([id], at: device)
             #expect(missing.isEmpty, "the valid notification did not arrive within 20 s")

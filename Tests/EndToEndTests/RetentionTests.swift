@@ -1,6 +1,7 @@
 import Foundation
 import NotifyAMQP
 import NotifyModels
+import NotifyWire
 import PostgresNIO
 import Testing
 
@@ -25,8 +26,7 @@ extension EndToEndTests {
             }
             let purge = StorageCommand(action: .purgeTombstones(olderThan: Date().addingTimeInterval(-30 * 86400)))
             try await Broker.withPublisher(try Broker.configuration()) { publisher in
-                try await publisher.publish(AMQPOutboundMessage(
-                    routingKey: QueueNames.storageCommands, body: try WireCoding.makeEncoder().encode(StorageCommandBatch(commands: [purge]))))
+                try await publisher.publish(StorageCommandBatch.messages(for: [purge]))
             }
             try await Database.withClient { client in
                 _ = try await Database.waitForInteger("SELECT count(*) FROM delivery_records WHERE record_key = \(old)", on: client) { $0 == 0 }

@@ -6,12 +6,12 @@ import Logging
 enum Stack {
     private static let environment = ProcessInfo.processInfo.environment
 
-    static let ingestURL = environment["NOTIFY_INGEST_URL"] ?? "http://127.0.0.1:38080"
-    static let sandboxURL = environment["NOTIFY_SANDBOX_URL"] ?? "http://127.0.0.1:38090"
-    static let sandboxAPNsURL = environment["NOTIFY_SANDBOX_APNS_URL"] ?? "https://localhost:38443"
-    static let amqpURL = environment["NOTIFY_AMQP_URL"] ?? "amqp://notify:notify@127.0.0.1:35672/notify"
+    static let ingestURL = environment["NOTIFY_INGEST_URL"] ?? "http://127.0.0.1:21080"
+    static let sandboxURL = environment["NOTIFY_SANDBOX_URL"] ?? "http://127.0.0.1:21090"
+    static let sandboxAPNsURL = environment["NOTIFY_SANDBOX_APNS_URL"] ?? "https://localhost:21443"
+    static let amqpURL = environment["NOTIFY_AMQP_URL"] ?? "amqp://notify:notify@127.0.0.1:21672/notify"
     static let writerDatabaseURL = environment["NOTIFY_WRITER_DATABASE_URL"]
-        ?? "postgres://notify_writer:notify_writer@127.0.0.1:35432/notify"
+        ?? "postgres://notify_writer:notify_writer@127.0.0.1:21432/notify"
     static let adminToken = environment["NOTIFY_ADMIN_TOKEN"] ?? "local-admin-token"
 
     /// The repository root: `NOTIFY_ROOT`, or three levels above this file (Tests/EndToEndTests/Stack.swift).

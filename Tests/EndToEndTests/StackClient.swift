@@ -158,7 +158,7 @@ struct TestApp: Sendable {
     func publishAccepted(_ request: NotificationRequest, retry: StackClient.Retry = .whileUnavailable) async throws -> String {
         let answer = try await publish(request, retry: retry)
         guard answer.status == 202 else { throw TestFailure("publishing answered \(answer.status): \(answer.text)") }
-        return try answer.decode(Accepted.self).id.lowercased()
+        return try answer.decode(Accepted.self).id
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import NotifyAMQP
 import NotifyModels
+import NotifyWire
 import PostgresNIO
 import Testing
 
@@ -19,8 +20,8 @@ extension EndToEndTests {
             return (command, notificationId)
         }
 
-        private func message(_ command: StorageCommand) throws -> AMQPOutboundMessage {
-            AMQPOutboundMessage(routingKey: QueueNames.storageCommands, body: try WireCoding.makeEncoder().encode(StorageCommandBatch(commands: [command])))
+        private func message(_ command: StorageCommand) -> AMQPOutboundMessage {
+            AMQPOutboundMessage(routingKey: QueueNames.storageCommands, wire: StorageCommandBatch(commands: [command]))
         }
 
         /// `aggregate` (e.g. `count(*)`) over the rows of `table` that belong to `user` of `app`.
@@ -47,11 +48,11 @@ extension EndToEndTests {
             let id = notificationId.uuidString.lowercased()
 
             try await Broker.withPublisher(try Broker.configuration()) { publisher in
-                try await publisher.publish(try message(command))
+                try await publisher.publish(message(command))
                 #expect(try await Sandbox.missingNotifications([id], at: device).isEmpty, "the notification did not arrive within 20 s")
                 // The duplicate, then a command storage applies only after it (one consumer, in order).
-                try await publisher.publish(try message(command))
-                try await publisher.publish(try message(later))
+                try await publisher.publish(message(command))
+                try await publisher.publish(message(later))
             }
 
             try await Database.withClient { client in
@@ -66,6 +67,20 @@ extension EndToEndTests {
             let deliveries = try await Sandbox.deliveries(to: device)
             #expect(!deliveries.isEmpty && deliveries.allSatisfy { $0.notificationId == id && $0.payload["notify"]?["seq"]?.numberValue == 1 })
         }
+        @Test("a command in the JSON form written before the protobuf schema (schema version 1) is applied and reaches the device")
+        func legacyJSONCommandIsApplied() async throws {
+            let app = try await TestApp.create()
+            let user = "user-\(uniqueSuffix())"
+            let device = try await app.registerDevice(of: user)
+            let (command, notificationId) = publishCommand(for: app, userId: user)
+            try await Broker.withPublisher(try Broker.configuration()) { publisher in
+                // What an ingest of the release before left in the queue: JSON, content type application/json.
+                try await publisher.publish(AMQPOutboundMessage(
+                    routingKey: QueueNames.storageCommands, body: try WireCoding.makeEncoder().encode(StorageCommandBatch(commands: [command]))))
+            }
+            #expect(try await Sandbox.missingNotifications([notificationId.lowercasedString], at: device).isEmpty, "the notification did not arrive within 20 s")
+        }
+
         @Test("one message carrying a command twice and another: each is applied once")
         func commandTwiceInOneMessageIsAppliedOnce() async throws {
             let app = try await TestApp.create()
@@ -74,8 +89,7 @@ extension EndToEndTests {
             let (other, _) = publishCommand(for: app, userId: user)
             try await Broker.withPublisher(try Broker.configuration()) { publisher in
                 try await publisher.publish(AMQPOutboundMessage(
-                    routingKey: QueueNames.storageCommands,
-                    body: try WireCoding.makeEncoder().encode(StorageCommandBatch(commands: [command, command, other]))))
+                    routingKey: QueueNames.storageCommands, wire: StorageCommandBatch(commands: [command, command, other])))
             }
             try await Database.withClient { client in
                 // The message is applied in one transaction: once any change is visible, all of them are.
@@ -94,14 +108,12 @@ extension EndToEndTests {
             let (first, _) = publishCommand(for: app, userId: user)
             let (second, secondId) = publishCommand(for: app, userId: user)
             try await Broker.withPublisher(try Broker.configuration()) { publisher in
-                try await publisher.publish(try message(first))
+                try await publisher.publish(message(first))
             }
             try await Database.withClient { client in
                 _ = try await waitForUserRows("count(*)", in: "changes", of: app, user, on: client) { $0 > 0 }
                 try await Broker.withPublisher(try Broker.configuration()) { publisher in
-                    try await publisher.publish(AMQPOutboundMessage(
-                        routingKey: QueueNames.storageCommands,
-                        body: try WireCoding.makeEncoder().encode(StorageCommandBatch(commands: [first, second]))))
+                    try await publisher.publish(StorageCommandBatch.messages(for: [first, second]))
                 }
                 _ = try await waitForUserRows("count(*)", in: "changes", of: app, user, on: client) { $0 > 1 }
                 let sequences = try await userRows("max(sequence)", in: "changes", of: app, user, on: client)
@@ -130,13 +142,11 @@ extension EndToEndTests {
                 of: QueueNames.storageCommands,
                 whilst: {
                     try await Broker.withPublisher(try Broker.configuration()) { publisher in
-                        try await publisher.publish(AMQPOutboundMessage(
-                            routingKey: QueueNames.storageCommands,
-                            body: try WireCoding.makeEncoder().encode(StorageCommandBatch(commands: [good, refused]))))
+                        try await publisher.publish(StorageCommandBatch.messages(for: [good, refused]))
                     }
                 },
                 matching: { delivery in
-                    try WireCoding.makeDecoder().decode(StorageCommandBatch.self, from: delivery.body).commands.filter { $0.commandId == refused.commandId }
+                    try StorageCommandBatch(delivery).commands.filter { $0.commandId == refused.commandId }
                 }
             ).first?.reason
             #expect(reason?.contains(refused.commandId.lowercasedString) == true, "x-notify-reason: \(reason ?? "none")")

@@ -4,7 +4,7 @@ import NotifyModels
 import Testing
 
 /// The client library against the running stack (deploy/local/services.sh): real ingest, storage, fanout.
-@Suite("NotifyClient against the running stack", .serialized, .timeLimit(.minutes(1)))
+@Suite("NotifyClient against the running stack", .serialized, .timeLimit(.minutes(1)), .enabled(if: ProcessInfo.processInfo.environment["NOTIFY_TEST_STACK"] != nil, "needs the running stack: run deploy/local/test.sh"))
 struct NotifyClientTests {
     @Test("a dismiss on one device reaches the other device's live stream, and the first device's sync")
     func dismissReachesOtherDevice() async throws {

@@ -9,7 +9,7 @@ import FoundationNetworking
 
 /// The running stack these tests talk to (deploy/local/services.sh), and the app-server side of it.
 enum Stack {
-    static let ingestURL = URL(string: ProcessInfo.processInfo.environment["NOTIFY_INGEST_URL"] ?? "http://127.0.0.1:38080")!
+    static let ingestURL = URL(string: ProcessInfo.processInfo.environment["NOTIFY_INGEST_URL"] ?? "http://127.0.0.1:21080")!
     static let adminToken = ProcessInfo.processInfo.environment["NOTIFY_ADMIN_TOKEN"] ?? "local-admin-token"
     /// A port nothing listens on: requests fail at once as when offline.
     static let deadURL = URL(string: "http://127.0.0.1:1")!

@@ -5,26 +5,6 @@ import Testing
 /// The hand-written encodings on the push path say exactly what the Codable ones say.
 @Suite("Hand-written wire encodings")
 struct FastEncodingTests {
-    @Test("a push-job batch written directly decodes to the same jobs as one from JSONEncoder")
-    func pushJobBatchRoundTrip() throws {
-        let notificationId = UUID()
-        let expiration = Date(timeIntervalSince1970: 1_795_000_000.123)
-        let payload = "{\"aps\":{\"alert\":{\"title\":\"Quote \\\" and \\\\ and\\nnewline\",\"body\":\"héllo ✓ \\u0001\"}}}"
-        let jobs = (0..<3).map { index in
-            PushJob(
-                pushId: DeterministicID.pushID(notificationId: notificationId, sequence: 7, subscriptionId: UUID()), appId: "app_\(index)",
-                subscriptionId: UUID(), platform: index == 2 ? .webpush : .apns, deviceToken: "token-\(index)", notificationId: notificationId,
-                sequence: Int64.max - Int64(index), kind: .created, isAlert: index != 1, priority: .high, expiration: expiration,
-                collapseId: notificationId.uuidString.lowercased(), payload: index == 1 ? "other \u{7}" : payload, attempt: index,
-                keys: index == 2 ? WebPushKeys(p256dh: "BPk", auth: "a1") : nil)
-        }
-        let batch = PushJobBatch(jobs: jobs)
-        let written = try WireCoding.makeDecoder().decode(PushJobBatch.self, from: batch.encodedJSON())
-        let encoded = try WireCoding.makeDecoder().decode(PushJobBatch.self, from: WireCoding.makeEncoder().encode(batch))
-        #expect(written.jobs == encoded.jobs)
-        #expect(written.jobs.map(\.payload) == jobs.map(\.payload))
-    }
-
     /// Foundation's ISO 8601 style for the millisecond `date` stands for. It truncates, so a millisecond stored just
     /// below itself (e.g. 1_795_000_000.123) would come out one lower; a tenth of a millisecond more avoids that.
     private func foundationText(_ date: Date) -> String {
@@ -79,8 +59,7 @@ struct FastEncodingTests {
         for id in extremes + (0..<1_000).map({ _ in UUID() }) {
             var writer = JSONWriter()
             writer.uuid(id)
-            writer.uuid(id, uppercase: true)
-            #expect(String(decoding: writer.bytes, as: UTF8.self) == "\"\(id.uuidString.lowercased())\"\"\(id.uuidString)\"")
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == "\"\(id.uuidString.lowercased())\"")
             #expect(id.lowercasedString == id.uuidString.lowercased())
         }
     }

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import PushDispatch
+@testable import PushDispatchCore
+import NotifyAPNs
 
 /// Every provider error the issue names, and the action dispatch takes for it.
 @Suite("Provider answers → actions")

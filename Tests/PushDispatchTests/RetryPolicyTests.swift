@@ -1,6 +1,6 @@
 import Testing
 
-@testable import PushDispatch
+@testable import PushDispatchCore
 
 /// Retries through delay queues: exponential delays with jitter, Retry-After honoured, a bounded number of attempts.
 @Suite("Retry schedule")

@@ -6,7 +6,7 @@ import NotifyModels
 /// The options every subcommand shares: which service, app and user this device is, and where its cache lives.
 struct DeviceOptions: ParsableArguments {
     @Option(help: "The ingest service.")
-    var baseURL = "http://127.0.0.1:38080"
+    var baseURL = "http://127.0.0.1:21080"
 
     @Option(help: "The app this device belongs to.")
     var appId: String

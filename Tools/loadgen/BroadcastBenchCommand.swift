@@ -20,11 +20,11 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
     )
 
     @Option(name: .customLong("ingest-url"), help: "Ingest's base URL.")
-    var ingestURL = "http://127.0.0.1:38080"
+    var ingestURL = "http://127.0.0.1:21080"
     @Option(name: .customLong("sandbox-url"), help: "The provider sandbox's control API.")
-    var sandboxURL = "http://127.0.0.1:38090"
+    var sandboxURL = "http://127.0.0.1:21090"
     @Option(name: .customLong("sandbox-apns-url"), help: "The sandbox's APNs endpoint, stored as the app's APNs endpoint.")
-    var sandboxAPNsURL = "https://localhost:38443"
+    var sandboxAPNsURL = "https://localhost:21443"
     @Option(help: "Operator token. (default: $NOTIFY_ADMIN_TOKEN, else local-admin-token)")
     var adminToken: String?
     @Option(help: "PostgreSQL URL of the writer role, for seeding. (default: $NOTIFY_WRITER_DATABASE_URL, else the local stack's)")
@@ -58,7 +58,7 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
         let eventSource = "loadgen-broadcast"
 
         let database = try DatabaseURL.makeClient(
-            databaseURL ?? environment["NOTIFY_WRITER_DATABASE_URL"] ?? "postgres://notify_writer:notify_writer@127.0.0.1:35432/notify",
+            databaseURL ?? environment["NOTIFY_WRITER_DATABASE_URL"] ?? "postgres://notify_writer:notify_writer@127.0.0.1:21432/notify",
             maximumConnections: 2, logger: logger)
         let running = Task { await database.run() }
         let seedStarted = ContinuousClock.now

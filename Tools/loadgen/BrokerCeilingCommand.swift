@@ -33,7 +33,7 @@ struct BrokerCeilingCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let url = amqpURL ?? ProcessInfo.processInfo.environment["NOTIFY_AMQP_URL"] ?? "amqp://notify:notify@127.0.0.1:35672/notify"
+        let url = amqpURL ?? ProcessInfo.processInfo.environment["NOTIFY_AMQP_URL"] ?? "amqp://notify:notify@127.0.0.1:21672/notify"
         let configuration = try AMQPConfiguration(url: url)
         guard ["127.0.0.1", "localhost", "::1"].contains(configuration.host) else { throw ValidationError("loopback brokers only") }
         var logger = Logger(label: "loadgen")

@@ -4,6 +4,7 @@ import Logging
 import NotifyAMQP
 import NotifyDatabase
 import NotifyModels
+import NotifyWire
 import PostgresNIO
 
 /// `loadgen fanout`: push jobs per second out of the fanout worker alone.
@@ -59,9 +60,9 @@ struct FanoutBenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
-        let amqp = try AMQPConfiguration(url: amqpURL ?? environment["NOTIFY_AMQP_URL"] ?? "amqp://notify:notify@127.0.0.1:35672/notify")
+        let amqp = try AMQPConfiguration(url: amqpURL ?? environment["NOTIFY_AMQP_URL"] ?? "amqp://notify:notify@127.0.0.1:21672/notify")
         let databaseURL = databaseURL ?? environment["NOTIFY_WRITER_DATABASE_URL"]
-            ?? "postgres://notify_writer:notify_writer@127.0.0.1:35432/notify"
+            ?? "postgres://notify_writer:notify_writer@127.0.0.1:21432/notify"
         var logger = Logger(label: "loadgen")
         logger.logLevel = .warning
         let appId = "loadgen_fanout_\(Int(Date().timeIntervalSince1970))"
@@ -80,10 +81,9 @@ struct FanoutBenchCommand: AsyncParsableCommand {
             configuration: amqp, queue: jobsQueue, topology: .workQueue(jobsQueue), options: .init(prefetch: 200, maximumBatch: 200),
             logger: logger
         ) { deliveries in
-            // Count jobs by their "pushId" keys rather than decoding: the consumer must not be the bottleneck.
-            let marker = Array("\"pushId\"".utf8)
+            // Jobs counted without decoding them: the consumer must not be the bottleneck.
             var jobs = 0
-            for delivery in deliveries { jobs += delivery.body.occurrences(of: marker) }
+            for delivery in deliveries { jobs += PushJobBatch.jobCount(wireBytes: delivery.body) ?? 0 }
             await counter.add(jobs)
             return deliveries.map { _ in .ack }
         }
@@ -191,7 +191,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
                     notificationId: UUID(), content: content, readState: .unread, userActionState: .noInteraction,
                     originSubscriptionId: nil, unreadCount: 1, changedAt: Date(), devicesVersion: devicesVersions[number % users])
             })
-            messages.append(AMQPOutboundMessage(routingKey: QueueNames.fanoutChanges, body: batch.encodedJSON()))
+            messages.append(AMQPOutboundMessage(routingKey: QueueNames.fanoutChanges, wire: batch))
             if messages.count == 50 {
                 try await publisher.publish(messages)
                 messages = []
@@ -199,26 +199,5 @@ struct FanoutBenchCommand: AsyncParsableCommand {
             index = end
         }
         try await publisher.publish(messages)
-    }
-}
-
-extension Data {
-    /// How many times `pattern` occurs (non-overlapping).
-    func occurrences(of pattern: [UInt8]) -> Int {
-        var count = 0
-        withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
-            let bytes = buffer.bindMemory(to: UInt8.self)
-            var index = 0
-            let last = bytes.count - pattern.count
-            while index <= last {
-                if bytes[index] == pattern[0] && zip(pattern.indices, pattern).allSatisfy({ bytes[index + $0.0] == $0.1 }) {
-                    count += 1
-                    index += pattern.count
-                } else {
-                    index += 1
-                }
-            }
-        }
-        return count
     }
 }

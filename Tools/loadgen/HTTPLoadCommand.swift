@@ -20,11 +20,11 @@ struct HTTPLoadCommand: AsyncParsableCommand {
     )
 
     @Option(name: .customLong("ingest-url"), help: "Ingest's base URL.")
-    var ingestURL = "http://127.0.0.1:38080"
+    var ingestURL = "http://127.0.0.1:21080"
     @Option(name: .customLong("sandbox-url"), help: "The provider sandbox's control API.")
-    var sandboxURL = "http://127.0.0.1:38090"
+    var sandboxURL = "http://127.0.0.1:21090"
     @Option(name: .customLong("sandbox-apns-url"), help: "The sandbox's APNs endpoint, stored as the app's APNs endpoint (push-dispatch connects to it).")
-    var sandboxAPNsURL = "https://localhost:38443"
+    var sandboxAPNsURL = "https://localhost:21443"
     @Option(help: "Operator token for POST /v1/apps. (default: $NOTIFY_ADMIN_TOKEN, else local-admin-token)")
     var adminToken: String?
     @Option(help: "Users to register.")
@@ -110,7 +110,7 @@ struct HTTPLoadCommand: AsyncParsableCommand {
         let amqp: (publisher: AMQPPublisher, user: String)?
         if transport == "amqp" {
             let configuration = try AMQPConfiguration(
-                url: amqpURL ?? ProcessInfo.processInfo.environment["NOTIFY_AMQP_URL"] ?? "amqp://notify:notify@127.0.0.1:35672/notify")
+                url: amqpURL ?? ProcessInfo.processInfo.environment["NOTIFY_AMQP_URL"] ?? "amqp://notify:notify@127.0.0.1:21672/notify")
             var logger = Logger(label: "loadgen")
             logger.logLevel = .warning
             let publisher = AMQPPublisher(configuration: configuration, logger: logger)

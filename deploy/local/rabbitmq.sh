@@ -25,7 +25,8 @@ Runs RabbitMQ node $NOTIFY_RABBITMQ_NODENAME on 127.0.0.1 without systemd.
   wait     wait (up to ${START_TIMEOUT}s) until a starting node accepts AMQP
 
 Ports: AMQP $NOTIFY_RABBITMQ_PORT, management $NOTIFY_RABBITMQ_MANAGEMENT_PORT,
-distribution $NOTIFY_RABBITMQ_DIST_PORT, epmd $NOTIFY_EPMD_PORT.
+distribution $NOTIFY_RABBITMQ_DIST_PORT, epmd $NOTIFY_EPMD_PORT,
+CLI tools $NOTIFY_RABBITMQ_CLI_PORT_MIN-$NOTIFY_RABBITMQ_CLI_PORT_MAX.
 State: $DIR (logs in $DIR/log).
 URL:   $NOTIFY_AMQP_URL
 USAGE
@@ -48,8 +49,10 @@ node_pid() {
     echo "$pid"
 }
 
-# True when our epmd runs and has our node registered.
+# True when our epmd runs and has our node registered. (Asked only when something listens on its port:
+# the scripts do not connect to a port to find out whether it is free.)
 epmd_knows_node() {
+    notify_port_listening "$NOTIFY_EPMD_PORT" || return 1
     epmd -port "$NOTIFY_EPMD_PORT" -names 2>/dev/null | grep "^name rmq${NOTIFY_RABBITMQ_PORT} " >/dev/null
 }
 
@@ -69,7 +72,7 @@ CONF
 check_ports_free() {
     local port
     for port in "$NOTIFY_RABBITMQ_PORT" "$NOTIFY_RABBITMQ_MANAGEMENT_PORT" "$NOTIFY_RABBITMQ_DIST_PORT"; do
-        if notify_port_open "$port"; then
+        if notify_port_listening "$port"; then
             notify_die "port 127.0.0.1:$port is in use by another process (not node $NOTIFY_RABBITMQ_NODENAME); free it or override the NOTIFY_RABBITMQ_*_PORT variables"
         fi
     done
@@ -88,7 +91,7 @@ wait_started() {
                 notify_die "RabbitMQ node $NOTIFY_RABBITMQ_NODENAME exited during startup (logs in $DIR/log)"
             fi
         fi
-        if node_pid >/dev/null && notify_port_open "$NOTIFY_RABBITMQ_PORT"; then
+        if node_pid >/dev/null && notify_port_listening "$NOTIFY_RABBITMQ_PORT"; then
             break
         fi
         if [ "$SECONDS" -ge "$deadline" ]; then
@@ -162,10 +165,10 @@ do_stop() {
     fi
     rm -f "$PID_FILE"
     # epmd outlives the node; end ours (it only serves this node's port).
-    if epmd -port "$NOTIFY_EPMD_PORT" -names >/dev/null 2>&1; then
+    if notify_port_listening "$NOTIFY_EPMD_PORT" && epmd -port "$NOTIFY_EPMD_PORT" -names >/dev/null 2>&1; then
         epmd -port "$NOTIFY_EPMD_PORT" -kill >/dev/null 2>&1 || true
         deadline=$((SECONDS + 10))
-        while notify_port_open "$NOTIFY_EPMD_PORT"; do
+        while notify_port_listening "$NOTIFY_EPMD_PORT"; do
             [ "$SECONDS" -lt "$deadline" ] || notify_die "epmd on port $NOTIFY_EPMD_PORT did not exit"
             sleep 0.1
         done
@@ -175,7 +178,7 @@ do_stop() {
 do_status() {
     local pid
     if pid="$(node_pid)"; then
-        if notify_port_open "$NOTIFY_RABBITMQ_PORT"; then
+        if notify_port_listening "$NOTIFY_RABBITMQ_PORT"; then
             echo "rabbitmq: running (node $NOTIFY_RABBITMQ_NODENAME, pid $pid, amqp 127.0.0.1:$NOTIFY_RABBITMQ_PORT, management http://127.0.0.1:$NOTIFY_RABBITMQ_MANAGEMENT_PORT/)"
             return 0
         fi

@@ -123,10 +123,10 @@ start_one() {
         return 0
     fi
     check_binaries "$name"
-    if notify_port_open "$port"; then
+    if notify_port_listening "$port"; then
         notify_die "cannot start $name: port 127.0.0.1:$port is already in use by another process"
     fi
-    if [ "$name" != provider-sandbox ] && ! notify_port_open "$NOTIFY_RABBITMQ_PORT"; then
+    if [ "$name" != provider-sandbox ] && ! notify_port_listening "$NOTIFY_RABBITMQ_PORT"; then
         notify_warn "warning: nothing listens on the RabbitMQ port $NOTIFY_RABBITMQ_PORT (deploy/local/rabbitmq.sh start)"
     fi
     if [ "$name" = push-dispatch ] && [ ! -f "$SANDBOX_DIR/ca.pem" ]; then

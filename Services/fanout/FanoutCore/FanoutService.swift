@@ -1,0 +1,60 @@
+import NotifyAMQP
+import NotifyDatabase
+import NotifyModels
+import NotifyRuntime
+import PostgresNIO
+
+/// Wires fanout together: read-only database pool, change consumer, push-job publisher, health.
+public struct FanoutService {
+    let environment: ServiceEnvironment
+
+    static let prefetch = EnvironmentVariable("NOTIFY_PREFETCH", "change-event messages held from the broker at once (half of them make a batch)", default: "100")
+
+    static let deviceCacheUsers = EnvironmentVariable(
+        "NOTIFY_DEVICE_CACHE_USERS", "users whose devices are kept between batches, in each of two generations (0: none)", default: "25000")
+
+    public static let variables: [EnvironmentVariable] = [
+        .amqpURL, .databaseURL(role: "read-only"), prefetch, deviceCacheUsers, .httpHost, .healthPort(default: 8082), .logLevel,
+    ]
+
+    public init(environment: ServiceEnvironment) {
+        self.environment = environment
+    }
+
+    /// The push exchange and one work queue per provider, so no push job is ever unroutable; the live exchange.
+    static let pushTopology: AMQPTopology = Platform.providers.reduce(
+        AMQPTopology(exchanges: [.init(name: QueueNames.pushExchange, type: "direct"), .init(name: QueueNames.liveExchange, type: "fanout")])
+    ) { topology, platform in
+        let queue = QueueNames.pushQueue(platform)
+        return topology.merging(.workQueue(queue)).merging(AMQPTopology(bindings: [
+            .init(queue: queue, exchange: QueueNames.pushExchange, routingKey: platform.rawValue),
+        ]))
+    }
+
+    public func run() async throws {
+        let logger = ServiceRunner.bootstrapLogging(label: "fanout", level: environment.string(.logLevel))
+        let metrics = ServiceMetrics.bootstrap()
+        let amqp = try environment.amqpConfiguration()
+        let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "reader")), logger: logger)
+        let prefetch = try environment.integer(Self.prefetch)
+        let topology = AMQPTopology.workQueue(QueueNames.fanoutChanges).merging(Self.pushTopology)
+        let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
+        let handler = ChangeFanoutHandler(
+            resolver: SubscriptionResolver(
+                client: database, cache: DeviceCache(usersPerGeneration: try environment.integer(Self.deviceCacheUsers)), logger: logger),
+            broadcasts: BroadcastStreamer(client: database, logger: logger),
+            publisher: publisher,
+            logger: logger)
+        let consumer = AMQPConsumer(
+            configuration: amqp, queue: QueueNames.fanoutChanges, topology: topology,
+            // Two batches, each at most half the prefetch: one is prepared while the other publishes.
+            options: .init(prefetch: prefetch, maximumBatch: max(prefetch / 2, 1), concurrentBatches: 2, inOrder: true),
+            deadLetterPublisher: publisher, logger: logger, orderedHandler: handler.handle)
+        let databaseHealth = DatabaseHealth(client: database, logger: logger)
+        let health = HealthServer(
+            host: try environment.require(.httpHost), port: try environment.integer(.healthPort(default: 8082)),
+            checks: ["amqp": { publisher.isConnected && consumer.isConnected }, "database": { await databaseHealth.check() }],
+            metrics: metrics, logger: logger)
+        try await ServiceRunner.run([database, publisher, consumer, health], logger: logger)
+    }
+}

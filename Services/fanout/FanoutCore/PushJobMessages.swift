@@ -1,0 +1,45 @@
+import Metrics
+import NotifyAMQP
+import NotifyModels
+import NotifyWire
+
+/// Push jobs gathered into messages per provider, `jobsPerMessage` to a message, each message written as soon
+/// as it is full; the jobs are counted in `notify_push_jobs_total{provider}` once the messages are published.
+struct PushJobMessages {
+    private let jobsPerMessage: Int
+    private var messages: [AMQPOutboundMessage] = []
+    private var pending: [Platform: [PushJob]] = [:]
+    private var jobsPerProvider: [Platform: Int] = [:]
+
+    init(jobsPerMessage: Int) {
+        self.jobsPerMessage = jobsPerMessage
+    }
+
+    mutating func add(_ jobs: [PushJob]) {
+        for job in jobs {
+            let provider = job.platform.provider
+            pending[provider, default: []].append(job)
+            if pending[provider]?.count == jobsPerMessage { write(provider) }
+        }
+    }
+
+    /// Every message, the last partly filled one of each provider included.
+    mutating func finish() -> [AMQPOutboundMessage] {
+        for provider in Platform.providers where pending[provider]?.isEmpty == false { write(provider) }
+        return messages
+    }
+
+    /// Adds the jobs to `notify_push_jobs_total{provider}`.
+    func count() {
+        for (provider, jobs) in jobsPerProvider {
+            Counter(label: "notify_push_jobs_total", dimensions: [("provider", provider.rawValue)]).increment(by: jobs)
+        }
+    }
+
+    private mutating func write(_ provider: Platform) {
+        guard let jobs = pending.removeValue(forKey: provider) else { return }
+        messages.append(AMQPOutboundMessage(
+            exchange: QueueNames.pushExchange, routingKey: provider.rawValue, wire: PushJobBatch(jobs: jobs)))
+        jobsPerProvider[provider, default: 0] += jobs.count
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Hummingbird
+import Logging
+import NotifyAMQP
+import NotifyDatabase
+import NotifyModels
+import NotifyRuntime
+import PostgresNIO
+
+/// Builds ingest: the HTTP API, the AMQP ingest consumer, the live-update listener, the command publisher and the
+/// read-only pool, as one Hummingbird application whose services run (and shut down) with its server.
+public func buildApplication(configuration: IngestConfiguration) async throws -> some ApplicationProtocol {
+    let logger = ServiceRunner.bootstrapLogging(label: "ingest", level: configuration.logLevel)
+    let metrics = ServiceMetrics.bootstrap()
+    let database = try DatabaseURL.makeClient(configuration.databaseURL, maximumConnections: 16, logger: logger)
+    let publisher = AMQPPublisher(
+        configuration: configuration.amqp, topology: AMQPTopology.workQueue(QueueNames.storageCommands).merging(IngestTopology.ingest),
+        logger: logger)
+    let databaseHealth = DatabaseHealth(client: database, logger: logger)
+    let dependencies = IngestDependencies(
+        adminToken: configuration.adminToken, apps: AppDirectory(source: PostgresAppSource(client: database, logger: logger)),
+        sender: CommandSender(publisher: publisher, logger: logger), database: database,
+        appliedCommands: AppliedCommandWatch(client: database, logger: logger), hub: LiveHub(),
+        subscriptionLifetime: configuration.subscriptionLifetime,
+        healthChecks: ["amqp": { publisher.isConnected }, "database": { await databaseHealth.check() }], logger: logger)
+    let router = buildRouter(dependencies)
+    metrics.addRoute(to: router)
+
+    let consumer = AMQPConsumer(
+        configuration: configuration.amqp, queue: QueueNames.ingestQueue, topology: IngestTopology.ingest,
+        options: .init(prefetch: configuration.prefetch, maximumBatch: configuration.prefetch), deadLetterPublisher: publisher, logger: logger,
+        handler: AMQPIngestHandler(
+            apps: dependencies.apps, intake: dependencies.intake, sender: dependencies.sender, replies: publisher, logger: logger
+        ).handle)
+    let liveQueue = IngestTopology.liveQueue()
+    let liveListener = AMQPConsumer(
+        configuration: configuration.amqp, queue: liveQueue.name, topology: liveQueue.topology,
+        options: .init(prefetch: 100, maximumBatch: 100), logger: logger, handler: dependencies.hub.handle)
+
+    // The server shuts down first (live streams end as it begins), then the services in reverse: the live hub, the
+    // applied-command watch, the consumers, the publisher, the pool.
+    return Application(
+        router: router,
+        configuration: ApplicationConfiguration(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "notify-ingest"),
+        services: [database, publisher, consumer, liveListener, dependencies.appliedCommands, dependencies.hub],
+        logger: logger)
+}
+
+/// What ingest's routes use; `buildRouter` wires them. Tests build the router with an app directory of their own and
+/// a publisher that records what it is given, and run it in-process.
+struct IngestDependencies: Sendable {
+    var adminToken: String
+    var apps: AppDirectory
+    var sender: CommandSender
+    var database: PostgresClient
+    var appliedCommands: AppliedCommandWatch
+    var hub: LiveHub
+    var subscriptionLifetime: TimeInterval
+    var healthChecks: [String: HealthServer.Check]
+    var logger: Logger
+    var intake = NotificationIntake(validator: NotificationValidator())
+}
+
+/// Every HTTP route of ingest.
+func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestContext> {
+    let logger = dependencies.logger
+    let authenticator = Authenticator(adminToken: dependencies.adminToken, apps: dependencies.apps, logger: logger)
+    let visibility = WriteVisibility(client: dependencies.database, sender: dependencies.sender, watch: dependencies.appliedCommands, logger: logger)
+    let reader = NotificationReader(client: dependencies.database, logger: logger)
+    let changer = StateChanger(reader: reader, visibility: visibility)
+
+    let router = Router()
+    router.add(middleware: MetricsMiddleware())
+    router.get("/health") { _, _ in try await HealthReport.response(dependencies.healthChecks) }
+    OperatorRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
+    PublishRoutes(authenticator: authenticator, intake: dependencies.intake, sender: dependencies.sender).register(on: router)
+    DeviceRoutes(
+        authenticator: authenticator, sender: dependencies.sender, visibility: visibility, subscriptionLifetime: dependencies.subscriptionLifetime
+    ).register(on: router)
+    MyNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)
+    AppNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)
+    StreamRoutes(authenticator: authenticator, reader: reader, hub: dependencies.hub, logger: logger).register(on: router)
+    return router
+}
+
+/// The queues and exchanges ingest declares.
+enum IngestTopology {
+    /// App servers publish to `notify.ingest` (topic) with the appId as routing key.
+    static let ingest = AMQPTopology.workQueue(QueueNames.ingestQueue)
+        .merging(AMQPTopology(
+            exchanges: [.init(name: QueueNames.ingestExchange, type: "topic")],
+            bindings: [.init(queue: QueueNames.ingestQueue, exchange: QueueNames.ingestExchange, routingKey: "#")]))
+
+    /// Every instance gets every change batch on a queue of its own, gone when the instance is.
+    static func liveQueue() -> (name: String, topology: AMQPTopology) {
+        let name = "notify.live.\(UUID().lowercasedString)"
+        return (name, AMQPTopology(
+            exchanges: [.init(name: QueueNames.liveExchange, type: "fanout")],
+            queues: [.init(name: name, deadLetterQueue: nil, deliveryLimit: nil, durable: false)],
+            bindings: [.init(queue: name, exchange: QueueNames.liveExchange, routingKey: "")]))
+    }
+}

@@ -1,0 +1,254 @@
+import Foundation
+import Logging
+import NotifyDatabase
+import NotifyModels
+import PostgresNIO
+
+/// Reads notifications, history pages and change pages through the read-only role.
+struct NotificationReader: Sendable {
+    /// Reader options, as the Rome SDK's reader offers them.
+    struct Filter: Sendable {
+        var status: NotificationStatus?
+        var readState: ReadState?
+        var userActionState: UserActionState?
+
+        func matches(_ view: NotificationView) -> Bool {
+            (status == nil || view.status == status) && (readState == nil || view.readState == readState)
+                && (userActionState == nil || view.userActionState == userActionState)
+        }
+    }
+
+    /// A page of history and the token of the next page.
+    struct HistoryPage: Encodable, Sendable {
+        var notifications: [NotificationView]
+        var nextPageToken: String?
+    }
+
+    /// The cursor is older than the retained change log: the device must start over.
+    struct CursorExpired: Error {}
+
+    let client: PostgresClient
+    let logger: Logger
+
+    private static let columns = """
+        n.notification_id, n.user_id, n.content::text, n.read_state, n.user_action_state, n.status, n.sequence, n.created_at, n.updated_at
+        """
+
+    func notification(appId: String, id: UUID) async throws -> NotificationView? {
+        let rows = try await client.query(
+            PostgresQuery(unsafeSQL: "SELECT \(Self.columns) FROM notifications n WHERE n.app_id = $1 AND n.notification_id = $2",
+                          binds: try binds(appId, id)), logger: logger)
+        for try await row in rows.decode(Row.self) { return try Self.view(row) }
+        return nil
+    }
+
+    /// Changes after `sequence`, oldest first. Every change is listed (with the notification as it is now),
+    /// so a reader that follows the cursor sees each committed change exactly once.
+    func changes(appId: String, userId: String, after sequence: Int64, limit: Int, filter: Filter) async throws -> ChangePage {
+        try await ensureRetained(appId: appId, userId: userId, after: sequence)
+        let rows = try await client.query(
+            PostgresQuery(
+                unsafeSQL: """
+                SELECT c.sequence, c.kind, c.changed_at, \(Self.columns)
+                FROM changes c JOIN notifications n ON n.notification_id = c.notification_id
+                WHERE c.app_id = $1 AND c.user_id = $2 AND c.sequence > $3
+                ORDER BY c.sequence LIMIT $4
+                """,
+                binds: try binds(appId, userId, sequence, limit + 1)),
+            logger: logger)
+        var changes: [NotificationChange] = []
+        var last = sequence
+        var scanned = 0
+        for try await (changeSequence, kind, changedAt, n0, n1, n2, n3, n4, n5, n6, n7, n8) in rows.decode(
+            (Int64, String, Date, UUID, String, String, String, String, String, Int64, Date, Date).self)
+        {
+            scanned += 1
+            if scanned > limit { break }
+            last = changeSequence
+            let view = try Self.view((n0, n1, n2, n3, n4, n5, n6, n7, n8))
+            let changeKind = ChangeKind(rawValue: kind) ?? .updated
+            // Deletions and expirations always pass the filter: the device must remove what it holds.
+            if changeKind == .deleted || changeKind == .expired || filter.matches(view) {
+                changes.append(NotificationChange(sequence: changeSequence, kind: changeKind, changedDateTime: changedAt, notification: view))
+            }
+        }
+        return ChangePage(changes: changes, cursor: SyncCursor.encode(last), hasMore: scanned > limit)
+    }
+
+    /// Throws `CursorExpired` when changes after `sequence` were purged (a cursor of 0 means "from scratch").
+    func ensureRetained(appId: String, userId: String, after sequence: Int64) async throws {
+        guard sequence > 0 else { return }
+        let purged = try await client.query(
+            "SELECT purged_through FROM user_sequences WHERE app_id = \(appId) AND user_id = \(userId)", logger: logger)
+        for try await through in purged.decode(Int64.self) where sequence < through { throw CursorExpired() }
+    }
+
+    /// Active notifications, newest first, with stable keyset paging.
+    func history(appId: String, userId: String, filter: Filter, limit: Int, pageToken: String?) async throws -> HistoryPage {
+        var sql = "SELECT \(Self.columns) FROM notifications n WHERE n.app_id = $1 AND n.user_id = $2 AND n.status = $3"
+        var bindings = try binds(appId, userId, (filter.status ?? .active).rawValue)
+        if filter.status == nil || filter.status == .active {
+            sql += " AND n.expires_at > now()"
+        }
+        if let readState = filter.readState {
+            bindings.append(readState.rawValue)
+            sql += " AND n.read_state = $\(bindings.count)"
+        }
+        if let actionState = filter.userActionState {
+            bindings.append(actionState.rawValue)
+            sql += " AND n.user_action_state = $\(bindings.count)"
+        }
+        if let pageToken {
+            let (createdAt, id) = try PageToken.decode(pageToken)
+            bindings.append(createdAt)
+            bindings.append(id)
+            sql += " AND (n.created_at, n.notification_id) < ($\(bindings.count - 1), $\(bindings.count))"
+        }
+        bindings.append(limit + 1)
+        sql += " ORDER BY n.created_at DESC, n.notification_id DESC LIMIT $\(bindings.count)"
+        var views: [NotificationView] = []
+        for try await row in try await client.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).decode(Row.self) {
+            views.append(try Self.view(row))
+        }
+        var next: String?
+        if views.count > limit {
+            views.removeLast()
+            if let last = views.last { next = PageToken.encode(createdAt: last.createdDateTime, id: last.id) }
+        }
+        return HistoryPage(notifications: views, nextPageToken: next)
+    }
+
+    // MARK: Rows
+
+    private typealias Row = (UUID, String, String, String, String, String, Int64, Date, Date)
+
+    /// One decoder for every row (a page of changes decodes up to a thousand contents).
+    private static let contentDecoder = WireCoding.makeDecoder()
+
+    private static func view(_ row: Row) throws -> NotificationView {
+        let content = try Self.contentDecoder.decode(NotificationContent.self, from: Data(row.2.utf8))
+        return NotificationView(
+            id: row.0, userId: row.1, content: content,
+            readState: ReadState(rawValue: row.3) ?? .unread, userActionState: UserActionState(rawValue: row.4) ?? .noInteraction,
+            status: NotificationStatus(rawValue: row.5) ?? .active, sequence: row.6, createdDateTime: row.7, lastModifiedDateTime: row.8)
+    }
+
+    private func binds(_ values: any PostgresEncodable...) throws -> PostgresBindings {
+        var bindings = PostgresBindings()
+        for value in values { try bindings.append(value) }
+        return bindings
+    }
+}
+
+/// Opaque page tokens: the position of the last item shown, its fields joined by dots, in base64url, so a token goes
+/// into a query string as it is (a `+` of plain base64 would be read as a space). Times are whole microseconds, as
+/// stored, and bound back exactly (`PostgresTimestamp`).
+enum PageToken {
+    /// History: the creation time and id of the last notification shown.
+    static func encode(createdAt: Date, id: UUID) -> String {
+        encode([String(PostgresTimestamp(createdAt).microsecondsSince1970), id.uuidString])
+    }
+
+    static func decode(_ token: String) throws(APIFailure) -> (PostgresTimestamp, UUID) {
+        let fields = try fields(of: token, count: 2)
+        guard let micros = Int64(fields[0]), let id = UUID(uuidString: String(fields[1])) else { throw invalid }
+        return (PostgresTimestamp(microsecondsSince1970: micros), id)
+    }
+
+    /// A delivery log: the time, push, attempt and result of the last outcome shown.
+    static func encode(_ position: DeliveryPosition) -> String {
+        encode([String(position.at.microsecondsSince1970), position.pushId.uuidString, String(position.attempt), position.result])
+    }
+
+    static func decode(deliveryPosition token: String) throws(APIFailure) -> DeliveryPosition {
+        let fields = try fields(of: token, count: 4)
+        guard let micros = Int64(fields[0]), let pushId = UUID(uuidString: String(fields[1])), let attempt = Int32(fields[2]) else { throw invalid }
+        return DeliveryPosition(at: PostgresTimestamp(microsecondsSince1970: micros), pushId: pushId, attempt: attempt, result: String(fields[3]))
+    }
+
+    private static func encode(_ fields: [String]) -> String {
+        Base64URLCoding.encode(Data(fields.joined(separator: ".").utf8))
+    }
+
+    private static func fields(of token: String, count: Int) throws(APIFailure) -> [Substring] {
+        guard let data = Base64URLCoding.decode(token), let text = String(data: data, encoding: .utf8) else { throw invalid }
+        let fields = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard fields.count == count else { throw invalid }
+        return fields
+    }
+
+    private static var invalid: APIFailure {
+        APIFailure(ValidationError.invalid("pageToken", "the page token is not one this service gave out"))
+    }
+}
+
+/// One entry of a notification's delivery log (`GET /v1/apps/{appId}/notifications/{id}/deliveries`).
+struct DeliveryRecord: Encodable, Sendable {
+    @LowercasedUUID var subscriptionId: UUID
+    var platform: String
+    var sequence: Int64
+    var attempt: Int
+    var result: String
+    var status: Int?
+    var reason: String?
+    var at: Date
+}
+
+/// Where a delivery log page ends: the log is ordered by these, and an outcome logged twice (its feedback message
+/// delivered again) is listed once.
+struct DeliveryPosition: Sendable {
+    var at: PostgresTimestamp
+    var pushId: UUID
+    var attempt: Int32
+    var result: String
+}
+
+/// A page of a delivery log and the token of the next page (nil: this page ends the log).
+struct DeliveryPage: Encodable, Sendable {
+    var deliveries: [DeliveryRecord]
+    var nextPageToken: String?
+}
+
+extension NotificationReader {
+    /// What became of the pushes of a notification, oldest first, `limit` at a time. Rows of the log that end
+    /// before the page starts are not unpacked, so later pages of a large broadcast read less.
+    func deliveries(appId: String, notificationId: UUID, limit: Int, pageToken: String?) async throws -> DeliveryPage {
+        var bindings = try binds(appId, notificationId)
+        var sql = """
+            SELECT DISTINCT ON (o.at, o.push_id, o.attempt, o.result)
+                   o.push_id, o.subscription_id, o.platform, o.sequence, o.attempt, o.result, NULLIF(o.status, 0), NULLIF(o.reason, ''), o.at
+            FROM delivery_records d,
+                 unnest(d.push_ids, d.subscription_ids, d.platforms, d.sequences, d.attempts, d.results, d.statuses, d.reasons, d.ats)
+                 AS o(push_id, subscription_id, platform, sequence, attempt, result, status, reason, at)
+            WHERE d.app_id = $1 AND d.notification_id = $2
+            """
+        if let pageToken {
+            let after = try PageToken.decode(deliveryPosition: pageToken)
+            bindings.append(after.at)
+            bindings.append(after.pushId)
+            bindings.append(after.attempt)
+            bindings.append(after.result)
+            // A row's recorded_at is its latest outcome's time.
+            sql += " AND d.recorded_at >= $3 AND (o.at, o.push_id, o.attempt, o.result) > ($3, $4, $5, $6)"
+        }
+        bindings.append(limit + 1)
+        sql += " ORDER BY o.at, o.push_id, o.attempt, o.result LIMIT $\(bindings.count)"
+        var records: [DeliveryRecord] = []
+        var last: DeliveryPosition?
+        var more = false
+        let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+        for try await (pushId, subscription, platform, sequence, attempt, result, status, reason, at) in rows.decode(
+            (UUID, UUID, String, Int64, Int32, String, Int32?, String?, Date).self)
+        {
+            guard records.count < limit else {
+                more = true
+                continue
+            }
+            records.append(DeliveryRecord(
+                subscriptionId: subscription, platform: platform, sequence: sequence, attempt: Int(attempt), result: result,
+                status: status.map(Int.init), reason: reason, at: at))
+            last = DeliveryPosition(at: PostgresTimestamp(at), pushId: pushId, attempt: attempt, result: result)
+        }
+        return DeliveryPage(deliveries: records, nextPageToken: more ? last.map(PageToken.encode) : nil)
+    }
+}

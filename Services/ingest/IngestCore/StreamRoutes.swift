@@ -1,0 +1,118 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NotifyModels
+import ServiceLifecycle
+
+/// `GET /v1/me/stream`: Server-Sent Events, one event per change of the user's notifications
+/// (`id:` the sequence, `data:` the change as the changes endpoint gives it). Resumes after
+/// `Last-Event-ID` (or `?cursor=`) without gaps: it first sends what the database holds after that
+/// point, then whatever each wake-up from the broker finds.
+struct StreamRoutes: Sendable {
+    let authenticator: Authenticator
+    let reader: NotificationReader
+    let hub: LiveHub
+    let logger: Logger
+    var keepAlive: Duration = .seconds(15)
+
+    static let lastEventID = HTTPField.Name("Last-Event-ID")!
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("/v1/me/stream") { request, _ in try await stream(request) }
+    }
+
+    private func stream(_ request: Request) async throws -> Response {
+        let user = try await authenticator.requireUser(request)
+        let start: Int64
+        do {
+            if let lastEventID = request.headers[Self.lastEventID] {
+                guard let sequence = Int64(lastEventID), sequence >= 0 else {
+                    throw ValidationError.invalid("Last-Event-ID", "Last-Event-ID must be a sequence number this stream sent")
+                }
+                start = sequence
+            } else {
+                start = try SyncCursor.decode(request.uri.queryParameters.get("cursor").map { String($0) })
+            }
+        } catch let error as ValidationError {
+            throw APIFailure(error)
+        }
+        do {
+            try await reader.ensureRetained(appId: user.appId, userId: user.userId, after: start)
+        } catch is NotificationReader.CursorExpired {
+            throw APIFailure.cursorExpired
+        } catch {
+            throw APIFailure.databaseUnavailable
+        }
+        let (listener, wakeUps) = hub.subscribe(appId: user.appId, userId: user.userId)
+        let reader = self.reader
+        let hub = self.hub
+        let keepAlive = self.keepAlive
+        let logger = self.logger
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
+            body: ResponseBody { writer in
+                defer { hub.unsubscribe(listener) }
+                var last = start
+                let encoder = WireCoding.makeEncoder()
+                try await writer.write(ByteBuffer(string: ": connected\n\n"))
+                // The stream ends when the server begins to shut down, so that it can drain.
+                try await withGracefulShutdownHandler {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        // A comment line now and then keeps proxies from closing an idle stream.
+                        let (ticks, tick) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+                        group.addTask {
+                            while !Task.isCancelled {
+                                try await Task.sleep(for: keepAlive)
+                                tick.yield()
+                            }
+                        }
+                        var pending = true
+                        var events = merge(wakeUps, ticks).makeAsyncIterator()
+                        while true {
+                            if pending {
+                                var more = true
+                                while more {
+                                    let page = try await reader.changes(appId: user.appId, userId: user.userId, after: last, limit: 500, filter: .init())
+                                    for change in page.changes {
+                                        var text = "id: \(change.sequence)\nevent: change\ndata: "
+                                        text += String(decoding: try encoder.encode(change), as: UTF8.self)
+                                        text += "\n\n"
+                                        try await writer.write(ByteBuffer(string: text))
+                                    }
+                                    last = try SyncCursor.decode(page.cursor)
+                                    more = page.hasMore
+                                }
+                            }
+                            guard let event = await events.next() else { break }
+                            pending = event
+                            if !event { try await writer.write(ByteBuffer(string: ": keep-alive\n\n")) }
+                        }
+                        group.cancelAll()
+                    }
+                } onGracefulShutdown: {
+                    hub.unsubscribe(listener)
+                }
+                logger.debug("live stream closed", metadata: ["appId": "\(user.appId)", "userId": "\(user.userId)"])
+                try await writer.finish(nil)
+            })
+    }
+}
+
+/// Wake-ups (true) and keep-alive ticks (false) as one sequence; ends when the wake-ups end.
+private func merge(_ wakeUps: AsyncStream<Void>, _ ticks: AsyncStream<Void>) -> AsyncStream<Bool> {
+    AsyncStream { continuation in
+        let wakeTask = Task {
+            for await _ in wakeUps { continuation.yield(true) }
+            continuation.finish()
+        }
+        let tickTask = Task {
+            for await _ in ticks { continuation.yield(false) }
+        }
+        continuation.onTermination = { _ in
+            wakeTask.cancel()
+            tickTask.cancel()
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import Logging
+import NotifyAMQP
+import NotifyModels
+import NotifyWire
+import NotifyRuntime
+import ServiceLifecycle
+
+/// Takes batches of push-job messages from a provider's queue, hands all their jobs to the provider at once, and before
+/// the consumer acks, publishes (with confirms) what follows from each answer: transient failures to a delay
+/// queue for another attempt, hopeless ones to `push.<provider>.dead` with the reason, and every outcome to
+/// `push.feedback` (storage removes invalid tokens, flags refused credentials, keeps the delivery log) through
+/// the reporter, which groups the outcomes of many batches. The consumer takes further batches meanwhile.
+struct PushDispatchHandler: Sendable {
+    let provider: any PushProvider
+    let publisher: AMQPPublisher
+    let reporter: OutcomeReporter
+    let retryPolicy: RetryPolicy
+    let concurrency: Int
+    let metrics: DispatchMetrics
+    let logger: Logger
+
+    func handle(_ deliveries: [AMQPDelivery]) async -> AMQPHandling {
+        var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
+        var jobs: [PushJob] = []
+        for (index, delivery) in deliveries.enumerated() {
+            do {
+                jobs.append(contentsOf: try PushJobBatch(delivery).jobs)
+            } catch {
+                dispositions[index] = .deadLetter(reason: "not a push-job batch: \(error)")
+            }
+        }
+        let attempts = await provider.deliver(jobs, concurrency: concurrency)
+        for attempt in attempts {
+            metrics.recordAnswerTime(attempt.answerTime)
+        }
+        let consequences = self.consequences(of: attempts, for: jobs)
+        // Unacked, the jobs come back and are sent again: repeats carry the same push id and collapse id.
+        if !consequences.messages.isEmpty {
+            let published = await RetryUntilShutdown.succeeded("publish retries and dead letters", logger: logger) {
+                try await publisher.publish(consequences.messages)
+            }
+            if !published { return .settle(RetryUntilShutdown.requeueing(dispositions)) }
+        }
+        if consequences.outcomes.isEmpty { return .settle(dispositions) }
+        return .settleAfter { [reporter, metrics, dispositions] in
+            let reported = await reporter.report(consequences.outcomes, deliveries: deliveries.count)
+            if reported { metrics.count(consequences.tally) }
+            return reported ? dispositions : RetryUntilShutdown.requeueing(dispositions)
+        }
+    }
+
+    /// The retry and dead-letter messages, and the outcomes, that follow from the attempts.
+    private func consequences(of attempts: [PushAttempt], for jobs: [PushJob]) -> (
+        messages: [AMQPOutboundMessage], outcomes: [PushOutcome], tally: [PushOutcome.Result: Int]
+    ) {
+        let now = Date()
+        var outcomes: [PushOutcome] = []
+        var retries: [String: (wait: Int, jobs: [PushJob])] = [:]
+        var dead: [(job: PushJob, reason: String)] = []
+        var tally: [PushOutcome.Result: Int] = [:]
+        for (sentJob, attempt) in zip(jobs, attempts) {
+            var job = sentJob
+            let result: PushOutcome.Result
+            var invalidSince: Date?
+            let verdict = attempt.verdict
+            switch verdict.action {
+            case .accepted:
+                result = .accepted
+            case .tokenInvalid(let since):
+                result = .tokenInvalid
+                invalidSince = since ?? now
+            case .credentials:
+                result = .credentialsRejected
+                dead.append((job, "the provider refused the app's credentials: \(verdict.reason ?? "")"))
+                logger.error("the provider refused the app's credentials; they are flagged", metadata: [
+                    "appId": "\(job.appId)", "provider": "\(job.platform.rawValue)",
+                ])
+            case .fail:
+                result = .failed
+                dead.append((job, verdict.reason ?? "failed"))
+            case .retry(let after):
+                if let next = retryPolicy.nextAttempt(after: job.attempt, retryAfterSeconds: after) {
+                    result = .retrying
+                    job.attempt = next.attempt
+                    let queue = retryPolicy.queueName(job.platform.provider, delay: next.delay)
+                    retries[queue, default: (next.wait, [])].jobs.append(job)
+                } else {
+                    result = .failed
+                    dead.append((job, "gave up after \(retryPolicy.maximumAttempts) retries: \(verdict.reason ?? "")"))
+                }
+            }
+            tally[result, default: 0] += 1
+            outcomes.append(PushOutcome(
+                pushId: job.pushId, appId: job.appId, subscriptionId: job.subscriptionId, notificationId: job.notificationId,
+                sequence: job.sequence, platform: job.platform, result: result, status: verdict.status, reason: verdict.reason,
+                attempt: sentJob.attempt, invalidSince: invalidSince, at: now))
+            if result != .accepted {
+                logger.info("push not accepted", metadata: [
+                    "pushId": "\(job.pushId)", "appId": "\(job.appId)", "result": "\(result.rawValue)",
+                    "status": "\(verdict.status.map(String.init) ?? "-")", "reason": "\(verdict.reason ?? "-")",
+                ])
+            }
+        }
+        var messages: [AMQPOutboundMessage] = []
+        for (queue, retry) in retries {
+            messages.append(AMQPOutboundMessage(
+                routingKey: queue, wire: PushJobBatch(jobs: retry.jobs),
+                properties: AMQPProperties(expirationMilliseconds: retry.wait)))
+        }
+        for (job, reason) in dead {
+            messages.append(AMQPOutboundMessage(
+                routingKey: "\(QueueNames.pushQueue(job.platform.provider)).dead", wire: PushJobBatch(jobs: [job]),
+                properties: AMQPProperties(headers: ["x-notify-reason": reason, "x-notify-queue": QueueNames.pushQueue(job.platform.provider)])))
+        }
+        return (messages, outcomes, tally)
+    }
+}

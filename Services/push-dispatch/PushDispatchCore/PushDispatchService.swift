@@ -1,0 +1,111 @@
+import NotifyAMQP
+import NotifyAPNs
+import NotifyAPNsCore
+import NotifyDatabase
+import NotifyModels
+import NotifyRuntime
+import PostgresNIO
+import ServiceLifecycle
+
+/// Wires push-dispatch together: APNs connections and HTTP clients, credentials from the database, a consumer per provider, health.
+public struct PushDispatchService {
+    let environment: ServiceEnvironment
+
+    static let trustedCA = EnvironmentVariable(
+        "NOTIFY_TRUSTED_CA_FILE", "PEM file of an extra CA to trust for provider endpoints (the provider sandbox's ca.pem)")
+    static let concurrency = EnvironmentVariable(
+        "NOTIFY_CONCURRENCY", "FCM, WNS and Web Push pushes in flight at once per batch (APNs: as many as its HTTP/2 streams allow)", default: "256")
+    static let prefetch = EnvironmentVariable(
+        "NOTIFY_PREFETCH", "push-job messages (up to 500 jobs each) taken from the broker at once, in 4 concurrent batches", default: "16")
+
+    static let feedbackInterval = EnvironmentVariable(
+        "NOTIFY_FEEDBACK_INTERVAL_MS", "how long outcomes gather before they go to push.feedback in one message (sooner when half the prefetch waits for them)",
+        default: "200")
+
+    static let retryDelays = EnvironmentVariable(
+        "NOTIFY_RETRY_DELAYS_MS", "comma-separated delays (ms) before each retry of a transient failure; their count bounds the retries",
+        default: "1000,5000,25000,125000,600000")
+
+    public static let variables: [EnvironmentVariable] = [
+        .amqpURL, .databaseURL(role: "read-only: provider credentials"), trustedCA, concurrency, prefetch, feedbackInterval, retryDelays,
+        .httpHost, .healthPort(default: 8083), .logLevel,
+    ]
+
+    public init(environment: ServiceEnvironment) {
+        self.environment = environment
+    }
+
+    public func run() async throws {
+        let logger = ServiceRunner.bootstrapLogging(label: "push-dispatch", level: environment.string(.logLevel))
+        let metrics = ServiceMetrics.bootstrap()
+        let amqp = try environment.amqpConfiguration()
+        let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "reader")), logger: logger)
+
+        let trustedCAFile = environment.string(Self.trustedCA)
+        let connections = HTTPClientPool(trustedCAFile: trustedCAFile)
+        let apnsConnections = try APNsTransport(trustedCAFile: trustedCAFile)
+        let retryPolicy = RetryPolicy(delaysMilliseconds: try Self.delays(environment))
+        let providers: [any PushProvider] = [
+            APNsProvider(
+                client: APNsClient(connections: apnsConnections, signer: APNsTokenSigner()),
+                credentials: CredentialStore(platform: .apns, client: database, logger: logger)),
+            FCMProvider(
+                client: FCMClient(http: connections.client(for: "fcm"), tokens: AccessTokenCache()),
+                credentials: CredentialStore(platform: .fcm, client: database, logger: logger)),
+            WebPushProvider(
+                client: WebPushClient(http: connections.client(for: "webpush"), vapid: VAPIDSigner()),
+                credentials: CredentialStore(platform: .webpush, client: database, logger: logger)),
+            WNSProvider(
+                client: WNSClient(http: connections.client(for: "wns"), tokens: AccessTokenCache()),
+                credentials: CredentialStore(platform: .wns, client: database, logger: logger)),
+        ]
+        let topology = providers.reduce(AMQPTopology.workQueue(QueueNames.pushFeedback)) { topology, provider in
+            topology.merging(.workQueue(QueueNames.pushQueue(provider.platform))).merging(retryPolicy.topology(provider.platform))
+        }
+        let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
+        let concurrency = try environment.integer(Self.concurrency)
+        let prefetch = try environment.integer(Self.prefetch)
+        let feedbackInterval = Duration.milliseconds(try environment.integer(Self.feedbackInterval))
+        let consumers = providers.map { provider in
+            AMQPConsumer(
+                configuration: amqp, queue: QueueNames.pushQueue(provider.platform), topology: topology,
+                options: .init(prefetch: prefetch, maximumBatch: max(prefetch / 4, 1), concurrentBatches: 4),
+                deadLetterPublisher: publisher, logger: logger,
+                deferringHandler: PushDispatchHandler(
+                    provider: provider, publisher: publisher,
+                    reporter: OutcomeReporter(publisher: publisher, interval: feedbackInterval, maximumDeliveries: prefetch / 2, logger: logger),
+                    retryPolicy: retryPolicy, concurrency: concurrency,
+                    metrics: DispatchMetrics(provider: provider.platform), logger: logger
+                ).handle)
+        }
+        let databaseHealth = DatabaseHealth(client: database, logger: logger)
+        let health = HealthServer(
+            host: try environment.require(.httpHost), port: try environment.integer(.healthPort(default: 8083)),
+            checks: ["amqp": { publisher.isConnected && consumers.allSatisfy(\.isConnected) }, "database": { await databaseHealth.check() }],
+            metrics: metrics, logger: logger)
+        try await ServiceRunner.run([database, ConnectionPoolService(httpClients: connections, apnsConnections: apnsConnections), publisher] + consumers + [health], logger: logger)
+    }
+}
+
+extension PushDispatchService {
+    static func delays(_ environment: ServiceEnvironment) throws(ConfigurationError) -> [Int] {
+        let text = try environment.require(Self.retryDelays)
+        let delays = text.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !delays.isEmpty, delays.count == text.split(separator: ",").count, delays.allSatisfy({ $0 > 0 }) else {
+            throw ConfigurationError("NOTIFY_RETRY_DELAYS_MS must be positive integers separated by commas, got '\(text)'")
+        }
+        return delays
+    }
+}
+
+/// Closes the provider connections after the consumers stopped using them.
+struct ConnectionPoolService: Service {
+    let httpClients: HTTPClientPool
+    let apnsConnections: APNsTransport
+
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await apnsConnections.shutdown()
+        await httpClients.shutdown()
+    }
+}

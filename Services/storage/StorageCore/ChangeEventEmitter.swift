@@ -1,0 +1,23 @@
+import Foundation
+import NotifyAMQP
+import NotifyModels
+import NotifyWire
+
+/// Publishes change events to `fanout.changes`, many per message, and waits for the broker's confirm.
+struct ChangeEventEmitter: Sendable {
+    let publisher: AMQPPublisher
+    var fragmentsPerMessage = 500
+
+    /// `fragments` are the outbox's wire fragments of `ChangeEvent`s (one per command); they are framed as
+    /// `ChangeEventBatch` messages without decoding them again.
+    func emit(_ fragments: [Data]) async throws {
+        guard !fragments.isEmpty else { return }
+        let messages = stride(from: 0, to: fragments.count, by: fragmentsPerMessage).map { start in
+            AMQPOutboundMessage(
+                routingKey: QueueNames.fanoutChanges,
+                body: ChangeEventBatch.wireBytes(joining: fragments[start..<min(start + fragmentsPerMessage, fragments.count)]),
+                properties: AMQPProperties(contentType: WireFormat.contentType))
+        }
+        try await publisher.publish(messages)
+    }
+}

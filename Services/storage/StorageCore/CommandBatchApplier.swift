@@ -1,0 +1,193 @@
+import Foundation
+import Logging
+import NotifyDatabase
+import NotifyModels
+import NotifyWire
+import PostgresNIO
+
+/// Applies a batch of storage commands in one transaction and returns the change events to emit.
+///
+/// Idempotency: every command id is recorded in `applied_commands` in the same transaction as its effect,
+/// together with the wire form of the events it produced (an outbox: `[ChangeEvent].wireFragment()`). A command that was applied before is not
+/// applied again; its stored events are emitted again instead, because the earlier attempt may have
+/// committed and then died before the events reached the broker. Re-emitted events are harmless:
+/// pushes carry deterministic ids and collapse ids.
+///
+/// Redeliveries are rare (a crash between commit and ack), so a batch is first applied without looking
+/// for earlier applications: four round trips (the writes, the badges, the record, the commit) after BEGIN.
+/// If the record then finds one of the commands applied before, that transaction rolls back and the
+/// batch is applied again, this time reading the earlier records first. (Applying a command again cannot
+/// fail where its first application succeeded: every write is an upsert or skips what is already so.)
+/// If another transaction records one of the same commands at the same time, the second attempt rolls
+/// back with `ConcurrentApplication` and is retried.
+struct CommandBatchApplier: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    /// Another transaction applied one of the commands at the same time; retrying finds it applied.
+    struct ConcurrentApplication: Error, CustomStringConvertible {
+        var description: String { "another transaction applied the same command first" }
+    }
+
+    /// The first attempt met a command applied before: the batch is applied again with the earlier records read.
+    private struct AppliedBefore: Error {}
+
+    /// The change events to emit, as wire fragments, one per command that has events, in command order.
+    func apply(_ commands: [StorageCommand]) async throws -> [Data] {
+        // A command sent twice (e.g. a publisher's retry) may arrive twice in one batch: it counts once.
+        var seen = Set<UUID>()
+        let commands = commands.filter { seen.insert($0.commandId).inserted }
+        do {
+            return try await client.withTransaction(logger: logger) { connection in
+                try await apply(commands, earlier: nil, on: connection)
+            }
+        } catch let error as PostgresTransactionError where error.closureError is AppliedBefore {
+            return try await client.withTransaction(logger: logger) { connection in
+                try await apply(commands, earlier: try await earlierEvents(of: commands.map(\.commandId), on: connection), on: connection)
+            }
+        }
+    }
+
+    /// The commands of `ids` applied before, with the wire fragment of their events (empty for none).
+    private func earlierEvents(of ids: [UUID], on connection: PostgresConnection) async throws -> [UUID: Data] {
+        var events: [UUID: Data] = [:]
+        let rows = try await connection.query(
+            "SELECT command_id, wire_events FROM applied_commands WHERE command_id = ANY(\(ArrayParameter(ids))::uuid[])", logger: logger)
+        for try await (id, fragment) in rows.decode((UUID, ByteBuffer?).self) { events[id] = fragment.map { Data($0.readableBytesView) } ?? Data() }
+        logger.debug("redelivered commands; emitting their events again", metadata: ["count": "\(events.count)"])
+        return events
+    }
+
+    /// `earlier`: the commands applied before and their events, or nil on a first attempt, which assumes none.
+    private func apply(_ commands: [StorageCommand], earlier: [UUID: Data]?, on connection: PostgresConnection) async throws -> [Data] {
+        let fresh = commands.filter { earlier?[$0.commandId] == nil }
+        let writer = NotificationChangeWriter(connection: connection, logger: logger)
+        var produced: [NotificationChangeWriter.Produced] = []
+        var segment: [(commandId: UUID, effect: NotificationChangeWriter.Effect)] = []
+        var touched = Set<UUID>()
+        func flush() async throws {
+            produced += try await writer.apply(segment)
+            segment = []
+            touched = []
+        }
+        for command in fresh {
+            let effect: NotificationChangeWriter.Effect
+            switch command.action {
+            case .publishNotification(let notification):
+                effect = .publish(notification)
+            case .changeNotificationState(let change):
+                effect = .change(change)
+            case .expireDueNotifications(let dueBy):
+                try await flush()
+                produced += try await writer.expireDue(by: dueBy, commandId: command.commandId)
+                continue
+            case .publishBroadcast(let broadcast):
+                produced.append(try await writer.broadcast(broadcast, commandId: command.commandId))
+                continue
+            case .purgeTombstones(let olderThan):
+                try await TombstonePurger(connection: connection, logger: logger).purge(olderThan: olderThan)
+                continue
+            default:
+                try await RegistryWriter(connection: connection, logger: logger).apply(command.action)
+                continue
+            }
+            let notificationId = effect.notificationId
+            if touched.contains(notificationId) { try await flush() }
+            touched.insert(notificationId)
+            segment.append((command.commandId, effect))
+        }
+        try await flush()
+
+        try await fillUserStates(&produced, on: connection)
+        var eventsByCommand = earlier ?? [:]
+        for item in produced where !item.events.isEmpty {
+            eventsByCommand[item.commandId] = item.events.wireFragment()
+        }
+        if !fresh.isEmpty {
+            let recorded = try await record(fresh, events: eventsByCommand, on: connection)
+            if recorded < fresh.count { throw earlier == nil ? AppliedBefore() : ConcurrentApplication() }
+        }
+        return commands.compactMap { eventsByCommand[$0.commandId].flatMap { $0.isEmpty ? nil : $0 } }
+    }
+
+    /// Records the commands with their events (the outbox) and tells the senders waiting for some of them
+    /// (ingest's `AppliedCommandWatch`) that they are applied: PostgreSQL delivers the notification when this
+    /// transaction commits, so what they read next shows it. One statement; returns how many were recorded
+    /// (fewer than `commands` when some were applied before).
+    private func record(_ commands: [StorageCommand], events: [UUID: Data], on connection: PostgresConnection) async throws -> Int {
+        let ids = commands.map(\.commandId)
+        // Empty stands for a command without events (PostgresNIO binds no NULL inside an array).
+        let outbox = ids.map { ByteBuffer(bytes: events[$0] ?? Data()) }
+        // A notification's payload holds at most 8,000 bytes: 200 ids of 37.
+        let announced = commands.filter(\.isAnnouncedWhenApplied).map(\.commandId.lowercasedString)
+        let payloads = stride(from: 0, to: announced.count, by: 200).map { announced[$0..<min($0 + 200, announced.count)].joined(separator: ",") }
+        let statement = RecordStatement(
+            ids: ArrayParameter(ids), events: ArrayParameter(outbox), channel: StorageCommand.appliedChannel, payloads: ArrayParameter(payloads))
+        var recorded = 0
+        for try await (count, _) in try await connection.execute(statement, logger: logger) { recorded = Int(count) }
+        return recorded
+    }
+
+    /// Records applied commands and announces some; answers how many were recorded. Prepared once per connection.
+    struct RecordStatement: PostgresPreparedStatement {
+        static let sql = """
+            WITH recorded AS (
+                INSERT INTO applied_commands (command_id, applied_at, wire_events)
+                SELECT id, now(), NULLIF(events, ''::bytea) FROM unnest($1::uuid[], $2::bytea[]) AS t(id, events)
+                ON CONFLICT (command_id) DO NOTHING
+                RETURNING 1
+            ),
+            announced AS (SELECT pg_notify($3, payload) FROM unnest($4::text[]) AS p(payload))
+            SELECT (SELECT count(*) FROM recorded), (SELECT count(*) FROM announced)
+            """
+
+        /// Commands recorded, notifications sent.
+        typealias Row = (Int64, Int64)
+
+        var ids: ArrayParameter<UUID>
+        /// The wire fragment of each command's events, empty for none.
+        var events: ArrayParameter<ByteBuffer>
+        var channel: String
+        /// Comma-separated command ids, one notification each.
+        var payloads: ArrayParameter<String>
+
+        func makeBindings() -> PostgresBindings {
+            PostgresBindings(ids, events, channel, payloads)
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row {
+            try row.decode(Row.self)
+        }
+    }
+
+    /// Every event carries its user's unread count (the badge) and devices version as of the whole batch applied.
+    private func fillUserStates(_ produced: inout [NotificationChangeWriter.Produced], on connection: PostgresConnection) async throws {
+        let events = produced.flatMap(\.events).filter { $0.eventSource == nil }
+        guard !events.isEmpty else { return }
+        let states = try await UserStateReader(logger: logger).states(appIds: events.map(\.appId), userIds: events.map(\.userId), on: connection)
+        for index in produced.indices {
+            for eventIndex in produced[index].events.indices {
+                let event = produced[index].events[eventIndex]
+                guard event.eventSource == nil else { continue }
+                let state = states[UserKey(appId: event.appId, userId: event.userId)]
+                produced[index].events[eventIndex].unreadCount = state?.unreadCount ?? 0
+                produced[index].events[eventIndex].devicesVersion = state?.devicesVersion ?? 0
+            }
+        }
+    }
+}
+
+extension NotificationChangeWriter.Effect {
+    var notificationId: UUID {
+        switch self {
+        case .publish(let notification): return notification.notificationId
+        case .change(let change): return change.notificationId
+        }
+    }
+}
+
+/// A user of an app: the scope of a change sequence and a badge.
+struct UserKey: Hashable, Sendable {
+    var appId: String
+    var userId: String
+}

@@ -1,0 +1,356 @@
+import Logging
+import PostgresNIO
+
+/// The schema, versioned; storage applies what is missing at start-up under an advisory lock,
+/// so several storage instances may start at once.
+struct Migrations {
+    let client: PostgresClient
+    let readerRole: String
+    let logger: Logger
+
+    private static let steps: [(version: Int, statements: [String])] = [
+        (1, [
+            """
+            CREATE TABLE apps (
+                app_id text PRIMARY KEY,
+                name text NOT NULL,
+                api_key_hash text NOT NULL UNIQUE,
+                client_signing_key text NOT NULL,
+                broker_user text,
+                created_at timestamptz NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE app_credentials (
+                app_id text NOT NULL REFERENCES apps ON DELETE CASCADE,
+                provider text NOT NULL,
+                credentials jsonb NOT NULL,
+                updated_at timestamptz NOT NULL,
+                PRIMARY KEY (app_id, provider)
+            )
+            """,
+            """
+            CREATE TABLE subscriptions (
+                subscription_id uuid PRIMARY KEY,
+                app_id text NOT NULL REFERENCES apps ON DELETE CASCADE,
+                user_id text NOT NULL,
+                platform text NOT NULL,
+                push_token text NOT NULL,
+                app_package text,
+                display_name text,
+                expires_at timestamptz NOT NULL,
+                registered_at timestamptz NOT NULL,
+                UNIQUE (app_id, platform, push_token)
+            )
+            """,
+            "CREATE INDEX subscriptions_by_user ON subscriptions (app_id, user_id)",
+            """
+            CREATE TABLE user_sequences (
+                app_id text NOT NULL,
+                user_id text NOT NULL,
+                last_sequence bigint NOT NULL,
+                PRIMARY KEY (app_id, user_id)
+            )
+            """,
+            """
+            CREATE TABLE notifications (
+                notification_id uuid PRIMARY KEY,
+                app_id text NOT NULL,
+                user_id text NOT NULL,
+                app_notification_id text,
+                content jsonb NOT NULL,
+                read_state text NOT NULL DEFAULT 'unread',
+                user_action_state text NOT NULL DEFAULT 'noInteraction',
+                status text NOT NULL DEFAULT 'active',
+                sequence bigint NOT NULL,
+                created_at timestamptz NOT NULL,
+                updated_at timestamptz NOT NULL,
+                expires_at timestamptz NOT NULL
+            )
+            """,
+            "CREATE INDEX notifications_by_user ON notifications (app_id, user_id, sequence)",
+            "CREATE INDEX notifications_unread ON notifications (app_id, user_id) WHERE read_state = 'unread' AND status = 'active'",
+            """
+            CREATE TABLE changes (
+                app_id text NOT NULL,
+                user_id text NOT NULL,
+                sequence bigint NOT NULL,
+                notification_id uuid NOT NULL,
+                kind text NOT NULL,
+                changed_at timestamptz NOT NULL,
+                PRIMARY KEY (app_id, user_id, sequence)
+            )
+            """,
+            """
+            CREATE TABLE applied_commands (
+                command_id uuid PRIMARY KEY,
+                applied_at timestamptz NOT NULL,
+                events text
+            )
+            """,
+        ]),
+        (2, [
+            "ALTER TABLE user_sequences ADD COLUMN purged_through bigint NOT NULL DEFAULT 0",
+            "CREATE INDEX notifications_due ON notifications (expires_at) WHERE status = 'active'",
+            "CREATE INDEX notifications_history ON notifications (app_id, user_id, created_at DESC, notification_id)",
+            "CREATE INDEX changes_by_time ON changes (changed_at)",
+            "CREATE INDEX applied_commands_by_time ON applied_commands (applied_at)",
+        ]),
+        (3, [
+            "ALTER TABLE app_credentials ADD COLUMN rejected_reason text, ADD COLUMN rejected_at timestamptz",
+            """
+            CREATE TABLE delivery_log (
+                push_id uuid NOT NULL,
+                attempt int NOT NULL,
+                result text NOT NULL,
+                app_id text NOT NULL,
+                notification_id uuid NOT NULL,
+                subscription_id uuid NOT NULL,
+                sequence bigint NOT NULL,
+                platform text NOT NULL,
+                status int,
+                reason text,
+                at timestamptz NOT NULL,
+                PRIMARY KEY (push_id, attempt, result)
+            )
+            """,
+            "CREATE INDEX delivery_log_by_notification ON delivery_log (app_id, notification_id, at)",
+        ]),
+        (4, [
+            "ALTER TABLE subscriptions ADD COLUMN push_keys jsonb",
+        ]),
+        (5, [
+            """
+            CREATE TABLE event_source_members (
+                app_id text NOT NULL,
+                event_source text NOT NULL,
+                subscription_id uuid NOT NULL REFERENCES subscriptions ON DELETE CASCADE,
+                PRIMARY KEY (app_id, event_source, subscription_id)
+            )
+            """,
+            "CREATE INDEX event_source_members_by_subscription ON event_source_members (subscription_id)",
+            """
+            CREATE TABLE broadcasts (
+                notification_id uuid PRIMARY KEY,
+                app_id text NOT NULL,
+                event_source text NOT NULL,
+                content jsonb NOT NULL,
+                created_at timestamptz NOT NULL,
+                updated_at timestamptz NOT NULL
+            )
+            """,
+        ]),
+        (6, [
+            // One index instead of two for a row per push: the key that makes a recorded outcome unique, led by
+            // the notification it is read by (a notification's pushes also land on one index page, not several).
+            "ALTER TABLE delivery_log DROP CONSTRAINT delivery_log_pkey",
+            "DROP INDEX delivery_log_by_notification",
+            "CREATE UNIQUE INDEX delivery_log_by_notification ON delivery_log (app_id, notification_id, push_id, attempt, result)",
+        ]),
+        (7, [
+            // The badge is kept as a count per user, changed by the statements that change notifications, instead
+            // of being counted from the notifications on every write (a cost that grew with a user's unread ones).
+            // Triggers first: they lock the table against writers, so the count taken next misses nothing.
+            """
+            CREATE TABLE unread_counts (
+                app_id text NOT NULL,
+                user_id text NOT NULL,
+                unread bigint NOT NULL,
+                PRIMARY KEY (app_id, user_id)
+            ) WITH (fillfactor = 50)
+            """,
+            // Room on each page, so that a row updated by every batch is rewritten in place (HOT), without index entries.
+            "ALTER TABLE user_sequences SET (fillfactor = 50)",
+            """
+            CREATE FUNCTION count_unread_changes() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'INSERT' THEN
+                    INSERT INTO unread_counts AS c (app_id, user_id, unread)
+                    SELECT app_id, user_id, count(*) FROM new_rows WHERE read_state = 'unread' AND status = 'active'
+                    GROUP BY app_id, user_id ORDER BY app_id, user_id
+                    ON CONFLICT (app_id, user_id) DO UPDATE SET unread = c.unread + EXCLUDED.unread;
+                ELSIF TG_OP = 'UPDATE' THEN
+                    INSERT INTO unread_counts AS c (app_id, user_id, unread)
+                    SELECT app_id, user_id, sum(delta) FROM (
+                        SELECT app_id, user_id, 1 AS delta FROM new_rows WHERE read_state = 'unread' AND status = 'active'
+                        UNION ALL
+                        SELECT app_id, user_id, -1 FROM old_rows WHERE read_state = 'unread' AND status = 'active'
+                    ) AS d
+                    GROUP BY app_id, user_id HAVING sum(delta) <> 0 ORDER BY app_id, user_id
+                    ON CONFLICT (app_id, user_id) DO UPDATE SET unread = c.unread + EXCLUDED.unread;
+                ELSE
+                    UPDATE unread_counts AS c SET unread = c.unread - d.gone
+                    FROM (SELECT app_id, user_id, count(*) AS gone FROM old_rows WHERE read_state = 'unread' AND status = 'active'
+                          GROUP BY app_id, user_id) AS d
+                    WHERE c.app_id = d.app_id AND c.user_id = d.user_id;
+                END IF;
+                RETURN NULL;
+            END
+            $$
+            """,
+            """
+            CREATE TRIGGER notifications_count_unread_inserted AFTER INSERT ON notifications
+            REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION count_unread_changes()
+            """,
+            """
+            CREATE TRIGGER notifications_count_unread_updated AFTER UPDATE ON notifications
+            REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION count_unread_changes()
+            """,
+            """
+            CREATE TRIGGER notifications_count_unread_deleted AFTER DELETE ON notifications
+            REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION count_unread_changes()
+            """,
+            """
+            INSERT INTO unread_counts (app_id, user_id, unread)
+            SELECT app_id, user_id, count(*) FROM notifications WHERE read_state = 'unread' AND status = 'active' GROUP BY app_id, user_id
+            """,
+            "DROP INDEX notifications_unread",
+            // Never read since the change log took over sync; it cost an index entry on every write.
+            "DROP INDEX notifications_by_user",
+        ]),
+        (8, [
+            // The delivery log, a row per notification and feedback message instead of a row per push: the
+            // outcomes are parallel arrays, so a batch of pushes costs one row and one index entry. The key
+            // hashes every (push, attempt, result) of the row, so a redelivered message is written once.
+            """
+            CREATE TABLE delivery_records (
+                app_id text NOT NULL,
+                notification_id uuid NOT NULL,
+                record_key uuid NOT NULL,
+                recorded_at timestamptz NOT NULL,
+                push_ids uuid[] NOT NULL,
+                attempts int4[] NOT NULL,
+                results text[] NOT NULL,
+                subscription_ids uuid[] NOT NULL,
+                sequences int8[] NOT NULL,
+                platforms text[] NOT NULL,
+                statuses int4[] NOT NULL,
+                reasons text[] NOT NULL,
+                ats timestamptz[] NOT NULL,
+                PRIMARY KEY (app_id, notification_id, record_key)
+            )
+            """,
+            """
+            INSERT INTO delivery_records
+            SELECT app_id, notification_id, gen_random_uuid(), max(at), array_agg(push_id ORDER BY at, attempt), array_agg(attempt ORDER BY at, attempt),
+                   array_agg(result ORDER BY at, attempt), array_agg(subscription_id ORDER BY at, attempt), array_agg(sequence ORDER BY at, attempt),
+                   array_agg(platform ORDER BY at, attempt), array_agg(coalesce(status, 0) ORDER BY at, attempt),
+                   array_agg(coalesce(reason, '') ORDER BY at, attempt), array_agg(at ORDER BY at, attempt)
+            FROM delivery_log GROUP BY app_id, notification_id
+            """,
+            "DROP TABLE delivery_log",
+        ]),
+        (9, [
+            // A version per user of the user's set of devices, raised by every statement that adds, changes or
+            // removes one of the user's subscriptions. Change events carry it, so fanout can tell whether the
+            // devices it read before for that user are still the ones to push to (`DeviceCache`).
+            // Triggers first: they lock the table against writers, so the versions filled in next miss nothing.
+            """
+            CREATE TABLE device_versions (
+                app_id text NOT NULL,
+                user_id text NOT NULL,
+                version bigint NOT NULL,
+                PRIMARY KEY (app_id, user_id)
+            )
+            """,
+            """
+            CREATE FUNCTION count_device_changes() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'INSERT' THEN
+                    INSERT INTO device_versions AS v (app_id, user_id, version)
+                    SELECT DISTINCT app_id, user_id, 1 FROM new_rows ORDER BY app_id, user_id
+                    ON CONFLICT (app_id, user_id) DO UPDATE SET version = v.version + 1;
+                ELSIF TG_OP = 'UPDATE' THEN
+                    INSERT INTO device_versions AS v (app_id, user_id, version)
+                    SELECT app_id, user_id, 1 FROM (SELECT app_id, user_id FROM old_rows UNION SELECT app_id, user_id FROM new_rows) AS u
+                    ORDER BY app_id, user_id
+                    ON CONFLICT (app_id, user_id) DO UPDATE SET version = v.version + 1;
+                ELSE
+                    INSERT INTO device_versions AS v (app_id, user_id, version)
+                    SELECT DISTINCT app_id, user_id, 1 FROM old_rows ORDER BY app_id, user_id
+                    ON CONFLICT (app_id, user_id) DO UPDATE SET version = v.version + 1;
+                END IF;
+                RETURN NULL;
+            END
+            $$
+            """,
+            """
+            CREATE TRIGGER subscriptions_count_inserted AFTER INSERT ON subscriptions
+            REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION count_device_changes()
+            """,
+            """
+            CREATE TRIGGER subscriptions_count_updated AFTER UPDATE ON subscriptions
+            REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION count_device_changes()
+            """,
+            """
+            CREATE TRIGGER subscriptions_count_deleted AFTER DELETE ON subscriptions
+            REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION count_device_changes()
+            """,
+            "INSERT INTO device_versions (app_id, user_id, version) SELECT DISTINCT app_id, user_id, 1 FROM subscriptions",
+        ]),
+        (10, [
+            // Registering looks a push token up by (app, platform, token). Led by app_id, this index tied on cost with
+            // the token's unique index whenever the planner's statistics did not know the app yet (a new app
+            // registering its first devices), and won: each registration then read every subscription of the app.
+            // Led by user_id, it serves the per-user reads only.
+            "DROP INDEX subscriptions_by_user",
+            "CREATE INDEX subscriptions_by_user ON subscriptions (user_id, app_id)",
+        ]),
+        (11, [
+            // A broadcast's delivery records hold thousands of outcomes a row, compressed as they are stored; pglz took
+            // 6 % of PostgreSQL's CPU in a broadcast, lz4 a fraction of that. Rows stored before keep pglz (both read
+            // back alike). A server built without lz4 keeps pglz.
+            """
+            DO $$
+            BEGIN
+                ALTER TABLE delivery_records
+                    ALTER COLUMN push_ids SET COMPRESSION lz4, ALTER COLUMN attempts SET COMPRESSION lz4,
+                    ALTER COLUMN results SET COMPRESSION lz4, ALTER COLUMN subscription_ids SET COMPRESSION lz4,
+                    ALTER COLUMN sequences SET COMPRESSION lz4, ALTER COLUMN platforms SET COMPRESSION lz4,
+                    ALTER COLUMN statuses SET COMPRESSION lz4, ALTER COLUMN reasons SET COMPRESSION lz4,
+                    ALTER COLUMN ats SET COMPRESSION lz4;
+            EXCEPTION WHEN feature_not_supported THEN
+                RAISE NOTICE 'this server has no lz4: delivery records stay compressed with pglz';
+            END
+            $$
+            """,
+        ]),
+        // The outbox keeps the bytes it re-emits: change events in the wire format (protobuf), no longer JSON text.
+        (12, ["ALTER TABLE applied_commands ADD COLUMN wire_events bytea"]),
+        (13, ["ALTER TABLE applied_commands DROP COLUMN events"]),
+    ]
+
+    /// Code run before a step's statements, for what SQL alone cannot do.
+    private static let conversions: [Int: @Sendable (PostgresConnection, Logger) async throws -> Void] = [
+        13: OutboxConversion.run,
+    ]
+
+    func run() async throws {
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(7245001)", logger: logger)
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+                logger: logger)
+            var applied = Set<Int>()
+            for try await version in try await connection.query("SELECT version FROM schema_migrations", logger: logger).decode(Int.self) {
+                applied.insert(version)
+            }
+            for step in Self.steps where !applied.contains(step.version) {
+                try await Self.conversions[step.version]?(connection, logger)
+                for statement in step.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query("INSERT INTO schema_migrations (version) VALUES (\(step.version))", logger: logger)
+                logger.info("applied schema migration", metadata: ["version": "\(step.version)"])
+            }
+            let roleExists = try await connection.query("SELECT 1 FROM pg_roles WHERE rolname = \(readerRole)", logger: logger)
+                .collect().count > 0
+            if roleExists {
+                let role = "\"" + readerRole.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                try await connection.query(PostgresQuery(unsafeSQL: "GRANT SELECT ON ALL TABLES IN SCHEMA public TO \(role)"), logger: logger)
+            } else {
+                logger.warning("the read-only role does not exist; readers must use a role of their own", metadata: ["role": "\(readerRole)"])
+            }
+        }
+    }
+}

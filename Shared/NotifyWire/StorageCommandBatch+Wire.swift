@@ -1,0 +1,190 @@
+import Foundation
+import NotifyAMQP
+import NotifyModels
+
+extension StorageCommandBatch: WireMessage {
+    public func wireBytes() -> Data {
+        var batch = WireStorageCommandBatch()
+        batch.schemaVersion = WireFormat.schemaVersion
+        batch.commands = commands.map(\.wire)
+        return serialized(batch)
+    }
+
+    public init(wireBytes: Data) throws(WireDecodingError) {
+        let batch = try readVersioned(WireStorageCommandBatch.self, from: wireBytes, name: "StorageCommandBatch") { $0.schemaVersion }
+        var commands: [StorageCommand] = []
+        commands.reserveCapacity(batch.commands.count)
+        for (index, command) in batch.commands.enumerated() {
+            commands.append(try StorageCommand(wire: command, "StorageCommandBatch.commands[\(index)]"))
+        }
+        self.init(commands: commands)
+    }
+
+    /// The messages to `storage.commands` carrying `commands` in order, at most `maximumCommands` to a message.
+    public static func messages(for commands: [StorageCommand]) -> [AMQPOutboundMessage] {
+        stride(from: commands.startIndex, to: commands.endIndex, by: maximumCommands).map { start in
+            AMQPOutboundMessage(
+                routingKey: QueueNames.storageCommands,
+                wire: StorageCommandBatch(commands: Array(commands[start..<min(start + maximumCommands, commands.endIndex)])))
+        }
+    }
+}
+
+extension StorageCommand {
+    var wire: WireStorageCommand {
+        var command = WireStorageCommand()
+        command.commandID = commandId.wireBytes
+        command.issuedAtMicros = issuedAt.wireMicros
+        switch action {
+        case .createApp(let app):
+            command.createApp = app.wire
+        case .setProviderCredentials(let appId, let credentials):
+            command.setProviderCredentials.appID = appId
+            command.setProviderCredentials.provider = credentials.platform.wire
+            // The credentials' own JSON form (as the operator PUT them) encodes without fail: strings and an enum.
+            command.setProviderCredentials.credentialsJson = try! credentials.encoded(with: WireCoding.makeEncoder())
+        case .registerSubscription(let subscription):
+            command.registerSubscription = subscription.wire
+        case .unregisterSubscription(let appId, let userId, let subscriptionId):
+            command.unregisterSubscription.appID = appId
+            command.unregisterSubscription.userID = userId
+            command.unregisterSubscription.subscriptionID = subscriptionId.wireBytes
+        case .publishNotification(let notification):
+            command.publishNotification.appID = notification.appId
+            command.publishNotification.userID = notification.userId
+            command.publishNotification.notificationID = notification.notificationId.wireBytes
+            command.publishNotification.content = notification.content.wire
+            command.publishNotification.receivedAtMicros = notification.receivedAt.wireMicros
+        case .publishBroadcast(let broadcast):
+            command.publishBroadcast.appID = broadcast.appId
+            command.publishBroadcast.eventSource = broadcast.eventSource
+            command.publishBroadcast.notificationID = broadcast.notificationId.wireBytes
+            command.publishBroadcast.content = broadcast.content.wire
+            command.publishBroadcast.receivedAtMicros = broadcast.receivedAt.wireMicros
+        case .changeNotificationState(let change):
+            command.changeNotificationState = change.wire
+        case .expireDueNotifications(let dueBy):
+            command.expireDueNotificationsMicros = dueBy.wireMicros
+        case .purgeTombstones(let olderThan):
+            command.purgeTombstonesMicros = olderThan.wireMicros
+        }
+        return command
+    }
+
+    init(wire: WireStorageCommand, _ field: @autoclosure () -> String) throws(WireDecodingError) {
+        let action: Action
+        switch wire.action {
+        case .createApp(let app):
+            action = .createApp(AppRecord(wire: app))
+        case .setProviderCredentials(let set):
+            let platform = try Platform(wire: set.provider, "\(field()).set_provider_credentials.provider")
+            do {
+                action = .setProviderCredentials(
+                    appId: set.appID, credentials: try ProviderCredentials.decode(platform, from: set.credentialsJson, decoder: WireCoding.makeDecoder()))
+            } catch {
+                throw WireDecodingError(.malformed, "\(field()).set_provider_credentials.credentials_json: \(error)")
+            }
+        case .registerSubscription(let subscription):
+            action = .registerSubscription(try DeviceSubscription(wire: subscription, "\(field()).register_subscription"))
+        case .unregisterSubscription(let unregister):
+            action = .unregisterSubscription(
+                appId: unregister.appID, userId: unregister.userID,
+                subscriptionId: try UUID(wire: unregister.subscriptionID, "\(field()).unregister_subscription.subscription_id"))
+        case .publishNotification(let notification):
+            action = .publishNotification(
+                PublishedNotification(
+                    appId: notification.appID, userId: notification.userID,
+                    notificationId: try UUID(wire: notification.notificationID, "\(field()).publish_notification.notification_id"),
+                    content: try NotificationContent(wire: notification.content, "\(field()).publish_notification.content"),
+                    receivedAt: Date(wireMicros: notification.receivedAtMicros)))
+        case .publishBroadcast(let broadcast):
+            action = .publishBroadcast(
+                PublishedBroadcast(
+                    appId: broadcast.appID, eventSource: broadcast.eventSource,
+                    notificationId: try UUID(wire: broadcast.notificationID, "\(field()).publish_broadcast.notification_id"),
+                    content: try NotificationContent(wire: broadcast.content, "\(field()).publish_broadcast.content"),
+                    receivedAt: Date(wireMicros: broadcast.receivedAtMicros)))
+        case .changeNotificationState(let change):
+            action = .changeNotificationState(try NotificationStateChange(wire: change, "\(field()).change_notification_state"))
+        case .expireDueNotificationsMicros(let micros):
+            action = .expireDueNotifications(dueBy: Date(wireMicros: micros))
+        case .purgeTombstonesMicros(let micros):
+            action = .purgeTombstones(olderThan: Date(wireMicros: micros))
+        case nil:
+            throw WireDecodingError(.malformed, "\(field()) has no action this build knows")
+        }
+        self.init(
+            commandId: try UUID(wire: wire.commandID, "\(field()).command_id"), issuedAt: Date(wireMicros: wire.issuedAtMicros), action: action)
+    }
+}
+
+extension AppRecord {
+    var wire: WireAppRecord {
+        var app = WireAppRecord()
+        app.appID = appId
+        app.name = name
+        app.apiKeyHash = apiKeyHash
+        app.clientSigningKey = clientSigningKey
+        if let brokerUser { app.brokerUser = brokerUser }
+        app.createdAtMicros = createdAt.wireMicros
+        return app
+    }
+
+    init(wire: WireAppRecord) {
+        self.init(
+            appId: wire.appID, name: wire.name, apiKeyHash: wire.apiKeyHash, clientSigningKey: wire.clientSigningKey,
+            brokerUser: wire.hasBrokerUser ? wire.brokerUser : nil, createdAt: Date(wireMicros: wire.createdAtMicros))
+    }
+}
+
+extension DeviceSubscription {
+    var wire: WireDeviceSubscription {
+        var subscription = WireDeviceSubscription()
+        subscription.subscriptionID = subscriptionId.wireBytes
+        subscription.appID = appId
+        subscription.userID = userId
+        subscription.platform = platform.wire
+        subscription.pushToken = pushToken
+        if let keys { subscription.keys = keys.wire }
+        if let appPackage { subscription.appPackage = appPackage }
+        if let displayName { subscription.displayName = displayName }
+        subscription.expirationMicros = expirationDateTime.wireMicros
+        subscription.registeredAtMicros = registeredAt.wireMicros
+        if let eventSources { subscription.eventSources.names = eventSources }
+        return subscription
+    }
+
+    init(wire: WireDeviceSubscription, _ field: @autoclosure () -> String) throws(WireDecodingError) {
+        self.init(
+            subscriptionId: try UUID(wire: wire.subscriptionID, "\(field()).subscription_id"), appId: wire.appID, userId: wire.userID,
+            platform: try Platform(wire: wire.platform, "\(field()).platform"), pushToken: wire.pushToken,
+            keys: wire.hasKeys ? WebPushKeys(wire: wire.keys) : nil, appPackage: wire.hasAppPackage ? wire.appPackage : nil,
+            displayName: wire.hasDisplayName ? wire.displayName : nil, expirationDateTime: Date(wireMicros: wire.expirationMicros),
+            registeredAt: Date(wireMicros: wire.registeredAtMicros), eventSources: wire.hasEventSources ? wire.eventSources.names : nil)
+    }
+}
+
+extension NotificationStateChange {
+    var wire: WireNotificationStateChange {
+        var change = WireNotificationStateChange()
+        change.appID = appId
+        change.userID = userId
+        change.notificationID = notificationId.wireBytes
+        if let readState { change.readState = readState.wire }
+        if let userActionState { change.userActionState = userActionState.wire }
+        change.delete = delete
+        if let originSubscriptionId { change.originSubscriptionID = originSubscriptionId.wireBytes }
+        change.requestedAtMicros = requestedAt.wireMicros
+        return change
+    }
+
+    init(wire: WireNotificationStateChange, _ field: @autoclosure () -> String) throws(WireDecodingError) {
+        self.init(
+            appId: wire.appID, userId: wire.userID, notificationId: try UUID(wire: wire.notificationID, "\(field()).notification_id"),
+            readState: wire.hasReadState ? try ReadState(wire: wire.readState, "\(field()).read_state") : nil,
+            userActionState: wire.hasUserActionState ? try UserActionState(wire: wire.userActionState, "\(field()).user_action_state") : nil,
+            delete: wire.delete,
+            originSubscriptionId: wire.hasOriginSubscriptionID ? try UUID(wire: wire.originSubscriptionID, "\(field()).origin_subscription_id") : nil,
+            requestedAt: Date(wireMicros: wire.requestedAtMicros))
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import NotifyModels
+import SwiftProtobuf
+
+// The domain's values in their protobuf forms and back. A value outside its domain (an unknown enum case, an id
+// that is not 16 bytes) throws `WireDecodingError.malformed`, naming the field.
+
+extension UUID {
+    var wireBytes: Data { withUnsafeBytes(of: uuid) { Data($0) } }
+
+    init(wire bytes: Data, _ field: @autoclosure () -> String) throws(WireDecodingError) {
+        guard bytes.count == 16 else { throw WireDecodingError(.malformed, "\(field()) is not 16 bytes") }
+        self = bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+    }
+}
+
+extension Date {
+    /// Microseconds since 1970, rounded to the nearest.
+    var wireMicros: Int64 { Int64((timeIntervalSince1970 * 1_000_000).rounded()) }
+
+    init(wireMicros micros: Int64) { self.init(timeIntervalSince1970: Double(micros) / 1_000_000) }
+}
+
+/// A proto enum's unknown or unset value, reported against its field.
+func invalidEnum(_ field: @autoclosure () -> String, _ value: some SwiftProtobuf.Enum) -> WireDecodingError {
+    WireDecodingError(.malformed, "\(field()) has no value this build knows (\(value.rawValue))")
+}
+
+extension Platform {
+    var wire: WirePlatform {
+        switch self {
+        case .apns: .apns
+        case .apnsVoip: .apnsVoip
+        case .fcm: .fcm
+        case .wns: .wns
+        case .webpush: .webpush
+        }
+    }
+
+    init(wire: WirePlatform, _ field: @autoclosure () -> String) throws(WireDecodingError) {
+        switch wire {
+        case .apns: self = .apns
+        case .apnsVoip: self = .apnsVoip
+        case .fcm: self = .fcm
+        case .wns: self = .wns
+        case .webpush: self = .webpush
+        case .unspecified, .UNRECOGNIZED: throw invalidEnum(field(), wire)
+        }
+    }
+}
+
+extension NotificationPriority {
+    var wire: WirePriority {
+        switch self {
+        case .high: .high
+        case .low: .low
+        case .none: .none
+        }
+    }
+
+    init(wire: WirePriority, _ field: @autoclosure () -> String) throws(WireDecodingError) {
+        switch wire {
+        case .high: self = .high
+        case .low: self = .low
+        case .none: self = .none
+        case .unspecified, .UNRECOGNIZED: throw invalidEnum(field(), wire)
+        }
+    }
+}
+
+extension ChangeKind {
+    var wire: WireChangeKind {
+        switch self {
+        case .created: .created
+        case .updated: .updated
+        case .stateChanged: .stateChanged
+        case .deleted: .deleted
+        case .expired: .expired
+        }
+    }
+
+    init(wire: WireChangeKind, _ field: @autoclosure () -> String) throws(WireDecodingError) {
+        switch wire {
+        case .created: self = .created
+        case .updated: self = .updated
+        case .stateChanged: self = .stateChanged
+        case .deleted: self = .deleted
+        case .expired: self = .expired
+        case .unspecified, .UNRECOGNIZED: throw invalidEnum(field(), wire)
+        }
+    }
+}
+
+extension ReadState {
+    var wire: WireReadState {
+        switch self {
+        case .unread: .unread
+        case .read: .read
+        }
+    }
+
+    init(wire: WireReadState, _ field: @autoclosure () -> String) throws(WireDecodingError) {
+        switch wire {
+        case .unread: self = .unread
+        case .read: self = .read
+        case .unspecified, .UNRECOGNIZED: throw invalidEnum(field(), wire)
+        }
+    }
+}
+
+extension UserActionState {
+    var wire: WireUserActionState {
+        switch self {
+        case .noInteraction: .noInteraction
+        case .activated: .activated
+        case .dismissed: .dismissed
+        case .snoozed: .snoozed
+        }
+    }
+
+    init(wire: WireUserActionState, _ field: @autoclosure () -> String) throws(WireDecodingError) {
+        switch wire {
+        case .noInteraction: self = .noInteraction
+        case .activated: self = .activated
+        case .dismissed: self = .dismissed
+        case .snoozed: self = .snoozed
+        case .unspecified, .UNRECOGNIZED: throw invalidEnum(field(), wire)
+        }
+    }
+}
+
+extension WebPushKeys {
+    var wire: WireWebPushKeys {
+        var keys = WireWebPushKeys()
+        keys.p256Dh = p256dh
+        keys.auth = auth
+        return keys
+    }
+
+    init(wire: WireWebPushKeys) {
+        self.init(p256dh: wire.p256Dh, auth: wire.auth)
+    }
+}
+
+extension NotificationContent {
+    var wire: WireNotificationContent {
+        var content = WireNotificationContent()
+        if let appNotificationId { content.appNotificationID = appNotificationId }
+        if let groupName { content.groupName = groupName }
+        content.priority = priority.wire
+        content.expirationMicros = expirationDateTime.wireMicros
+        if let displayTimeToLive { content.displayTimeToLive = Int64(displayTimeToLive) }
+        if let platformTypes { content.platformTypes.platforms = platformTypes.map(\.wire) }
+        if let rawContent = payload.rawContent { content.rawContent = rawContent }
+        if let visual = payload.visualContent {
+            content.visualContent = WireVisualContent()
+            if let title = visual.title { content.visualContent.title = title }
+            if let body = visual.body { content.visualContent.body = body }
+        }
+        if let push {
+            content.push = WirePushOptions()
+            if let sound = push.sound { content.push.sound = sound }
+            if let category = push.category { content.push.category = category }
+            if let threadId = push.threadId { content.push.threadID = threadId }
+            if let data = push.data { content.push.data = Google_Protobuf_Struct(fields: data.mapValues(\.wire)) }
+        }
+        return content
+    }
+
+    init(wire: WireNotificationContent, _ field: @autoclosure () -> String) throws(WireDecodingError) {
+        let push = wire.hasPush ? wire.push : nil
+        self.init(
+            appNotificationId: wire.hasAppNotificationID ? wire.appNotificationID : nil,
+            groupName: wire.hasGroupName ? wire.groupName : nil,
+            priority: try NotificationPriority(wire: wire.priority, "\(field()).priority"),
+            expirationDateTime: Date(wireMicros: wire.expirationMicros),
+            displayTimeToLive: wire.hasDisplayTimeToLive ? Int(wire.displayTimeToLive) : nil,
+            platformTypes: wire.hasPlatformTypes ? try wire.platformTypes.platforms.enumerated().map { (index, platform) throws(WireDecodingError) in
+                try Platform(wire: platform, "\(field()).platform_types[\(index)]")
+            } : nil,
+            payload: NotificationPayload(
+                rawContent: wire.hasRawContent ? wire.rawContent : nil,
+                visualContent: wire.hasVisualContent
+                    ? VisualContent(
+                        title: wire.visualContent.hasTitle ? wire.visualContent.title : nil,
+                        body: wire.visualContent.hasBody ? wire.visualContent.body : nil)
+                    : nil),
+            push: push.map { push in
+                PushOptions(
+                    sound: push.hasSound ? push.sound : nil, category: push.hasCategory ? push.category : nil,
+                    threadId: push.hasThreadID ? push.threadID : nil, data: push.hasData ? push.data.fields.mapValues(JSONValue.init(wire:)) : nil)
+            })
+    }
+}
+
+extension JSONValue {
+    var wire: Google_Protobuf_Value {
+        switch self {
+        case .null: nil
+        case .bool(let value): Google_Protobuf_Value(boolValue: value)
+        case .number(let value): Google_Protobuf_Value(numberValue: value)
+        case .string(let value): Google_Protobuf_Value(stringValue: value)
+        case .array(let values): Google_Protobuf_Value(listValue: Google_Protobuf_ListValue(values: values.map(\.wire)))
+        case .object(let fields): Google_Protobuf_Value(structValue: Google_Protobuf_Struct(fields: fields.mapValues(\.wire)))
+        }
+    }
+
+    init(wire: Google_Protobuf_Value) {
+        switch wire.kind {
+        case .nullValue, nil: self = .null
+        case .boolValue(let value): self = .bool(value)
+        case .numberValue(let value): self = .number(value)
+        case .stringValue(let value): self = .string(value)
+        case .listValue(let list): self = .array(list.values.map(JSONValue.init(wire:)))
+        case .structValue(let object): self = .object(object.fields.mapValues(JSONValue.init(wire:)))
+        }
+    }
+}

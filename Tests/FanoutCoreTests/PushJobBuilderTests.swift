@@ -1,0 +1,88 @@
+import Foundation
+import NotifyAMQP
+import NotifyModels
+import NotifyWire
+import Testing
+
+@testable import FanoutCore
+
+/// Fanout's job building in-process: who is pushed what, for one change.
+@Suite struct PushJobBuilderTests {
+    private static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    private static func device(_ platform: Platform) -> SubscriptionResolver.Device {
+        SubscriptionResolver.Device(
+            subscriptionId: UUID(), platform: platform.rawValue, pushToken: "token-\(UUID())",
+            keys: platform == .webpush ? #"{"p256dh":"BPk","auth":"a1"}"# : nil, expiresAt: now.addingTimeInterval(3600))!
+    }
+
+    private static func event(
+        _ kind: ChangeKind, visual: Bool = true, platformTypes: [Platform]? = nil, origin: UUID? = nil, eventSource: String? = nil
+    ) -> ChangeEvent {
+        let content = NotificationContent(
+            appNotificationId: nil, groupName: nil, priority: .high, expirationDateTime: now.addingTimeInterval(600), displayTimeToLive: nil,
+            platformTypes: platformTypes,
+            payload: NotificationPayload(rawContent: "r", visualContent: visual ? VisualContent(title: "T", body: "B") : nil), push: nil)
+        return ChangeEvent(
+            appId: "app", userId: eventSource == nil ? "u" : "", sequence: 7, kind: kind, notificationId: UUID(),
+            content: kind.isContentChange ? content : nil, readState: .unread, userActionState: .noInteraction, originSubscriptionId: origin,
+            unreadCount: 3, changedAt: now, eventSource: eventSource)
+    }
+
+    @Test("a visual notification is an alert to every device but the PushKit one, each with its provider's payload and the same collapse id")
+    func visualNotificationReachesEveryDevice() throws {
+        let devices = [Platform.apns, .fcm, .wns, .webpush, .apnsVoip].map(Self.device)
+        let event = Self.event(.created)
+        let jobs = PushJobBuilder.jobs(for: event, devices: devices)
+        #expect(jobs.map(\.platform) == [.apns, .fcm, .wns, .webpush])
+        #expect(jobs.allSatisfy { $0.isAlert && $0.priority == .high && $0.collapseId == event.notificationId.lowercasedString })
+        #expect(Set(jobs.map(\.pushId)).count == 4, "a push id per device")
+        let apns = try #require(try JSONSerialization.jsonObject(with: Data(jobs[0].payload.utf8)) as? [String: Any])
+        #expect((apns["aps"] as? [String: Any])?["badge"] as? Int == 3)
+        #expect(jobs[3].keys == WebPushKeys(p256dh: "BPk", auth: "a1"))
+    }
+
+    @Test("push ids are the same when the same change is built again (a redelivery replaces, never stacks)")
+    func pushIdsAreDeterministic() {
+        let devices = [Platform.apns, .fcm].map(Self.device)
+        let event = Self.event(.created)
+        #expect(PushJobBuilder.jobs(for: event, devices: devices).map(\.pushId) == PushJobBuilder.jobs(for: event, devices: devices).map(\.pushId))
+    }
+
+    @Test("a state change is a low-priority background push to every device but the one that made it")
+    func stateChangeSkipsItsOrigin() {
+        let devices = [Platform.apns, .apns, .fcm].map(Self.device)
+        let jobs = PushJobBuilder.jobs(for: Self.event(.stateChanged, origin: devices[0].subscriptionId), devices: devices)
+        #expect(jobs.map(\.subscriptionId) == [devices[1].subscriptionId, devices[2].subscriptionId])
+        #expect(jobs.allSatisfy { !$0.isAlert && $0.priority == .low })
+    }
+
+    @Test("platformTypes restricts the devices; apns-voip is reached only when named, and only by new content")
+    func platformTypesFilter() {
+        let devices = [Platform.apns, .fcm, .apnsVoip].map(Self.device)
+        #expect(PushJobBuilder.jobs(for: Self.event(.created, platformTypes: [.fcm]), devices: devices).map(\.platform) == [.fcm])
+        #expect(PushJobBuilder.jobs(for: Self.event(.created, platformTypes: [.apnsVoip]), devices: devices).map(\.platform) == [.apnsVoip])
+        #expect(PushJobBuilder.jobs(for: Self.event(.deleted), devices: devices).map(\.platform) == [.apns, .fcm])
+    }
+
+    @Test("a broadcast leaves the badge alone")
+    func broadcastCarriesNoBadge() throws {
+        let jobs = PushJobBuilder.jobs(for: Self.event(.created, eventSource: "news"), devices: [Self.device(.apns)])
+        let apns = try #require(try JSONSerialization.jsonObject(with: Data(jobs[0].payload.utf8)) as? [String: Any])
+        #expect((apns["aps"] as? [String: Any])?["badge"] == nil)
+    }
+
+    @Test("jobs go out per provider, at most jobsPerMessage to a message, in the wire format, and read back unchanged")
+    func messagesPerProvider() throws {
+        let devices = (0..<5).map { _ in Self.device(.apns) } + [Self.device(.webpush)]
+        let jobs = PushJobBuilder.jobs(for: Self.event(.created), devices: devices)
+        var messages = PushJobMessages(jobsPerMessage: 2)
+        messages.add(jobs)
+        let published = messages.finish()
+        #expect(published.map(\.routingKey) == ["apns", "apns", "apns", "webpush"])
+        #expect(published.allSatisfy { $0.exchange == QueueNames.pushExchange && $0.properties.contentType == WireFormat.contentType })
+        let read = try published.flatMap { try PushJobBatch(body: $0.body, contentType: $0.properties.contentType).jobs }
+        #expect(Set(read.map(\.pushId)) == Set(jobs.map(\.pushId)))
+        #expect(read.sorted { $0.pushId.uuidString < $1.pushId.uuidString } == jobs.sorted { $0.pushId.uuidString < $1.pushId.uuidString })
+    }
+}

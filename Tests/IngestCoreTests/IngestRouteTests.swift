@@ -1,0 +1,144 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NotifyAMQP
+import NotifyModels
+import NotifyWire
+import Testing
+
+@testable import IngestCore
+
+/// Authentication, validation and error bodies of ingest's routes, in-process.
+@Suite struct IngestRouteTests {
+    private static let publishPath = "/v1/apps/\(RouteTesting.app.appId)/notifications"
+
+    private static func bearer(_ token: String) -> HTTPFields { [.authorization: "Bearer \(token)"] }
+
+    @Test("the operator's routes refuse a missing or wrong token with 401 naming Authorization")
+    func operatorTokenIsChecked() async throws {
+        try await RouteTesting().run { client in
+            for headers in [HTTPFields(), Self.bearer("wrong"), [.authorization: "Basic \(RouteTesting.adminToken)"]] {
+                let response = try await client.execute(uri: "/v1/apps", method: .post, headers: headers, body: ByteBuffer(string: #"{"name":"x"}"#))
+                #expect(response.status == .unauthorized)
+                let body = try ErrorBody(response)
+                #expect(body.error.code == "unauthorized")
+                #expect(body.error.field == "Authorization")
+            }
+        }
+    }
+
+    @Test("a publish is refused for a missing key (401), an unknown app (404 naming appId) and a wrong key (401)")
+    func appServerKeyIsChecked() async throws {
+        try await RouteTesting().run { client in
+            let body = ByteBuffer(string: #"{"userId":"alice","payload":{"rawContent":"x"}}"#)
+            let missing = try await client.execute(uri: Self.publishPath, method: .post, body: body)
+            #expect(missing.status == .unauthorized)
+            let unknown = try await client.execute(uri: "/v1/apps/no_such_app/notifications", method: .post, headers: Self.bearer("api-key"), body: body)
+            #expect(unknown.status == .notFound)
+            #expect(try ErrorBody(unknown).error.field == "appId")
+            let wrong = try await client.execute(uri: Self.publishPath, method: .post, headers: Self.bearer("not-the-key"), body: body)
+            #expect(wrong.status == .unauthorized)
+        }
+    }
+
+    @Test("an accepted publish answers 202 with a lowercase id once the command was published, in the wire format")
+    func publishIsAccepted() async throws {
+        let testing = RouteTesting()
+        try await testing.run { client in
+            let response = try await client.execute(
+                uri: Self.publishPath, method: .post, headers: Self.bearer("api-key"),
+                body: ByteBuffer(string: #"{"userId":"alice","payload":{"visualContent":{"title":"Hi","body":"There"}}}"#))
+            #expect(response.status == .accepted)
+            let answer = try JSONDecoder().decode([String: String].self, from: Data(response.body.readableBytesView))
+            let id = try #require(answer["id"])
+            #expect(id == id.lowercased())
+
+            let message = try #require(testing.published.all.first)
+            #expect(testing.published.all.count == 1)
+            #expect(message.routingKey == QueueNames.storageCommands)
+            #expect(message.properties.contentType == WireFormat.contentType)
+            let commands = try StorageCommandBatch(body: message.body, contentType: message.properties.contentType).commands
+            guard case .publishNotification(let notification) = commands.first?.action else {
+                Issue.record("not a publish: \(commands)")
+                return
+            }
+            #expect(notification.userId == "alice")
+            #expect(notification.notificationId.lowercasedString == id)
+            #expect(notification.content.payload.visualContent?.title == "Hi")
+        }
+    }
+
+    @Test("a publish body that is wrong is refused with 400 naming the field, and nothing is published", arguments: [
+        (#"{"userId":"alice"}"#, "payload"),
+        (#"{"payload":{"rawContent":"x"}}"#, "userId"),
+        (#"{"userId":"alice","priority":"urgent","payload":{"rawContent":"x"}}"#, "priority"),
+        (#"{"userId":"alice","displayTimeToLive":"long","payload":{"rawContent":"x"}}"#, "displayTimeToLive"),
+    ])
+    func invalidPublishIsRefused(body: String, field: String) async throws {
+        let testing = RouteTesting()
+        try await testing.run { client in
+            let response = try await client.execute(uri: Self.publishPath, method: .post, headers: Self.bearer("api-key"), body: ByteBuffer(string: body))
+            #expect(response.status == .badRequest)
+            #expect(try ErrorBody(response).error.field == field)
+        }
+        #expect(testing.published.all.isEmpty)
+    }
+
+    @Test("a body that is not JSON is a 400, one over 1 MiB a 413")
+    func malformedAndOversizedBodies() async throws {
+        try await RouteTesting().run { client in
+            let garbage = try await client.execute(uri: Self.publishPath, method: .post, headers: Self.bearer("api-key"), body: ByteBuffer(string: "{not json"))
+            #expect(garbage.status == .badRequest)
+            let large = ByteBuffer(repeating: UInt8(ascii: " "), count: (1 << 20) + 1)
+            let tooLarge = try await client.execute(uri: Self.publishPath, method: .post, headers: Self.bearer("api-key"), body: large)
+            #expect(tooLarge.status == .contentTooLarge)
+            #expect(try ErrorBody(tooLarge).error.code == "body_too_large")
+        }
+    }
+
+    @Test("a batch answers per item: the valid one accepted, the invalid one refused naming its path")
+    func batchAnswersPerItem() async throws {
+        let testing = RouteTesting()
+        try await testing.run { client in
+            let response = try await client.execute(
+                uri: Self.publishPath, method: .post, headers: Self.bearer("api-key"),
+                body: ByteBuffer(string: #"{"notifications":[{"userId":"a","payload":{"rawContent":"x"}},{"userId":"b"}]}"#))
+            #expect(response.status == .accepted)
+            let text = String(buffer: response.body)
+            #expect(text.contains(#""status":202"#) && text.contains(#""field":"notifications[1].payload""#), "\(text)")
+        }
+        #expect(testing.published.all.count == 1)
+    }
+
+    @Test("a device's routes refuse a missing, malformed, expired or foreign user token with 401")
+    func userTokenIsChecked() async throws {
+        try await RouteTesting().run { client in
+            let foreign = UserToken.mint(userId: "alice", appId: RouteTesting.app.appId, signingKey: "b3RoZXIta2V5LW9mLWFub3RoZXItYXBw")
+            for headers in [HTTPFields(), Self.bearer("not.a.jwt"), Self.bearer(RouteTesting.userToken("alice", lifetime: -600)), Self.bearer(foreign)] {
+                let response = try await client.execute(uri: "/v1/me/notifications/changes", method: .get, headers: headers)
+                #expect(response.status == .unauthorized, "\(headers)")
+                #expect(try ErrorBody(response).error.field == "Authorization")
+            }
+        }
+    }
+
+    @Test("a device registration that is wrong is refused with 400 naming the field")
+    func invalidRegistrationIsRefused() async throws {
+        try await RouteTesting().run { client in
+            let response = try await client.execute(
+                uri: "/v1/me/subscriptions", method: .post, headers: Self.bearer(RouteTesting.userToken("alice")),
+                body: ByteBuffer(string: #"{"platform":"apns","pushToken":"not-hex"}"#))
+            #expect(response.status == .badRequest)
+            #expect(try ErrorBody(response).error.field == "pushToken")
+        }
+    }
+
+    @Test func healthAnswersItsChecks() async throws {
+        try await RouteTesting().run { client in
+            let response = try await client.execute(uri: "/health", method: .get)
+            #expect(response.status == .ok)
+            #expect(String(buffer: response.body).contains(#""amqp":true"#))
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NotifyAMQP
+import NotifyDatabase
+import NotifyModels
+import Synchronization
+
+@testable import IngestCore
+
+/// Ingest's router, in-process, with an app directory held in memory and a publisher that records what it is given:
+/// no broker, no database. Routes that read the database are not exercised here (the end-to-end tests do).
+struct RouteTesting {
+    static let adminToken = "operator-secret"
+    static let app = AppDirectory.App(
+        appId: "app_test", apiKeyHash: AppDirectory.hashAPIKey("api-key"), clientSigningKey: "c2lnbmluZy1rZXktb2YtdGhlLXRlc3QtYXBw", brokerUser: nil)
+
+    let published = RecordingPublisher()
+
+    func run<Value>(_ test: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
+        let logger = Logger(label: "ingest-route-tests")
+        // Never run, so never connected: a route that queried it would wait, and none of these tests does.
+        let database = try DatabaseURL.makeClient("postgres://nobody:nothing@127.0.0.1:1/none", logger: logger)
+        let dependencies = IngestDependencies(
+            adminToken: Self.adminToken, apps: AppDirectory(source: FixedApps(apps: [Self.app])),
+            sender: CommandSender(publisher: published, logger: logger), database: database,
+            appliedCommands: AppliedCommandWatch(client: database, logger: logger), hub: LiveHub(),
+            subscriptionLifetime: 86_400, healthChecks: ["amqp": { true }], logger: logger)
+        let application = Application(router: buildRouter(dependencies), logger: logger)
+        return try await application.test(.router, test)
+    }
+
+    static func userToken(_ userId: String, lifetime: TimeInterval = 3600) -> String {
+        UserToken.mint(userId: userId, appId: app.appId, signingKey: app.clientSigningKey, lifetime: lifetime)
+    }
+}
+
+/// Apps known without a database.
+struct FixedApps: AppSource {
+    var apps: [AppDirectory.App]
+
+    func app(_ appId: String) async throws -> AppDirectory.App? {
+        apps.first { $0.appId == appId }
+    }
+}
+
+/// Confirms every publish at once and keeps the messages.
+final class RecordingPublisher: MessagePublisher {
+    private let messages = Mutex<[AMQPOutboundMessage]>([])
+
+    var all: [AMQPOutboundMessage] { messages.withLock { $0 } }
+
+    func publish(_ messages: [AMQPOutboundMessage]) async throws {
+        self.messages.withLock { $0 += messages }
+    }
+}
+
+/// An answer's error body.
+struct ErrorBody: Decodable {
+    struct Detail: Decodable {
+        var code: String
+        var message: String
+        var field: String?
+    }
+
+    var error: Detail
+
+    init(_ response: TestResponse) throws {
+        self = try JSONDecoder().decode(ErrorBody.self, from: Data(response.body.readableBytesView))
+    }
+}

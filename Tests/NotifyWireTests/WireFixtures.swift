@@ -1,0 +1,84 @@
+import Foundation
+import NotifyModels
+
+/// Messages with every field set and with every optional field absent, at millisecond times (the JSON form's resolution).
+enum WireFixtures {
+    static let time = Date(timeIntervalSince1970: 1_800_000_000.125)
+
+    static let fullContent = NotificationContent(
+        appNotificationId: "order-42 ✓", groupName: "orders", priority: .high, expirationDateTime: time.addingTimeInterval(86_400),
+        displayTimeToLive: 600, platformTypes: [.apns, .webpush, .apnsVoip],
+        payload: NotificationPayload(rawContent: "{\"k\":\"v\"}\n\u{1}", visualContent: VisualContent(title: "Täst \"q\"", body: "B\\")),
+        push: PushOptions(
+            sound: "default", category: "ORDER", threadId: "t",
+            data: ["n": .number(42.5), "s": .string("x"), "b": .bool(true), "z": .null, "a": .array([.number(1), .object(["k": .string("v")])])]))
+
+    static let bareContent = NotificationContent(
+        appNotificationId: nil, groupName: nil, priority: .none, expirationDateTime: time, displayTimeToLive: nil, platformTypes: nil,
+        payload: NotificationPayload(), push: nil)
+
+    static let keys = WebPushKeys(p256dh: "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM", auth: "tBHItJI5svbpez7KI4CCXg")
+
+    static let commands: [StorageCommand] = [
+        StorageCommand(issuedAt: time, action: .createApp(AppRecord(
+            appId: "app", name: "App", apiKeyHash: "ab12", clientSigningKey: "key", brokerUser: "app-user", createdAt: time))),
+        StorageCommand(issuedAt: time, action: .createApp(AppRecord(
+            appId: "app2", name: "", apiKeyHash: "", clientSigningKey: "", brokerUser: nil, createdAt: time))),
+        StorageCommand(issuedAt: time, action: .setProviderCredentials(appId: "app", credentials: .wns(WNSCredentials(
+            packageSid: "ms-app://s-1-15-2-1", clientSecret: "secret", tokenURL: nil)))),
+        StorageCommand(issuedAt: time, action: .registerSubscription(DeviceSubscription(
+            subscriptionId: UUID(), appId: "app", userId: "u", platform: .webpush, pushToken: "https://push.example/x", keys: keys,
+            appPackage: "web", displayName: "Firefox", expirationDateTime: time, registeredAt: time, eventSources: ["news", "sport"]))),
+        StorageCommand(issuedAt: time, action: .registerSubscription(DeviceSubscription(
+            subscriptionId: UUID(), appId: "app", userId: "u", platform: .apns, pushToken: String(repeating: "ab", count: 32),
+            appPackage: nil, displayName: nil, expirationDateTime: time, registeredAt: time))),
+        StorageCommand(issuedAt: time, action: .unregisterSubscription(appId: "app", userId: "u", subscriptionId: UUID())),
+        StorageCommand(issuedAt: time, action: .publishNotification(PublishedNotification(
+            appId: "app", userId: "u", notificationId: UUID(), content: fullContent, receivedAt: time))),
+        StorageCommand(issuedAt: time, action: .publishNotification(PublishedNotification(
+            appId: "app", userId: "", notificationId: UUID(), content: bareContent, receivedAt: time))),
+        StorageCommand(issuedAt: time, action: .publishBroadcast(PublishedBroadcast(
+            appId: "app", eventSource: "news", notificationId: UUID(), content: fullContent, receivedAt: time))),
+        StorageCommand(issuedAt: time, action: .changeNotificationState(NotificationStateChange(
+            appId: "app", userId: "u", notificationId: UUID(), readState: .read, userActionState: .dismissed, delete: false,
+            originSubscriptionId: UUID(), requestedAt: time))),
+        StorageCommand(issuedAt: time, action: .changeNotificationState(NotificationStateChange(
+            appId: "app", userId: "u", notificationId: UUID(), readState: nil, userActionState: nil, delete: true,
+            originSubscriptionId: nil, requestedAt: time))),
+        StorageCommand(issuedAt: time, action: .expireDueNotifications(dueBy: time)),
+        StorageCommand(issuedAt: time, action: .purgeTombstones(olderThan: time)),
+    ]
+
+    static let events: [ChangeEvent] = [
+        ChangeEvent(
+            appId: "app", userId: "u", sequence: 1, kind: .created, notificationId: UUID(), content: fullContent, readState: .unread,
+            userActionState: .noInteraction, originSubscriptionId: nil, unreadCount: 3, changedAt: time, devicesVersion: 7),
+        ChangeEvent(
+            appId: "app", userId: "u", sequence: Int64.max, kind: .stateChanged, notificationId: UUID(), content: nil, readState: .read,
+            userActionState: .snoozed, originSubscriptionId: UUID(), unreadCount: 0, changedAt: time),
+        ChangeEvent(
+            appId: "app", userId: "", sequence: 0, kind: .updated, notificationId: UUID(), content: bareContent, readState: .unread,
+            userActionState: .activated, originSubscriptionId: nil, unreadCount: 0, changedAt: time, eventSource: "news"),
+    ]
+
+    /// Two groups of two jobs (one change to two devices each) and a job of its own.
+    static let jobs: [PushJob] = {
+        let notification = UUID()
+        func job(_ platform: Platform, _ sequence: Int64, keys: WebPushKeys? = nil) -> PushJob {
+            PushJob(
+                pushId: UUID(), appId: "app", subscriptionId: UUID(), platform: platform, deviceToken: "token-\(UUID())",
+                notificationId: notification, sequence: sequence, kind: .created, isAlert: true, priority: .high, expiration: time,
+                collapseId: "c", payload: "{\"aps\":{}}", attempt: 2, keys: keys)
+        }
+        return [job(.apns, 1), job(.apns, 1), job(.webpush, 2, keys: keys), job(.webpush, 2, keys: keys), job(.fcm, 3)]
+    }()
+
+    static let outcomes: [PushOutcome] = [
+        PushOutcome(
+            pushId: UUID(), appId: "app", subscriptionId: UUID(), notificationId: UUID(), sequence: 4, platform: .apns, result: .tokenInvalid,
+            status: 410, reason: "Unregistered", attempt: 1, invalidSince: time, at: time),
+        PushOutcome(
+            pushId: UUID(), appId: "app", subscriptionId: UUID(), notificationId: UUID(), sequence: 5, platform: .wns, result: .accepted,
+            status: nil, reason: nil, attempt: 0, invalidSince: nil, at: time),
+    ]
+}

@@ -1,0 +1,96 @@
+import Foundation
+import Logging
+import NotifyDatabase
+import NotifyModels
+import NotifyWire
+import PostgresNIO
+import Testing
+
+@testable import StorageCore
+
+/// Storage's command applying in-process, against the test stack's PostgreSQL (`NOTIFY_WRITER_DATABASE_URL`): what a
+/// batch writes, the change events it emits, and its outbox.
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["NOTIFY_TEST_STACK"] != nil, "needs PostgreSQL: run deploy/local/test.sh"))
+struct CommandApplyingTests {
+    private static let databaseURL = ProcessInfo.processInfo.environment["NOTIFY_WRITER_DATABASE_URL"]
+        ?? "postgres://notify_writer:notify_writer@127.0.0.1:22432/notify"
+
+    private func withApplier<Value: Sendable>(_ body: (CommandBatchApplier, PostgresClient) async throws -> Value) async throws -> Value {
+        let logger = Logger(label: "storage-core-tests")
+        let client = try DatabaseURL.makeClient(Self.databaseURL, logger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            try await Migrations(client: client, readerRole: "notify_reader", logger: logger).run()
+            return try await body(CommandBatchApplier(client: client, logger: logger), client)
+        }
+    }
+
+    private static func app() -> StorageCommand {
+        StorageCommand(action: .createApp(AppRecord(
+            appId: "core_\(UUID().lowercasedString.prefix(12))", name: "core test", apiKeyHash: UUID().lowercasedString,
+            clientSigningKey: "key", brokerUser: nil, createdAt: Date())))
+    }
+
+    private static func publish(appId: String, userId: String, appNotificationId: String? = nil) -> StorageCommand {
+        StorageCommand(action: .publishNotification(PublishedNotification(
+            appId: appId, userId: userId, notificationId: UUID(),
+            content: NotificationContent(
+                appNotificationId: appNotificationId, groupName: nil, priority: .high, expirationDateTime: Date().addingTimeInterval(3600),
+                displayTimeToLive: nil, platformTypes: nil, payload: NotificationPayload(visualContent: VisualContent(title: "t")), push: nil),
+            receivedAt: Date())))
+    }
+
+    @Test("a batch of publishes gives each user a sequence from 1 and emits a created event per notification, with the badge")
+    func publishesAreSequenced() async throws {
+        try await withApplier { applier, _ in
+            let app = Self.app()
+            guard case .createApp(let record) = app.action else { return }
+            _ = try await applier.apply([app])
+            let commands = [Self.publish(appId: record.appId, userId: "a"), Self.publish(appId: record.appId, userId: "a"),
+                            Self.publish(appId: record.appId, userId: "b")]
+            let fragments = try await applier.apply(commands)
+            let events = try ChangeEventBatch(wireBytes: ChangeEventBatch.wireBytes(joining: fragments)).events
+            #expect(events.map(\.kind) == [.created, .created, .created])
+            #expect(events.map(\.userId) == ["a", "a", "b"])
+            #expect(events.map(\.sequence) == [1, 2, 1])
+            #expect(events.map(\.unreadCount) == [2, 2, 1], "each event carries its user's unread count after the batch")
+        }
+    }
+
+    @Test("a command applied again emits the same events from the outbox and writes nothing new")
+    func redeliveryReplaysTheOutbox() async throws {
+        try await withApplier { applier, client in
+            let app = Self.app()
+            guard case .createApp(let record) = app.action else { return }
+            _ = try await applier.apply([app])
+            let command = Self.publish(appId: record.appId, userId: "a")
+            let first = try await applier.apply([command])
+            let again = try await applier.apply([command])
+            #expect(again == first, "the outbox keeps the bytes it emitted")
+            let rows = try await client.query(
+                "SELECT count(*)::int8 FROM notifications WHERE app_id = \(record.appId)", logger: Logger(label: "query")
+            ).collect()
+            #expect(try rows.first?.decode(Int64.self) == 1)
+        }
+    }
+
+    @Test("publishing the same appNotificationId again replaces it: an updated event with a new sequence")
+    func replaceIsAnUpdate() async throws {
+        try await withApplier { applier, _ in
+            let app = Self.app()
+            guard case .createApp(let record) = app.action else { return }
+            _ = try await applier.apply([app])
+            let first = Self.publish(appId: record.appId, userId: "a", appNotificationId: "order-1")
+            var second = Self.publish(appId: record.appId, userId: "a", appNotificationId: "order-1")
+            if case .publishNotification(var notification) = second.action, case .publishNotification(let original) = first.action {
+                notification.notificationId = original.notificationId
+                second.action = .publishNotification(notification)
+            }
+            _ = try await applier.apply([first])
+            let events = try ChangeEventBatch(wireBytes: ChangeEventBatch.wireBytes(joining: try await applier.apply([second]))).events
+            #expect(events.map(\.kind) == [.updated])
+            #expect(events.map(\.sequence) == [2])
+        }
+    }
+}

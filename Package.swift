@@ -7,7 +7,8 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "notify",
-    platforms: [.macOS(.v15), .iOS(.v18)],
+    // The services build on Linux (the AMQP layer's C shim uses Linux calls); macOS is named for the shared modules.
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "ingest", targets: ["Ingest"]),
         .executable(name: "storage", targets: ["Storage"]),
@@ -16,7 +17,6 @@ let package = Package(
         .executable(name: "provider-sandbox", targets: ["ProviderSandbox"]),
         .executable(name: "loadgen", targets: ["LoadGenerator"]),
         .library(name: "NotifyModels", targets: ["NotifyModels"]),
-        .library(name: "NotifyClient", targets: ["NotifyClient"]),
         .executable(name: "device-sim", targets: ["DeviceSimulator"]),
     ],
     dependencies: [
@@ -37,6 +37,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+        .package(path: "Clients/NotifyClient"),
     ],
     targets: [
         // MARK: Shared
@@ -64,7 +65,7 @@ let package = Package(
         ),
         .target(
             name: "NotifyModels",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [.product(name: "NotifyAPI", package: "NotifyClient"), .product(name: "Crypto", package: "swift-crypto")],
             path: "Shared/NotifyModels",
             swiftSettings: swiftSettings
         ),
@@ -244,17 +245,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // MARK: Clients
-        .target(
-            name: "NotifyClient",
-            dependencies: ["NotifyModels"],
-            path: "Clients/NotifyClient",
-            swiftSettings: swiftSettings
-        ),
+        // MARK: Clients (the client library is a package of its own: Clients/NotifyClient)
         .executableTarget(
             name: "DeviceSimulator",
             dependencies: [
-                "NotifyClient", "NotifyModels",
+                .product(name: "NotifyClient", package: "NotifyClient"), "NotifyModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/device-sim",
@@ -331,7 +326,7 @@ let package = Package(
         .testTarget(
             name: "NotifyClientTests",
             dependencies: [
-                "NotifyClient",
+                .product(name: "NotifyClient", package: "NotifyClient"),
                 "NotifyModels",
             ],
             path: "Tests/NotifyClientTests",

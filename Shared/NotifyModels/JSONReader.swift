@@ -169,7 +169,7 @@ public struct JSONReader {
     public mutating func readTimestamp() throws -> Date {
         try expectValue(UInt8(ascii: "\""), "a timestamp string")
         let span = try scanString()
-        if !span.hasEscapes, let date = Self.wireTimestamp(UnsafeRawBufferPointer(rebasing: bytes[span.start..<span.end])) { return date }
+        if !span.hasEscapes, let date = WireTimestamp.parse(UnsafeRawBufferPointer(rebasing: bytes[span.start..<span.end])) { return date }
         let text = span.hasEscapes ? try unescapedString(span) : try plainString(span)
         guard let date = WireCoding.parseTimestamp(text) else {
             throw JSONReadError("expected an ISO-8601 timestamp such as 2026-01-31T12:00:00Z", offset: span.start)
@@ -578,56 +578,6 @@ public struct JSONReader {
             return true
         }
         return parsed ? UUID(uuid: uuid) : nil
-    }
-
-    /// `YYYY-MM-DDTHH:MM:SS[.fraction]Z` for a real date and time from 1600 on (Foundation's calendar is
-    /// Julian before 1582), to the `Date` Foundation's ISO 8601 parser gives: whole days of seconds since
-    /// 2001, plus the time of day with the fraction, added in that order. Nil for any other form.
-    static func wireTimestamp(_ text: UnsafeRawBufferPointer) -> Date? {
-        guard text.count >= 20, text.count <= 30, text.count != 21, text[text.count - 1] == UInt8(ascii: "Z") else { return nil }
-        func number(_ range: Range<Int>) -> Int? {
-            var value = 0
-            for index in range {
-                let digit = text[index] &- UInt8(ascii: "0")
-                guard digit < 10 else { return nil }
-                value = value * 10 + Int(digit)
-            }
-            return value
-        }
-        guard text[4] == UInt8(ascii: "-"), text[7] == UInt8(ascii: "-"), text[10] == UInt8(ascii: "T"),
-            text[13] == UInt8(ascii: ":"), text[16] == UInt8(ascii: ":"),
-            let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-            year >= 1600, (1...12).contains(month), day >= 1, day <= daysInMonth(month, year: year),
-            hour < 24, minute < 60, second < 60
-        else { return nil }
-        var nanoseconds = 0
-        if text.count > 20 {
-            guard text[19] == UInt8(ascii: "."), let fraction = number(20..<text.count - 1) else { return nil }
-            nanoseconds = fraction
-            for _ in (text.count - 21)..<9 { nanoseconds *= 10 }
-        }
-        let daysSinceReferenceDate = daysSince1970(year: year, month: month, day: day) - 11_323
-        let secondOfDay = hour * 3600 + minute * 60 + second
-        return Date(timeIntervalSinceReferenceDate: Double(daysSinceReferenceDate) * 86_400 + (Double(secondOfDay) + Double(nanoseconds) / 1e9))
-    }
-
-    private static func daysInMonth(_ month: Int, year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (Howard Hinnant's `days_from_civil`).
-    private static func daysSince1970(year: Int, month: Int, day: Int) -> Int {
-        let shiftedYear = month <= 2 ? year - 1 : year
-        let era = shiftedYear / 400
-        let yearOfEra = shiftedYear - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 }
 

@@ -61,7 +61,7 @@ public struct JSONWriter: Sendable {
     public mutating func timestamp(_ date: Date) {
         separate()
         bytes.append(UInt8(ascii: "\""))
-        date.appendWireTimestamp(to: &bytes)
+        WireTimestamp.append(date, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 

@@ -11,7 +11,7 @@ extension PushJobBatch: WireMessage {
             var group = WirePushJobGroup()
             group.appID = first.appId
             group.platform = first.platform.wire
-            group.notificationID = first.notificationId.wireBytes
+            (group.notificationIDHigh, group.notificationIDLow) = first.notificationId.wireHalves
             group.sequence = first.sequence
             group.kind = first.kind.wire
             group.isAlert = first.isAlert
@@ -22,8 +22,8 @@ extension PushJobBatch: WireMessage {
             group.attempt = Int32(clamping: first.attempt)
             group.targets = jobs[range].map { job in
                 var target = WirePushTarget()
-                target.pushID = job.pushId.wireBytes
-                target.subscriptionID = job.subscriptionId.wireBytes
+                (target.pushIDHigh, target.pushIDLow) = job.pushId.wireHalves
+                (target.subscriptionIDHigh, target.subscriptionIDLow) = job.subscriptionId.wireHalves
                 target.deviceToken = job.deviceToken
                 if let keys = job.keys { target.keys = keys.wire }
                 return target
@@ -40,15 +40,17 @@ extension PushJobBatch: WireMessage {
         for (groupIndex, group) in batch.groups.enumerated() {
             let field = "PushJobBatch.groups[\(groupIndex)]"
             let platform = try Platform(wire: group.platform, "\(field).platform")
-            let notificationId = try UUID(wire: group.notificationID, "\(field).notification_id")
+            let notificationId = try UUID(wireHigh: group.notificationIDHigh, low: group.notificationIDLow, "\(field).notification_id")
             let kind = try ChangeKind(wire: group.kind, "\(field).kind")
             let priority = try NotificationPriority(wire: group.priority, "\(field).priority")
             let expiration = Date(wireMicros: group.expirationMicros)
             for (targetIndex, target) in group.targets.enumerated() {
                 jobs.append(
                     PushJob(
-                        pushId: try UUID(wire: target.pushID, "\(field).targets[\(targetIndex)].push_id"), appId: group.appID,
-                        subscriptionId: try UUID(wire: target.subscriptionID, "\(field).targets[\(targetIndex)].subscription_id"),
+                        pushId: try UUID(wireHigh: target.pushIDHigh, low: target.pushIDLow, "\(field).targets[\(targetIndex)].push_id"),
+                        appId: group.appID,
+                        subscriptionId: try UUID(
+                            wireHigh: target.subscriptionIDHigh, low: target.subscriptionIDLow, "\(field).targets[\(targetIndex)].subscription_id"),
                         platform: platform, deviceToken: target.deviceToken, notificationId: notificationId, sequence: group.sequence,
                         kind: kind, isAlert: group.isAlert, priority: priority, expiration: expiration, collapseId: group.collapseID,
                         payload: group.payload, attempt: Int(group.attempt), keys: target.hasKeys ? WebPushKeys(wire: target.keys) : nil))

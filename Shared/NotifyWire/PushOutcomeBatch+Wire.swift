@@ -23,10 +23,10 @@ extension PushOutcomeBatch: WireMessage {
 extension PushOutcome {
     var wire: WirePushOutcome {
         var outcome = WirePushOutcome()
-        outcome.pushID = pushId.wireBytes
+        (outcome.pushIDHigh, outcome.pushIDLow) = pushId.wireHalves
         outcome.appID = appId
-        outcome.subscriptionID = subscriptionId.wireBytes
-        outcome.notificationID = notificationId.wireBytes
+        (outcome.subscriptionIDHigh, outcome.subscriptionIDLow) = subscriptionId.wireHalves
+        (outcome.notificationIDHigh, outcome.notificationIDLow) = notificationId.wireHalves
         outcome.sequence = sequence
         outcome.platform = platform.wire
         outcome.result = result.wire
@@ -40,9 +40,10 @@ extension PushOutcome {
 
     init(wire: WirePushOutcome, _ field: @autoclosure () -> String) throws(WireDecodingError) {
         self.init(
-            pushId: try UUID(wire: wire.pushID, "\(field()).push_id"), appId: wire.appID,
-            subscriptionId: try UUID(wire: wire.subscriptionID, "\(field()).subscription_id"),
-            notificationId: try UUID(wire: wire.notificationID, "\(field()).notification_id"), sequence: wire.sequence,
+            pushId: try UUID(wireHigh: wire.pushIDHigh, low: wire.pushIDLow, "\(field()).push_id"), appId: wire.appID,
+            subscriptionId: try UUID(wireHigh: wire.subscriptionIDHigh, low: wire.subscriptionIDLow, "\(field()).subscription_id"),
+            notificationId: try UUID(wireHigh: wire.notificationIDHigh, low: wire.notificationIDLow, "\(field()).notification_id"),
+            sequence: wire.sequence,
             platform: try Platform(wire: wire.platform, "\(field()).platform"), result: try Result(wire: wire.result, "\(field()).result"),
             status: wire.hasStatus ? Int(wire.status) : nil, reason: wire.hasReason ? wire.reason : nil, attempt: Int(wire.attempt),
             invalidSince: wire.hasInvalidSinceMicros ? Date(wireMicros: wire.invalidSinceMicros) : nil, at: Date(wireMicros: wire.atMicros))

@@ -14,6 +14,21 @@ extension UUID {
     }
 }
 
+extension UUID {
+    /// The first and last 8 bytes, each read as a big-endian integer (the fixed64 halves of the per-push messages).
+    var wireHalves: (high: UInt64, low: UInt64) {
+        withUnsafeBytes(of: uuid) { bytes in
+            (UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)), UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+        }
+    }
+
+    /// Both halves zero is an absent id.
+    init(wireHigh high: UInt64, low: UInt64, _ field: @autoclosure () -> String) throws(WireDecodingError) {
+        guard high != 0 || low != 0 else { throw WireDecodingError(.malformed, "\(field()) is missing") }
+        self = withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+    }
+}
+
 extension Date {
     /// Microseconds since 1970, rounded to the nearest.
     var wireMicros: Int64 { Int64((timeIntervalSince1970 * 1_000_000).rounded()) }

@@ -29,6 +29,14 @@ import Testing
         #expect(try PushOutcomeBatch(wireBytes: batch.wireBytes()).outcomes == batch.outcomes)
     }
 
+    @Test("ids keep every bit in their fixed64 halves")
+    func idHalves() throws {
+        for id in [UUID(uuidString: "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFE")!, UUID(uuidString: "00000000-0000-0000-0000-000000000001")!] + (0..<100).map({ _ in UUID() }) {
+            let (high, low) = id.wireHalves
+            #expect(try UUID(wireHigh: high, low: low, "id") == id)
+        }
+    }
+
     @Test func timesKeepTheirMicroseconds() throws {
         let time = Date(timeIntervalSince1970: 1_800_000_000.123456)
         let batch = StorageCommandBatch(commands: [StorageCommand(issuedAt: time, action: .purgeTombstones(olderThan: time))])
@@ -91,9 +99,14 @@ import Testing
         #expect(garbage?.code == .malformed)
 
         var wire = try WirePushJobBatch(serializedBytes: PushJobBatch(jobs: WireFixtures.jobs).wireBytes())
-        wire.groups[1].targets[0].pushID = Data([1, 2, 3])
-        let shortId = #expect(throws: WireDecodingError.self) { try PushJobBatch(wireBytes: wire.serializedData()) }
-        #expect(shortId?.description == "malformed: PushJobBatch.groups[1].targets[0].push_id is not 16 bytes")
+        (wire.groups[1].targets[0].pushIDHigh, wire.groups[1].targets[0].pushIDLow) = (0, 0)
+        let missingId = #expect(throws: WireDecodingError.self) { try PushJobBatch(wireBytes: wire.serializedData()) }
+        #expect(missingId?.description == "malformed: PushJobBatch.groups[1].targets[0].push_id is missing")
+
+        var events = try WireChangeEventBatch(serializedBytes: ChangeEventBatch(events: WireFixtures.events).wireBytes())
+        events.events[0].notificationID = Data([1, 2, 3])
+        let shortId = #expect(throws: WireDecodingError.self) { try ChangeEventBatch(wireBytes: events.serializedData()) }
+        #expect(shortId?.description == "malformed: ChangeEventBatch.events[0].notification_id is not 16 bytes")
 
         var event = try WireChangeEventBatch(serializedBytes: ChangeEventBatch(events: WireFixtures.events).wireBytes())
         event.events[2].kind = .UNRECOGNIZED(99)

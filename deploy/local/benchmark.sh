@@ -14,6 +14,9 @@ Sizes (environment, defaults in brackets): BENCH_SUSTAINED_COUNT [60000], BENCH_
 BENCH_LATENCY_COUNT [20000], BENCH_FANOUT_EVENTS [300000], BENCH_BROADCAST_DEVICES [1000000],
 BENCH_BROKER_MESSAGES [200000], BENCH_MICRO_SECONDS [2].
 BENCH_KEEP_STATE=1 keeps the broker's and database's data from the last run instead of starting empty.
+BENCH_MODES runs only the modes it names (of: micro broker sustained latency fanout broadcast sustained-amqp).
+BENCH_BIN_DIR uses the release binaries there instead of building (to measure two builds alternately:
+  BENCH_BIN_DIR=/path/to/other/.build-release/release BENCH_MODES="micro fanout" deploy/local/benchmark.sh).
 USAGE
     exit 0
 fi
@@ -24,15 +27,17 @@ export NOTIFY_RABBITMQ_PORT=23672 NOTIFY_RABBITMQ_MANAGEMENT_PORT=23673 NOTIFY_R
 export NOTIFY_RABBITMQ_CLI_PORT_MIN=23680 NOTIFY_RABBITMQ_CLI_PORT_MAX=23689
 export NOTIFY_POSTGRES_PORT=23432 NOTIFY_INGEST_PORT=23080 NOTIFY_STORAGE_HEALTH_PORT=23081 NOTIFY_FANOUT_HEALTH_PORT=23082
 export NOTIFY_DISPATCH_HEALTH_PORT=23083 NOTIFY_SANDBOX_CONTROL_PORT=23090 NOTIFY_SANDBOX_APNS_PORT=23443 NOTIFY_SANDBOX_PROVIDERS_PORT=23444
-export NOTIFY_BIN_DIR="$root/.build-release/release" LOG_LEVEL=warning
+export NOTIFY_BIN_DIR="${BENCH_BIN_DIR:-$root/.build-release/release}" LOG_LEVEL=warning
 # shellcheck source=lib.sh
 source "$here/lib.sh"
 
 out="$root/.local/bench/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out"
 "$here/install-deps.sh"
-echo "== building release binaries (the first time takes ~15 minutes)"
-(cd "$root" && swift build -c release --scratch-path .build-release 2>&1 | grep -E "error|Compiling Notify|Build complete" || true)
+if [ -z "${BENCH_BIN_DIR:-}" ]; then
+    echo "== building release binaries (the first time takes ~15 minutes)"
+    (cd "$root" && swift build -c release --scratch-path .build-release 2>&1 | grep -E "error|Compiling Notify|Build complete" || true)
+fi
 [ -x "$NOTIFY_BIN_DIR/loadgen" ] || notify_die "the release build failed"
 if [ "${BENCH_KEEP_STATE:-0}" != 1 ]; then
     # Every run starts as on a fresh machine: tables and queues that earlier runs filled would make each run slower
@@ -68,43 +73,59 @@ settle() {
 api="http://127.0.0.1:$NOTIFY_INGEST_PORT" sandbox="http://127.0.0.1:$NOTIFY_SANDBOX_CONTROL_PORT"
 apns="https://localhost:$NOTIFY_SANDBOX_APNS_PORT"
 common=(--ingest-url "$api" --sandbox-url "$sandbox" --sandbox-apns-url "$apns")
+# Whether this run measures mode $1 (every mode unless BENCH_MODES names some).
+wants() { [ -z "${BENCH_MODES:-}" ] || [[ " $BENCH_MODES " == *" $1 "* ]]; }
 
-echo "== micro-benchmarks of the hot functions"
-"$loadgen" micro --seconds "${BENCH_MICRO_SECONDS:-2}" --output "$out/micro" || true
+if wants micro; then
+    echo "== micro-benchmarks of the hot functions"
+    "$loadgen" micro --seconds "${BENCH_MICRO_SECONDS:-2}" --output "$out/micro" || true
+fi
 settle
-echo "== broker ceiling"
-"$loadgen" broker --amqp-url "$NOTIFY_AMQP_URL" --messages "${BENCH_BROKER_MESSAGES:-200000}" --output "$out/broker" || true
+if wants broker; then
+    echo "== broker ceiling"
+    "$loadgen" broker --amqp-url "$NOTIFY_AMQP_URL" --messages "${BENCH_BROKER_MESSAGES:-200000}" --output "$out/broker" || true
+fi
 settle
-echo "== sustained: flat out over HTTP, batches of 100, 1000 users x 3 devices"
-"$loadgen" http "${common[@]}" --users 1000 --devices 3 --count "${BENCH_SUSTAINED_COUNT:-60000}" --batch 100 --concurrency 8 \
-    --duration-limit 120 --drain-timeout 300 --output "$out/sustained" || true
+if wants sustained; then
+    echo "== sustained: flat out over HTTP, batches of 100, 1000 users x 3 devices"
+    "$loadgen" http "${common[@]}" --users 1000 --devices 3 --count "${BENCH_SUSTAINED_COUNT:-60000}" --batch 100 --concurrency 8 \
+        --duration-limit 120 --drain-timeout 300 --output "$out/sustained" || true
+fi
 settle
-echo "== latency at ${BENCH_LATENCY_RATE:-1000}/s"
-"$loadgen" http "${common[@]}" --users 1000 --devices 3 --count "${BENCH_LATENCY_COUNT:-20000}" --rate "${BENCH_LATENCY_RATE:-1000}" \
-    --concurrency 64 --duration-limit 120 --drain-timeout 120 --output "$out/latency" || true
+if wants latency; then
+    echo "== latency at ${BENCH_LATENCY_RATE:-1000}/s"
+    "$loadgen" http "${common[@]}" --users 1000 --devices 3 --count "${BENCH_LATENCY_COUNT:-20000}" --rate "${BENCH_LATENCY_RATE:-1000}" \
+        --concurrency 64 --duration-limit 120 --drain-timeout 120 --output "$out/latency" || true
+fi
 settle
-echo "== fan-out worker alone (push-dispatch stopped; change events preloaded, then fanout started)"
-"$here/services.sh" stop push-dispatch fanout
-ready="$out/fanout-preloaded"
-"$loadgen" fanout --amqp-url "$NOTIFY_AMQP_URL" --database-url "$NOTIFY_WRITER_DATABASE_URL" --users 10000 --devices 3 \
-    --events "${BENCH_FANOUT_EVENTS:-300000}" --preload --ready-file "$ready" --timeout 300 --output "$out/fanout" &
-fanout_bench=$!
-for _ in $(seq 1200); do
-    if [ -f "$ready" ] || ! kill -0 "$fanout_bench" 2>/dev/null; then break; fi
-    sleep 0.5
-done
-"$here/services.sh" start fanout
-wait "$fanout_bench" || true
-rm -f "$ready"
-"$here/services.sh" start push-dispatch
+if wants fanout; then
+    echo "== fan-out worker alone (push-dispatch stopped; change events preloaded, then fanout started)"
+    "$here/services.sh" stop push-dispatch fanout
+    ready="$out/fanout-preloaded"
+    "$loadgen" fanout --amqp-url "$NOTIFY_AMQP_URL" --database-url "$NOTIFY_WRITER_DATABASE_URL" --users 10000 --devices 3 \
+        --events "${BENCH_FANOUT_EVENTS:-300000}" --preload --ready-file "$ready" --timeout 300 --output "$out/fanout" &
+    fanout_bench=$!
+    for _ in $(seq 1200); do
+        if [ -f "$ready" ] || ! kill -0 "$fanout_bench" 2>/dev/null; then break; fi
+        sleep 0.5
+    done
+    "$here/services.sh" start fanout
+    wait "$fanout_bench" || true
+    rm -f "$ready"
+    "$here/services.sh" start push-dispatch
+fi
 settle
-echo "== broadcast"
-"$loadgen" broadcast "${common[@]}" --database-url "$NOTIFY_WRITER_DATABASE_URL" --devices "${BENCH_BROADCAST_DEVICES:-1000000}" \
-    --timeout 600 --output "$out/broadcast" || true
+if wants broadcast; then
+    echo "== broadcast"
+    "$loadgen" broadcast "${common[@]}" --database-url "$NOTIFY_WRITER_DATABASE_URL" --devices "${BENCH_BROADCAST_DEVICES:-1000000}" \
+        --timeout 600 --output "$out/broadcast" || true
+fi
 settle
-echo "== sustained over AMQP (notify.ingest)"
-"$loadgen" http "${common[@]}" --transport amqp --amqp-url "$NOTIFY_AMQP_URL" --users 1000 --devices 3 --count "${BENCH_SUSTAINED_COUNT:-60000}" \
-    --batch 100 --concurrency 8 --duration-limit 120 --drain-timeout 300 --output "$out/sustained-amqp" || true
+if wants sustained-amqp; then
+    echo "== sustained over AMQP (notify.ingest)"
+    "$loadgen" http "${common[@]}" --transport amqp --amqp-url "$NOTIFY_AMQP_URL" --users 1000 --devices 3 --count "${BENCH_SUSTAINED_COUNT:-60000}" \
+        --batch 100 --concurrency 8 --duration-limit 120 --drain-timeout 300 --output "$out/sustained-amqp" || true
+fi
 
 {
     echo "# Benchmark $(date -u +%Y-%m-%d) on $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"

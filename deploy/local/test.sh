@@ -71,6 +71,13 @@ else
         echo "== swift test: $target"
         swift test --skip-build --no-parallel --filter "$target" || status=$?
     done
+    echo "== the client package on its own (Clients/NotifyClient): none of the server's dependencies, its unit tests"
+    deps="$(cd Clients/NotifyClient && swift package show-dependencies 2>&1 | tail -n 1)"
+    if [ "$deps" != "No external dependencies found" ]; then
+        echo "Clients/NotifyClient resolves dependencies: $deps" >&2
+        status=1
+    fi
+    (cd Clients/NotifyClient && swift test 2>&1 | grep -E "error|Test run|✘") || status=1
 fi
 echo "== test command finished in $(( $(date +%s) - started )) s with status $status"
 exit $status

@@ -1,4 +1,4 @@
 // Written by regenerate.sh: the SHA-256 of Protos/*.proto (concatenated in name order) this code was generated from.
 enum WireSchemaDigest {
-    static let protos = "d2ebd3707cf7c4f63560158bee40f21b200e39fd37479813ac69d090050609af"
+    static let protos = "715d10afd085d2214981670d0640af6a107ee187cca2cc34540e2a20a38ece30"
 }

@@ -10,11 +10,6 @@
 
 /// push.feedback: what became of each push attempt, reported by push-dispatch to storage.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import SwiftProtobuf
 
 // If the compiler emits an error on this type, it is because this file
@@ -91,18 +86,25 @@ nonisolated struct WirePushOutcomeBatch: Sendable {
   init() {}
 }
 
+/// Ids are fixed64 halves, as in push_jobs.proto and for the same reason: one outcome per push.
 nonisolated struct WirePushOutcome: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  var pushID: Data = Data()
+  var pushIDHigh: UInt64 = 0
+
+  var pushIDLow: UInt64 = 0
 
   var appID: String = String()
 
-  var subscriptionID: Data = Data()
+  var subscriptionIDHigh: UInt64 = 0
 
-  var notificationID: Data = Data()
+  var subscriptionIDLow: UInt64 = 0
+
+  var notificationIDHigh: UInt64 = 0
+
+  var notificationIDLow: UInt64 = 0
 
   var sequence: Int64 = 0
 
@@ -197,7 +199,7 @@ nonisolated extension WirePushOutcomeBatch: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension WirePushOutcome: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".PushOutcome"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}push_id\0\u{3}app_id\0\u{3}subscription_id\0\u{3}notification_id\0\u{1}sequence\0\u{1}platform\0\u{1}result\0\u{1}status\0\u{1}reason\0\u{1}attempt\0\u{3}invalid_since_micros\0\u{3}at_micros\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}push_id_high\0\u{3}app_id\0\u{3}subscription_id_high\0\u{3}notification_id_high\0\u{1}sequence\0\u{1}platform\0\u{1}result\0\u{1}status\0\u{1}reason\0\u{1}attempt\0\u{3}invalid_since_micros\0\u{3}at_micros\0\u{3}push_id_low\0\u{3}subscription_id_low\0\u{3}notification_id_low\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -205,10 +207,10 @@ nonisolated extension WirePushOutcome: SwiftProtobuf.Message, SwiftProtobuf._Mes
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularBytesField(value: &self.pushID) }()
+      case 1: try { try decoder.decodeSingularFixed64Field(value: &self.pushIDHigh) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.appID) }()
-      case 3: try { try decoder.decodeSingularBytesField(value: &self.subscriptionID) }()
-      case 4: try { try decoder.decodeSingularBytesField(value: &self.notificationID) }()
+      case 3: try { try decoder.decodeSingularFixed64Field(value: &self.subscriptionIDHigh) }()
+      case 4: try { try decoder.decodeSingularFixed64Field(value: &self.notificationIDHigh) }()
       case 5: try { try decoder.decodeSingularInt64Field(value: &self.sequence) }()
       case 6: try { try decoder.decodeSingularEnumField(value: &self.platform) }()
       case 7: try { try decoder.decodeSingularEnumField(value: &self.result) }()
@@ -217,6 +219,9 @@ nonisolated extension WirePushOutcome: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 10: try { try decoder.decodeSingularInt32Field(value: &self.attempt) }()
       case 11: try { try decoder.decodeSingularSFixed64Field(value: &self._invalidSinceMicros) }()
       case 12: try { try decoder.decodeSingularSFixed64Field(value: &self.atMicros) }()
+      case 13: try { try decoder.decodeSingularFixed64Field(value: &self.pushIDLow) }()
+      case 14: try { try decoder.decodeSingularFixed64Field(value: &self.subscriptionIDLow) }()
+      case 15: try { try decoder.decodeSingularFixed64Field(value: &self.notificationIDLow) }()
       default: break
       }
     }
@@ -227,17 +232,17 @@ nonisolated extension WirePushOutcome: SwiftProtobuf.Message, SwiftProtobuf._Mes
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
     // https://github.com/apple/swift-protobuf/issues/1182
-    if !self.pushID.isEmpty {
-      try visitor.visitSingularBytesField(value: self.pushID, fieldNumber: 1)
+    if self.pushIDHigh != 0 {
+      try visitor.visitSingularFixed64Field(value: self.pushIDHigh, fieldNumber: 1)
     }
     if !self.appID.isEmpty {
       try visitor.visitSingularStringField(value: self.appID, fieldNumber: 2)
     }
-    if !self.subscriptionID.isEmpty {
-      try visitor.visitSingularBytesField(value: self.subscriptionID, fieldNumber: 3)
+    if self.subscriptionIDHigh != 0 {
+      try visitor.visitSingularFixed64Field(value: self.subscriptionIDHigh, fieldNumber: 3)
     }
-    if !self.notificationID.isEmpty {
-      try visitor.visitSingularBytesField(value: self.notificationID, fieldNumber: 4)
+    if self.notificationIDHigh != 0 {
+      try visitor.visitSingularFixed64Field(value: self.notificationIDHigh, fieldNumber: 4)
     }
     if self.sequence != 0 {
       try visitor.visitSingularInt64Field(value: self.sequence, fieldNumber: 5)
@@ -263,14 +268,26 @@ nonisolated extension WirePushOutcome: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.atMicros != 0 {
       try visitor.visitSingularSFixed64Field(value: self.atMicros, fieldNumber: 12)
     }
+    if self.pushIDLow != 0 {
+      try visitor.visitSingularFixed64Field(value: self.pushIDLow, fieldNumber: 13)
+    }
+    if self.subscriptionIDLow != 0 {
+      try visitor.visitSingularFixed64Field(value: self.subscriptionIDLow, fieldNumber: 14)
+    }
+    if self.notificationIDLow != 0 {
+      try visitor.visitSingularFixed64Field(value: self.notificationIDLow, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: WirePushOutcome, rhs: WirePushOutcome) -> Bool {
-    if lhs.pushID != rhs.pushID {return false}
+    if lhs.pushIDHigh != rhs.pushIDHigh {return false}
+    if lhs.pushIDLow != rhs.pushIDLow {return false}
     if lhs.appID != rhs.appID {return false}
-    if lhs.subscriptionID != rhs.subscriptionID {return false}
-    if lhs.notificationID != rhs.notificationID {return false}
+    if lhs.subscriptionIDHigh != rhs.subscriptionIDHigh {return false}
+    if lhs.subscriptionIDLow != rhs.subscriptionIDLow {return false}
+    if lhs.notificationIDHigh != rhs.notificationIDHigh {return false}
+    if lhs.notificationIDLow != rhs.notificationIDLow {return false}
     if lhs.sequence != rhs.sequence {return false}
     if lhs.platform != rhs.platform {return false}
     if lhs.result != rhs.result {return false}

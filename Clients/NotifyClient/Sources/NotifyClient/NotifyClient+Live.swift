@@ -1,5 +1,5 @@
 import Foundation
-import NotifyModels
+import NotifyAPI
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

@@ -1,5 +1,5 @@
 import Foundation
-import NotifyModels
+import NotifyAPI
 
 /// An error of the client library. `code` says what kind of failure it is; for answers of the service,
 /// `statusCode` and `serverError` carry the HTTP status and the server's `{"error": {code, message, field}}`.

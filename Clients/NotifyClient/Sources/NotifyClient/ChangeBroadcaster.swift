@@ -1,5 +1,5 @@
 import Foundation
-import NotifyModels
+import NotifyAPI
 import Synchronization
 
 /// Hands every applied change to each observer's `AsyncStream` and to the optional callback.

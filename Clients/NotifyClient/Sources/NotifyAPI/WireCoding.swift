@@ -33,14 +33,14 @@ public enum WireCoding {
     public static func formatTimestamp(_ date: Date) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(24)
-        date.appendWireTimestamp(to: &bytes)
+        WireTimestamp.append(date, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The wire form (`2026-01-31T12:00:00.000Z`) is read by hand, as `JSONReader` reads it; other ISO 8601 forms by Foundation.
+    /// The wire form (`2026-01-31T12:00:00.000Z`) is read by hand (`WireTimestamp`); other ISO 8601 forms by Foundation.
     public static func parseTimestamp(_ text: String) -> Date? {
         var text = text
-        if let date = text.withUTF8({ JSONReader.wireTimestamp(UnsafeRawBufferPointer($0)) }) { return date }
+        if let date = text.withUTF8({ WireTimestamp.parse(UnsafeRawBufferPointer($0)) }) { return date }
         if let date = try? withFractions.parse(text) { return date }
         return try? withoutFractions.parse(text)
     }

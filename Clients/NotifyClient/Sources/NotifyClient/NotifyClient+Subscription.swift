@@ -1,5 +1,5 @@
 import Foundation
-import NotifyModels
+import NotifyAPI
 
 extension NotifyClient {
     private struct Registered: Decodable {

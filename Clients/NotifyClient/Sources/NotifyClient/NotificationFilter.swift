@@ -1,5 +1,5 @@
 import Foundation
-import NotifyModels
+import NotifyAPI
 
 /// Reader options for `readBatch`, as the Rome SDK's reader offers them. A nil `readState` or
 /// `userActionState` matches any; a nil `status` means `.active`. The cache holds active notifications

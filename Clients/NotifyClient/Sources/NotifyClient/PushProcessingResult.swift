@@ -1,5 +1,5 @@
 import Foundation
-import NotifyModels
+import NotifyAPI
 
 /// What `processPushNotification` made of a push.
 public enum PushProcessingResult: Sendable, Equatable {

@@ -1,5 +1,5 @@
 import Foundation
-import NotifyModels
+import NotifyAPI
 import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -1,5 +1,5 @@
 import Foundation
-import NotifyModels
+import NotifyAPI
 
 extension NotifyClient {
     /// Sets a notification's read and/or user-action state (e.g. `.dismissed` when the user swiped it

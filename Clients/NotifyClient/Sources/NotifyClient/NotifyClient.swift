@@ -1,5 +1,5 @@
 import Foundation
-import NotifyModels
+import NotifyAPI
 
 /// The client apps integrate: registers the device, turns pushes into syncs, keeps a local cache of the
 /// user's active notifications (and the sync cursor) that survives relaunches, sends state changes

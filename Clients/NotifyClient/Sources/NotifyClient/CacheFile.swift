@@ -1,5 +1,5 @@
 import Foundation
-import NotifyModels
+import NotifyAPI
 
 /// Everything the client keeps between launches: the sync cursor, the active notifications,
 /// this device's subscription and the outbox of unsent state changes. One JSON file, replaced atomically.

@@ -1,5 +1,5 @@
 import Foundation
-import NotifyModels
+import NotifyAPI
 
 /// A state change or deletion made on this device and not yet acknowledged by the service.
 struct PendingChange: Codable, Sendable, Equatable {

@@ -1,5 +1,5 @@
 import Foundation
-import NotifyModels
+import NotifyAPI
 
 /// This device's registration with the service, as the client stores it.
 public struct Subscription: Codable, Sendable, Equatable {

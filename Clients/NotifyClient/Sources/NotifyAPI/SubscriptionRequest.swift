@@ -1,0 +1,58 @@
+import Foundation
+
+/// A device registering for pushes (`POST /v1/me/subscriptions`).
+public struct SubscriptionRequest: Codable, Sendable, Equatable {
+    public var platform: Platform?
+    /// The APNs device token (hex), FCM registration token, WNS channel URI, or Web Push endpoint URL.
+    public var pushToken: String?
+    /// Web Push only: the subscription's encryption keys (`PushSubscription.toJSON().keys`).
+    public var keys: WebPushKeys?
+    public var appPackage: String?
+    public var displayName: String?
+    /// Event sources the device subscribes to (broadcast targets); registering again replaces the set.
+    public var eventSources: [String]?
+
+    public init(
+        platform: Platform? = nil, pushToken: String? = nil, keys: WebPushKeys? = nil, appPackage: String? = nil, displayName: String? = nil,
+        eventSources: [String]? = nil
+    ) {
+        self.eventSources = eventSources
+        self.platform = platform
+        self.pushToken = pushToken
+        self.keys = keys
+        self.appPackage = appPackage
+        self.displayName = displayName
+    }
+
+    /// Checks the request, naming the wrong field.
+    public func validated() throws(ValidationError) -> (platform: Platform, pushToken: String) {
+        guard let platform else { throw .missing("platform") }
+        guard let pushToken, !pushToken.isEmpty else { throw .missing("pushToken") }
+        switch platform {
+        case .apns, .apnsVoip:
+            let isHex = pushToken.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || ($0 >= 65 && $0 <= 70) }
+            if !isHex || (pushToken.count != 64 && pushToken.count != 160) {
+                throw .invalid("pushToken", "an APNs device token is 64 (or 160) hexadecimal characters")
+            }
+        case .fcm:
+            if pushToken.utf8.count > 4096 { throw .invalid("pushToken", "pushToken may be at most 4096 bytes") }
+        case .wns, .webpush:
+            guard pushToken.hasPrefix("https://"), URL(string: pushToken) != nil, pushToken.utf8.count <= 4096 else {
+                throw .invalid("pushToken", platform == .wns ? "a WNS channel URI is an https URL" : "a Web Push endpoint is an https URL")
+            }
+        }
+        if platform == .webpush {
+            guard let keys else { throw .missing("keys") }
+            try keys.validate()
+        }
+        if let appPackage, appPackage.utf8.count > 256 { throw .invalid("appPackage", "appPackage may be at most 256 bytes") }
+        if let displayName, displayName.utf8.count > 256 { throw .invalid("displayName", "displayName may be at most 256 bytes") }
+        if let eventSources {
+            if eventSources.count > 100 { throw .invalid("eventSources", "a device may subscribe to at most 100 event sources") }
+            for (index, source) in eventSources.enumerated() where source.isEmpty || source.utf8.count > 256 {
+                throw .invalid("eventSources[\(index)]", "an event source name is 1 to 256 bytes")
+            }
+        }
+        return (platform, platform.provider == .apns ? pushToken.lowercased() : pushToken)
+    }
+}

@@ -25,7 +25,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
@@ -37,6 +37,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(path: "Clients/NotifyClient"),
     ],
     targets: [
@@ -65,7 +66,10 @@ let package = Package(
         ),
         .target(
             name: "NotifyModels",
-            dependencies: [.product(name: "NotifyAPI", package: "NotifyClient"), .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                .product(name: "NotifyAPI", package: "NotifyClient"), .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
             path: "Shared/NotifyModels",
             swiftSettings: swiftSettings
         ),
@@ -73,6 +77,7 @@ let package = Package(
             name: "NotifyAPNsCore",
             dependencies: [
                 "NotifyModels",
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
@@ -132,6 +137,7 @@ let package = Package(
             name: "IngestCore",
             dependencies: [
                 "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -183,6 +189,7 @@ let package = Package(
             name: "PushDispatchCore",
             dependencies: [
                 "NotifyAPNs", "NotifyAPNsCore", "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -232,7 +239,7 @@ let package = Package(
         .executableTarget(
             name: "LoadGenerator",
             dependencies: [
-                "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyDatabase",
+                "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyDatabase", "NotifyAPNsCore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,94 +1,76 @@
-import Crypto
 import Foundation
+import JWTKit
 
-/// User tokens: HS256 JWTs an app server mints for its user with the app's `clientSigningKey`
-/// (its UTF-8 bytes are the HMAC key); `sub` = userId, `aud` = appId, `exp` required.
+/// User tokens: HS256 JWTs an app server mints for its user with the app's `clientSigningKey` (its UTF-8 bytes are
+/// the HMAC key); `sub` = userId, `aud` = appId, `exp` required, 60 seconds of clock skew allowed. Signed and checked
+/// with jwt-kit.
 public enum UserToken {
     /// Why a token is refused (the message names the claim or part that is wrong).
     public struct Invalid: Error, Sendable {
         public var message: String
     }
 
-    /// What a token says, checked or not yet.
-    public struct Claims: Sendable {
-        public var subject: String
-        public var appId: String
-        public var expiresAt: Date
+    /// How far past `exp` a token is still taken: the clocks of the app server and this service may differ.
+    public static let clockSkew: TimeInterval = 60
+
+    /// What a token says. Every claim is optional as read, so that a missing one is named (jwt-kit would only say the
+    /// payload did not decode); `claims(_:)` and `verify` require them.
+    public struct Claims: JWTPayload {
+        var sub: SubjectClaim?
+        var aud: AudienceClaim?
+        var exp: ExpirationClaim?
+
+        /// The user id.
+        public var subject: String { sub?.value ?? "" }
+        /// The app id, the first audience.
+        public var appId: String { aud?.value.first ?? "" }
+
+        public func verify(using _: some JWTAlgorithm) throws {
+            guard let exp else { throw JWTError.claimVerificationFailure(failedClaim: nil, reason: "exp is required") }
+            try exp.verifyNotExpired(currentDate: Date().addingTimeInterval(-UserToken.clockSkew))
+        }
+    }
+
+    /// The keys that sign and check the tokens of an app with this client signing key (ingest makes every app's key
+    /// 32 random bytes, base64url: jwt-kit asks for at least the 32 bytes of SHA-256's output).
+    public static func keys(signingKey: String) async -> JWTKeyCollection {
+        await JWTKeyCollection().add(hmac: HMACKey(from: signingKey), digestAlgorithm: .sha256)
     }
 
     /// A token for `userId` of `appId`, valid for `lifetime` seconds (negative: already expired).
-    public static func mint(userId: String, appId: String, signingKey: String, lifetime: TimeInterval = 3600) -> String {
-        var claims = JSONWriter(capacity: 128)
-        claims.beginObject()
-        claims.key("sub"); claims.string(userId)
-        claims.key("aud"); claims.string(appId)
-        claims.key("exp"); claims.integer(Int64(Date().timeIntervalSince1970 + lifetime))
-        claims.endObject()
-        return JSONWebToken.signHS256(
-            header: #"{"alg":"HS256","typ":"JWT"}"#, claims: String(decoding: claims.bytes, as: UTF8.self),
-            key: SymmetricKey(data: Data(signingKey.utf8)))
+    public static func mint(userId: String, appId: String, signingKey: String, lifetime: TimeInterval = 3600) async throws -> String {
+        let claims = Claims(
+            sub: SubjectClaim(value: userId), aud: AudienceClaim(value: appId),
+            exp: ExpirationClaim(value: Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + lifetime).rounded(.down))))
+        return try await keys(signingKey: signingKey).sign(claims)
     }
 
-    private struct Header: Decodable {
-        var alg: String
-    }
-
-    private struct Payload: Decodable {
-        var sub: String?
-        var aud: Audience?
-        var exp: Double?
-    }
-
-    private enum Audience: Decodable {
-        case one(String)
-        case many([String])
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if let one = try? container.decode(String.self) {
-                self = .one(one)
-            } else {
-                self = .many(try container.decode([String].self))
-            }
-        }
-
-        var first: String? {
-            switch self {
-            case .one(let value): return value
-            case .many(let values): return values.first
-            }
-        }
-    }
-
-    /// The claims, before the signature is checked (the audience says which app's key verifies it).
+    /// The claims before the signature is checked (the audience says which app's keys check it).
     public static func unverifiedClaims(_ token: String) throws(Invalid) -> Claims {
-        guard let segments = JSONWebToken.segments(token) else { throw Invalid(message: "a JWT has three dot-separated parts") }
-        guard let headerData = Base64URLCoding.decode(String(segments.header)),
-            let header = try? JSONDecoder().decode(Header.self, from: headerData)
-        else {
-            throw Invalid(message: "the header is not base64url JSON")
+        let header: JWTHeader
+        let claims: Claims
+        do {
+            (header, claims, _) = try DefaultJWTParser().parse(Array(token.utf8), as: Claims.self)
+        } catch {
+            throw Invalid(message: "a JWT has three dot-separated base64url parts, a JSON header and payload")
         }
         guard header.alg == "HS256" else { throw Invalid(message: "alg must be HS256") }
-        guard let payloadData = Base64URLCoding.decode(String(segments.claims)),
-            let payload = try? JSONDecoder().decode(Payload.self, from: payloadData)
-        else {
-            throw Invalid(message: "the payload is not base64url JSON")
-        }
-        guard let subject = payload.sub, !subject.isEmpty else { throw Invalid(message: "sub (the user id) is required") }
-        guard let appId = payload.aud?.first else { throw Invalid(message: "aud (the app id) is required") }
-        guard let exp = payload.exp else { throw Invalid(message: "exp is required") }
-        return Claims(subject: subject, appId: appId, expiresAt: Date(timeIntervalSince1970: exp))
+        guard !claims.subject.isEmpty else { throw Invalid(message: "sub (the user id) is required") }
+        guard !claims.appId.isEmpty else { throw Invalid(message: "aud (the app id) is required") }
+        guard claims.exp != nil else { throw Invalid(message: "exp is required") }
+        return claims
     }
 
-    /// Checks the signature with the app's key, and that the token has not expired (60 s of clock skew allowed).
-    public static func verify(_ token: String, claims: Claims, signingKey: String, now: Date) throws(Invalid) {
-        guard let segments = JSONWebToken.segments(token), let signature = Base64URLCoding.decode(String(segments.signature)) else {
-            throw Invalid(message: "the signature is not base64url")
-        }
-        let signingInput = Data("\(segments.header).\(segments.claims)".utf8)
-        guard HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signingInput, using: SymmetricKey(data: Data(signingKey.utf8))) else {
+    /// Checks the token's signature with the app's `keys` and that it has not expired.
+    public static func verify(_ token: String, with keys: JWTKeyCollection) async throws(Invalid) {
+        do {
+            _ = try await keys.verify(token, as: Claims.self)
+        } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
             throw Invalid(message: "the signature does not match the app's client signing key")
+        } catch let error as JWTError where error.errorType == .claimVerificationFailure {
+            throw Invalid(message: error.failedClaim is ExpirationClaim ? "the token has expired" : error.reason ?? "a claim is not valid")
+        } catch {
+            throw Invalid(message: "the token could not be checked: \(error)")
         }
-        guard claims.expiresAt.addingTimeInterval(60) > now else { throw Invalid(message: "the token has expired") }
     }
 }

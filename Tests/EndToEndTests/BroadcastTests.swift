@@ -17,7 +17,7 @@ extension EndToEndTests {
                 let token = randomHex(bytes: 32)
                 let answer = try await app.registerDevice(
                     SubscriptionRequest(platform: .apns, pushToken: token, displayName: "e2e reader", eventSources: [source]),
-                    token: try app.userToken("reader-\(reader)"))
+                    token: try await app.userToken("reader-\(reader)"))
                 #expect(answer.status == 201 || answer.status == 202, "\(answer.text)")
                 registered.append(token)
             }

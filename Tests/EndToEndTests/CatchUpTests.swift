@@ -10,7 +10,7 @@ extension EndToEndTests {
             struct Batch: Encodable { var notifications: [NotificationRequest] }
             let app = try await TestApp.create()
             let userId = "user-\(uniqueSuffix())"
-            let user = try app.user(userId)
+            let user = try await app.user(userId)
             let answer = try await app.publish(Batch(notifications: (0..<9).map { .alert(to: userId, title: "batch \($0)") }))
             #expect(answer.status == 202, "\(answer.text)")
             var stored: [NotificationView] = []
@@ -38,7 +38,7 @@ extension EndToEndTests {
         func expiryIsSynced() async throws {
             let app = try await TestApp.create()
             let userId = "user-\(uniqueSuffix())"
-            let user = try app.user(userId)
+            let user = try await app.user(userId)
             let staying = try await app.publishAccepted(.alert(to: userId, title: "stays"))
             var request = NotificationRequest.alert(to: userId, title: "expires soon")
             request.expirationDateTime = Date().addingTimeInterval(3)
@@ -65,7 +65,7 @@ extension EndToEndTests {
         func offlineDeviceCatchesUp() async throws {
             let app = try await TestApp.create()
             let userId = "user-\(uniqueSuffix())"
-            let user = try app.user(userId)
+            let user = try await app.user(userId)
             // Something before the device went offline.
             let before = try await app.publishAccepted(.alert(to: userId, title: "before"))
             _ = try await user.waitForChanges(after: nil) { !$0.isEmpty }

@@ -27,7 +27,7 @@ extension EndToEndTests {
         func readerSeesEveryCommittedChangeOnce() async throws {
             let app = try await TestApp.create()
             let userId = "user-\(uniqueSuffix())"
-            let user = try app.user(userId)
+            let user = try await app.user(userId)
 
             // One stored notification per writer to change the state of.
             var seedIds: [String] = []

@@ -22,7 +22,7 @@ extension EndToEndTests {
             }
 
             let removed = try await StackClient.send(
-                .DELETE, "\(Stack.ingestURL)/v1/me/subscriptions/\(phone.subscriptionId)", bearer: try app.userToken(user))
+                .DELETE, "\(Stack.ingestURL)/v1/me/subscriptions/\(phone.subscriptionId)", bearer: try await app.userToken(user))
             #expect(removed.status == 204, "\(removed.text)")
             let third = try await app.publishAccepted(.alert(to: user, title: "third"))
             #expect(try await Sandbox.missingNotifications([third], at: tablet).isEmpty, "the tablet did not get the third notification")

@@ -19,10 +19,10 @@ extension EndToEndTests {
             expectAPIError(wrongKey, status: 401, field: "Authorization", "publishing with a wrong API key")
 
             let device = SubscriptionRequest(platform: .apns, pushToken: randomHex(bytes: 32))
-            let forged = UserToken.mint(userId: user, appId: app.appId, signingKey: "a key that is not the app's")
+            let forged = try await UserToken.mint(userId: user, appId: app.appId, signingKey: "a key that is not the app's, as long as HS256 asks (32 bytes)")
             expectAPIError(
                 try await app.registerDevice(device, token: forged), status: 401, field: "Authorization", "registering with a forged user token")
-            let expired = UserToken.mint(userId: user, appId: app.appId, signingKey: app.clientSigningKey, lifetime: -3600)
+            let expired = try await UserToken.mint(userId: user, appId: app.appId, signingKey: app.clientSigningKey, lifetime: -3600)
             expectAPIError(
                 try await app.registerDevice(device, token: expired), status: 401, field: "Authorization", "registering with an expired user token")
 
@@ -43,7 +43,7 @@ extension EndToEndTests {
             expectAPIError(try await app.publish(large), status: 413, field: "payload", "an APNs payload over 4096 bytes")
 
             let badToken = SubscriptionRequest(platform: .apns, pushToken: "not-an-apns-token")
-            expectAPIError(try await app.registerDevice(badToken, token: try app.userToken(user)), status: 400, field: "pushToken", "an invalid APNs token")
+            expectAPIError(try await app.registerDevice(badToken, token: try await app.userToken(user)), status: 400, field: "pushToken", "an invalid APNs token")
         }
 
         @Test("publish bodies that are not JSON, or have a field of the wrong type or value, are refused naming the field; in a batch only that notification")

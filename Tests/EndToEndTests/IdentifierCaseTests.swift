@@ -15,7 +15,7 @@ extension EndToEndTests {
             let id = try await app.publishAccepted(.alert(to: userId))
             #expect(id == id.lowercased(), "the publish answer's id \(id)")
 
-            let user = try app.user(userId)
+            let user = try await app.user(userId)
             _ = try await user.waitForChanges(after: nil) { !$0.isEmpty }
             let history = try await user.history()
             #expect(history.notifications.map(\.id.lowercasedString) == [id])

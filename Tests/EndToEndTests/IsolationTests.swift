@@ -8,8 +8,8 @@ extension EndToEndTests {
         @Test("user X's token neither sees nor changes user Y's notification")
         func usersAreIsolated() async throws {
             let app = try await TestApp.create()
-            let x = try app.user("x-\(uniqueSuffix())")
-            let y = try app.user("y-\(uniqueSuffix())")
+            let x = try await app.user("x-\(uniqueSuffix())")
+            let y = try await app.user("y-\(uniqueSuffix())")
             let ofX = try await app.publishAccepted(.alert(to: x.userId, title: "for X"))
             let ofY = try await app.publishAccepted(.alert(to: y.userId, title: "for Y"))
             _ = try await y.waitForChanges(after: nil) { !$0.isEmpty }
@@ -46,8 +46,8 @@ extension EndToEndTests {
             async let makeQ = TestApp.create()
             let (p, q) = try await (makeP, makeQ)
             let userId = "shared-\(uniqueSuffix())"
-            let inP = try p.user(userId)
-            let inQ = try q.user(userId)
+            let inP = try await p.user(userId)
+            let inQ = try await q.user(userId)
             let ofP = try await p.publishAccepted(.alert(to: userId, title: "from P"))
             var request = NotificationRequest.alert(to: userId, title: "from Q")
             let appNotificationId = "q-\(uniqueSuffix())"

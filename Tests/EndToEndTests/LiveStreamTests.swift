@@ -136,8 +136,8 @@ extension EndToEndTests {
         func streamDeliversAndResumes() async throws {
             let app = try await TestApp.create()
             let userId = "user-\(uniqueSuffix())"
-            let user = try app.user(userId)
-            let other = try app.user("other-\(uniqueSuffix())")
+            let user = try await app.user(userId)
+            let other = try await app.user("other-\(uniqueSuffix())")
 
             let stream = try await LiveStream.open(token: user.token)
             do {
@@ -205,7 +205,7 @@ extension EndToEndTests {
         @Test("the stream needs a valid user token and a numeric Last-Event-ID")
         func streamRejectsBadRequests() async throws {
             let app = try await TestApp.create()
-            let token = try app.userToken("user-\(uniqueSuffix())")
+            let token = try await app.userToken("user-\(uniqueSuffix())")
             let anonymous = try await StackClient.send(.GET, "\(Stack.ingestURL)/v1/me/stream")
             expectAPIError(anonymous, status: 401, field: "Authorization", "the stream without a token")
             let badID = try await StackClient.send(.GET, "\(Stack.ingestURL)/v1/me/stream", bearer: token, headers: ["Last-Event-ID": "nope"])

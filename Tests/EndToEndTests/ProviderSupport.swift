@@ -116,7 +116,7 @@ extension TestApp {
     func registerDevice(of userId: String, platform: Platform, pushToken: String, keys: WebPushKeys? = nil) async throws -> String {
         let answer = try await registerDevice(
             SubscriptionRequest(platform: platform, pushToken: pushToken, keys: keys, displayName: "e2e \(platform.rawValue) device"),
-            token: try userToken(userId))
+            token: try await userToken(userId))
         guard answer.status == 201 || answer.status == 202 else { throw TestFailure("POST /v1/me/subscriptions answered \(answer.status): \(answer.text)") }
         return try #require(try answer.decode(JSONValue.self)["subscriptionId"]?.stringValue)
     }

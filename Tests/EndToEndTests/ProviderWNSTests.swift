@@ -56,7 +56,7 @@ extension EndToEndTests {
             #expect(try await ProviderSandbox.waitForDeliveries("wns", to: setup.token).count == 1, "the toast did not arrive")
 
             let dismissed = try await StackClient.send(
-                .PATCH, "\(Stack.ingestURL)/v1/me/notifications/\(id)", bearer: try setup.app.userToken(setup.user),
+                .PATCH, "\(Stack.ingestURL)/v1/me/notifications/\(id)", bearer: try await setup.app.userToken(setup.user),
                 json: Data(#"{"userActionState":"dismissed"}"#.utf8), headers: ["X-Subscription-Id": phone.subscriptionId])
             #expect(dismissed.status == 200, "PATCH answered \(dismissed.status): \(dismissed.text)")
 

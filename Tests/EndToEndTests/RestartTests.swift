@@ -51,7 +51,7 @@ extension EndToEndTests {
                 for attempt in 1...3 {
                     let answer = try await app.registerDevice(
                         SubscriptionRequest(platform: .apns, pushToken: randomHex(bytes: 32), displayName: "after restart \(attempt)"),
-                        token: try app.userToken(user))
+                        token: try await app.userToken(user))
                     #expect(answer.status == 201, "registration \(attempt) after the restart answered \(answer.status), not 201 (stored): \(answer.text)")
                 }
                 let read = try await UserClient(app: app, userId: user).patch(accepted[0], StateChangeRequest(readState: .read))

@@ -118,8 +118,8 @@ struct TestApp: Sendable {
         }
     }
 
-    func userToken(_ userId: String) throws -> String {
-        UserToken.mint(userId: userId, appId: appId, signingKey: clientSigningKey)
+    func userToken(_ userId: String) async throws -> String {
+        try await UserToken.mint(userId: userId, appId: appId, signingKey: clientSigningKey)
     }
 
     /// Registers an APNs device of `userId` with a new random device token and returns the token.
@@ -133,7 +133,7 @@ struct TestApp: Sendable {
             var subscriptionId: String
         }
         let pushToken = randomHex(bytes: 32)
-        let answer = try await registerDevice(SubscriptionRequest(platform: .apns, pushToken: pushToken, displayName: "e2e device"), token: try userToken(userId))
+        let answer = try await registerDevice(SubscriptionRequest(platform: .apns, pushToken: pushToken, displayName: "e2e device"), token: try await userToken(userId))
         // 201 once stored; 202 if storage had not applied it within ingest's wait (it is queued before any later publish).
         guard answer.status == 201 || answer.status == 202 else { throw TestFailure("POST /v1/me/subscriptions answered \(answer.status): \(answer.text)") }
         return (pushToken, try answer.decode(Registered.self).subscriptionId)

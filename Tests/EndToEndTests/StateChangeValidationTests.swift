@@ -15,7 +15,7 @@ extension EndToEndTests {
         func invalidRequestsAreRejected() async throws {
             let app = try await TestApp.create()
             let userId = "user-\(uniqueSuffix())"
-            let user = try app.user(userId)
+            let user = try await app.user(userId)
             let id = try await app.publishAccepted(.alert(to: userId))
             _ = try await user.waitForChanges(after: nil) { !$0.isEmpty }
 

@@ -8,10 +8,10 @@ struct UserClient: Sendable {
     var userId: String
     var token: String
 
-    init(app: TestApp, userId: String) throws {
+    init(app: TestApp, userId: String) async throws {
         self.app = app
         self.userId = userId
-        self.token = try app.userToken(userId)
+        self.token = try await app.userToken(userId)
     }
 
     /// A page of history as `GET /v1/me/notifications` answers it.
@@ -100,8 +100,8 @@ struct UserClient: Sendable {
 }
 
 extension TestApp {
-    func user(_ userId: String) throws -> UserClient {
-        try UserClient(app: self, userId: userId)
+    func user(_ userId: String) async throws -> UserClient {
+        try await UserClient(app: self, userId: userId)
     }
 
     /// A call by the app server (API key, by default this app's) on a path under `/v1/apps/{appId}` (by default this app's).

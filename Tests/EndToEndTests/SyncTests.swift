@@ -21,7 +21,7 @@ extension EndToEndTests {
                     let device = try await app.registerSubscribedDevice(of: userId)
                     devices.append((name, device.pushToken, device.subscriptionId))
                 }
-                return ThreeDevices(app: app, user: try app.user(userId), devices: devices)
+                return ThreeDevices(app: app, user: try await app.user(userId), devices: devices)
             }
 
             /// Waits until every device has `count` pushes; records an issue for each one that has not, and returns them all by name.
@@ -129,7 +129,7 @@ extension EndToEndTests {
             let app = try await TestApp.create()
             let userId = "user-\(uniqueSuffix())"
             let device = try await app.registerSubscribedDevice(of: userId)
-            let user = try app.user(userId)
+            let user = try await app.user(userId)
             var revived = NotificationRequest.alert(to: userId, title: "read, then replaced")
             revived.appNotificationId = "revived-\(uniqueSuffix())"
             let first = try await app.publishAccepted(revived)
@@ -220,7 +220,7 @@ extension EndToEndTests {
             let app = try await TestApp.create()
             let userId = "user-\(uniqueSuffix())"
             let device = try await app.registerDevice(of: userId)
-            let user = try app.user(userId)
+            let user = try await app.user(userId)
             let appNotificationId = "score-\(uniqueSuffix())"
             var request = NotificationRequest.alert(to: userId, title: "1 : 0")
             request.appNotificationId = appNotificationId

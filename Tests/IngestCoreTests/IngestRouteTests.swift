@@ -11,7 +11,7 @@ import Testing
 
 /// Authentication, validation and error bodies of ingest's routes, in-process.
 @Suite struct IngestRouteTests {
-    private static let publishPath = "/v1/apps/\(RouteTesting.app.appId)/notifications"
+    private static let publishPath = "/v1/apps/\(RouteTesting.appId)/notifications"
 
     private static func bearer(_ token: String) -> HTTPFields { [.authorization: "Bearer \(token)"] }
 
@@ -114,8 +114,9 @@ import Testing
     @Test("a device's routes refuse a missing, malformed, expired or foreign user token with 401")
     func userTokenIsChecked() async throws {
         try await RouteTesting().run { client in
-            let foreign = UserToken.mint(userId: "alice", appId: RouteTesting.app.appId, signingKey: "b3RoZXIta2V5LW9mLWFub3RoZXItYXBw")
-            for headers in [HTTPFields(), Self.bearer("not.a.jwt"), Self.bearer(RouteTesting.userToken("alice", lifetime: -600)), Self.bearer(foreign)] {
+            let foreign = try await UserToken.mint(userId: "alice", appId: RouteTesting.appId, signingKey: "b3RoZXIta2V5LW9mLWFub3RoZXItYXBw")
+            let expired = try await RouteTesting.userToken("alice", lifetime: -600)
+            for headers in [HTTPFields(), Self.bearer("not.a.jwt"), Self.bearer(expired), Self.bearer(foreign)] {
                 let response = try await client.execute(uri: "/v1/me/notifications/changes", method: .get, headers: headers)
                 #expect(response.status == .unauthorized, "\(headers)")
                 #expect(try ErrorBody(response).error.field == "Authorization")
@@ -127,7 +128,7 @@ import Testing
     func invalidRegistrationIsRefused() async throws {
         try await RouteTesting().run { client in
             let response = try await client.execute(
-                uri: "/v1/me/subscriptions", method: .post, headers: Self.bearer(RouteTesting.userToken("alice")),
+                uri: "/v1/me/subscriptions", method: .post, headers: Self.bearer(try await RouteTesting.userToken("alice")),
                 body: ByteBuffer(string: #"{"platform":"apns","pushToken":"not-hex"}"#))
             #expect(response.status == .badRequest)
             #expect(try ErrorBody(response).error.field == "pushToken")

@@ -13,8 +13,8 @@ import Synchronization
 /// no broker, no database. Routes that read the database are not exercised here (the end-to-end tests do).
 struct RouteTesting {
     static let adminToken = "operator-secret"
-    static let app = AppDirectory.App(
-        appId: "app_test", apiKeyHash: AppDirectory.hashAPIKey("api-key"), clientSigningKey: "c2lnbmluZy1rZXktb2YtdGhlLXRlc3QtYXBw", brokerUser: nil)
+    static let appId = "app_test"
+    static let clientSigningKey = "c2lnbmluZy1rZXktb2YtdGhlLXRlc3QtYXBw"
 
     let published = RecordingPublisher()
 
@@ -23,7 +23,7 @@ struct RouteTesting {
         // Never run, so never connected: a route that queried it would wait, and none of these tests does.
         let database = try DatabaseURL.makeClient("postgres://nobody:nothing@127.0.0.1:1/none", logger: logger)
         let dependencies = IngestDependencies(
-            adminToken: Self.adminToken, apps: AppDirectory(source: FixedApps(apps: [Self.app])),
+            adminToken: Self.adminToken, apps: AppDirectory(source: FixedApp()),
             sender: CommandSender(publisher: published, logger: logger), database: database,
             appliedCommands: AppliedCommandWatch(client: database, logger: logger), hub: LiveHub(),
             subscriptionLifetime: 86_400, healthChecks: ["amqp": { true }], logger: logger)
@@ -31,17 +31,17 @@ struct RouteTesting {
         return try await application.test(.router, test)
     }
 
-    static func userToken(_ userId: String, lifetime: TimeInterval = 3600) -> String {
-        UserToken.mint(userId: userId, appId: app.appId, signingKey: app.clientSigningKey, lifetime: lifetime)
+    static func userToken(_ userId: String, lifetime: TimeInterval = 3600) async throws -> String {
+        try await UserToken.mint(userId: userId, appId: appId, signingKey: clientSigningKey, lifetime: lifetime)
     }
 }
 
-/// Apps known without a database.
-struct FixedApps: AppSource {
-    var apps: [AppDirectory.App]
-
+/// The one app of these tests, known without a database: API key "api-key".
+struct FixedApp: AppSource {
     func app(_ appId: String) async throws -> AppDirectory.App? {
-        apps.first { $0.appId == appId }
+        guard appId == RouteTesting.appId else { return nil }
+        return await AppDirectory.App(
+            appId: appId, apiKeyHash: AppDirectory.hashAPIKey("api-key"), clientSigningKey: RouteTesting.clientSigningKey, brokerUser: nil)
     }
 }
 

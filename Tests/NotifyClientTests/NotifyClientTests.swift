@@ -104,7 +104,7 @@ struct NotifyClientTests {
         let counter = TokenCounter()
         let client = try NotifyClient(
             configuration: .init(baseURL: Stack.ingestURL, appId: app.appId, storageDirectory: temporaryStorage()),
-            tokenProvider: { counter.next { call in Stack.userToken(app, "dave", lifetime: call == 1 ? -600 : 3600) } })
+            tokenProvider: { try await counter.next { call in try await Stack.userToken(app, "dave", lifetime: call == 1 ? -600 : 3600) } })
         let subscription = try await client.subscribe(pushToken: randomPushToken())
         #expect(counter.calls == 2)
         #expect(subscription.expirationDateTime > Date().addingTimeInterval(86_400))

@@ -45,13 +45,13 @@ enum Stack {
 
     /// Every change of the user's notifications, read directly from the service (not through the client).
     static func allChanges(_ app: App, userId: String) async throws -> [NotificationChange] {
-        let data = try await call("GET", "/v1/me/notifications/changes?limit=1000", token: userToken(app, userId))
+        let data = try await call("GET", "/v1/me/notifications/changes?limit=1000", token: try await userToken(app, userId))
         return try WireCoding.makeDecoder().decode(ChangePage.self, from: data).changes
     }
 
     /// An HS256 user token: `sub` = userId, `aud` = appId, `exp` = now + `lifetime` (negative: expired).
-    static func userToken(_ app: App, _ userId: String, lifetime: TimeInterval = 3600) -> String {
-        UserToken.mint(userId: userId, appId: app.appId, signingKey: app.clientSigningKey, lifetime: lifetime)
+    static func userToken(_ app: App, _ userId: String, lifetime: TimeInterval = 3600) async throws -> String {
+        try await UserToken.mint(userId: userId, appId: app.appId, signingKey: app.clientSigningKey, lifetime: lifetime)
     }
 
     struct HTTPFailure: Error, CustomStringConvertible {
@@ -80,12 +80,12 @@ final class TokenCounter: Sendable {
     private let count = Mutex(0)
     var calls: Int { count.withLock { $0 } }
 
-    func next(_ token: @Sendable (Int) -> String) -> String {
+    func next(_ token: @Sendable (Int) async throws -> String) async throws -> String {
         let call = count.withLock { value in
             value += 1
             return value
         }
-        return token(call)
+        return try await token(call)
     }
 }
 
@@ -99,7 +99,7 @@ func makeClient(
 ) throws -> NotifyClient {
     try NotifyClient(
         configuration: .init(baseURL: baseURL, appId: app.appId, storageDirectory: storage),
-        tokenProvider: { counter.next { _ in Stack.userToken(app, userId) } })
+        tokenProvider: { try await counter.next { _ in try await Stack.userToken(app, userId) } })
 }
 
 /// A random APNs device token (64 hex characters).

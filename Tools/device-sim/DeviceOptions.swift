@@ -41,7 +41,7 @@ struct DeviceOptions: ParsableArguments {
             configuration: .init(baseURL: URL(string: baseURL)!, appId: appId, storageDirectory: directory),
             tokenProvider: {
                 if let fixedToken { return fixedToken }
-                return UserToken.mint(userId: user ?? "", appId: app, signingKey: key ?? "")
+                return try await UserToken.mint(userId: user ?? "", appId: app, signingKey: key ?? "")
             })
     }
 }

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import NIOCore
 import NotifyDatabase
+import NotifyAPNsCore
 import NotifyModels
 import NotifyWire
 import PostgresNIO
@@ -32,34 +33,40 @@ struct MicroBenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let fixture = try MicroBenchFixture()
+        let fixture = try await MicroBenchFixture()
         var figures: [BenchmarkReport.Figure] = []
-        /// `unit` is how many items one call handles (jobs of a batch): times and rates are per item.
-        func measure(_ name: String, perCall unit: Int = 1, _ body: () throws -> Int) rethrows {
-            let callsPerRound = max(1, round / unit)
-            var sink = 0
-            for _ in 0..<callsPerRound { sink &+= try body() }
+        var sink = 0
+        /// Calls `round` once to warm up, then again and again for `seconds`; `calls` is how many items one round
+        /// handles. Times and rates are per item.
+        func timeRounds(_ name: String, items calls: Int, _ round: () async throws -> Void) async throws {
+            try await round()
             var perCallNanoseconds: [Double] = []
             let clock = ContinuousClock()
             let deadline = clock.now + .seconds(seconds)
-            var calls = 0
+            var total = 0
             let started = clock.now
             while clock.now < deadline {
                 let roundStarted = clock.now
-                for _ in 0..<callsPerRound { sink &+= try body() }
-                let elapsed = roundStarted.duration(to: clock.now)
-                perCallNanoseconds.append(Self.nanoseconds(elapsed) / Double(callsPerRound * unit))
-                calls += callsPerRound * unit
+                try await round()
+                perCallNanoseconds.append(Self.nanoseconds(roundStarted.duration(to: clock.now)) / Double(calls))
+                total += calls
             }
-            let total = started.duration(to: clock.now)
-            let totalSeconds = Self.nanoseconds(total) / 1e9
+            let totalSeconds = Self.nanoseconds(started.duration(to: clock.now)) / 1e9
             perCallNanoseconds.sort()
             let p50 = perCallNanoseconds[perCallNanoseconds.count / 2]
             let p99 = perCallNanoseconds[min(perCallNanoseconds.count - 1, perCallNanoseconds.count * 99 / 100)]
-            figures.append(.init(name: "\(name): calls/s", value: Double(calls) / totalSeconds, unit: "/s"))
+            figures.append(.init(name: "\(name): calls/s", value: Double(total) / totalSeconds, unit: "/s"))
             figures.append(.init(name: "\(name): time per call p50", value: p50, unit: "ns"))
             figures.append(.init(name: "\(name): time per call p99", value: p99, unit: "ns"))
-            if sink == 42 { print("") }  // keeps the results alive
+        }
+        /// `unit` is how many items one call handles (jobs of a batch): times and rates are per item.
+        func measure(_ name: String, perCall unit: Int = 1, _ body: () throws -> Int) async throws {
+            let callsPerRound = max(1, round / unit)
+            try await timeRounds(name, items: callsPerRound * unit) { for _ in 0..<callsPerRound { sink &+= try body() } }
+        }
+        /// The same for a call that is async (jwt-kit signs and verifies through an actor).
+        func measureAsync(_ name: String, _ body: () async throws -> Int) async throws {
+            try await timeRounds(name, items: round) { for _ in 0..<round { sink &+= try await body() } }
         }
 
         let batch = fixture.pushJobBatch
@@ -72,84 +79,87 @@ struct MicroBenchCommand: AsyncParsableCommand {
         let changesJSON = try encoder.encode(fixture.changeEventBatch)
         let changesWire = fixture.changeEventBatch.wireBytes()
         let decoder = WireCoding.makeDecoder()
-        measure("APNs alert payload (APNsPayloadBuilder)") {
+        try await measure("APNs alert payload (APNsPayloadBuilder)") {
             APNsPayloadBuilder.payload(for: fixture.content, marker: fixture.marker, badge: 3).count
         }
-        measure("FCM message (ProviderPayloads.fcmMessage)") {
+        try await measure("FCM message (ProviderPayloads.fcmMessage)") {
             ProviderPayloads.fcmMessage(for: fixture.content, marker: fixture.marker, badge: 3, collapseKey: "c", highPriority: true, ttlSeconds: 3600).count
         }
-        measure("push id (DeterministicID.pushID)") {
+        try await measure("push id (DeterministicID.pushID)") {
             DeterministicID.pushID(notificationId: fixture.marker.notificationId, sequence: 7, subscriptionId: fixture.subscriptionId).uuid.0 == 0 ? 0 : 1
         }
-        measure("push-job batch encode, protobuf (per job)", perCall: batch.jobs.count) { batch.wireBytes().count }
-        try measure("push-job batch encode, JSONEncoder (per job)", perCall: batch.jobs.count) { try encoder.encode(batch).count }
-        try measure("push-job batch decode, JSONDecoder (per job)", perCall: batch.jobs.count) {
+        try await measure("push-job batch encode, protobuf (per job)", perCall: batch.jobs.count) { batch.wireBytes().count }
+        try await measure("push-job batch encode, JSONEncoder (per job)", perCall: batch.jobs.count) { try encoder.encode(batch).count }
+        try await measure("push-job batch decode, JSONDecoder (per job)", perCall: batch.jobs.count) {
             try decoder.decode(PushJobBatch.self, from: batchJSON).jobs.count
         }
-        try measure("push-job batch decode, protobuf (per job)", perCall: batch.jobs.count) {
+        try await measure("push-job batch decode, protobuf (per job)", perCall: batch.jobs.count) {
             try PushJobBatch(wireBytes: batchWire).jobs.count
         }
-        measure("push-outcome batch encode, protobuf (per outcome)", perCall: outcomes.outcomes.count) { outcomes.wireBytes().count }
-        try measure("push-outcome batch encode, JSONEncoder (per outcome)", perCall: outcomes.outcomes.count) { try encoder.encode(outcomes).count }
-        try measure("push-outcome batch decode, JSONDecoder (per outcome)", perCall: outcomes.outcomes.count) {
+        try await measure("push-outcome batch encode, protobuf (per outcome)", perCall: outcomes.outcomes.count) { outcomes.wireBytes().count }
+        try await measure("push-outcome batch encode, JSONEncoder (per outcome)", perCall: outcomes.outcomes.count) { try encoder.encode(outcomes).count }
+        try await measure("push-outcome batch decode, JSONDecoder (per outcome)", perCall: outcomes.outcomes.count) {
             try decoder.decode(PushOutcomeBatch.self, from: outcomesJSON).outcomes.count
         }
-        try measure("push-outcome batch decode, protobuf (per outcome)", perCall: outcomes.outcomes.count) {
+        try await measure("push-outcome batch decode, protobuf (per outcome)", perCall: outcomes.outcomes.count) {
             try PushOutcomeBatch(wireBytes: outcomesWire).outcomes.count
         }
-        try measure("change-event batch decode, JSONDecoder (per event)", perCall: fixture.changeEventBatch.events.count) {
+        try await measure("change-event batch decode, JSONDecoder (per event)", perCall: fixture.changeEventBatch.events.count) {
             try decoder.decode(ChangeEventBatch.self, from: changesJSON).events.count
         }
-        measure("change-event batch encode, protobuf (per event)", perCall: fixture.changeEventBatch.events.count) {
+        try await measure("change-event batch encode, protobuf (per event)", perCall: fixture.changeEventBatch.events.count) {
             fixture.changeEventBatch.wireBytes().count
         }
-        try measure("change-event batch decode, protobuf (per event)", perCall: fixture.changeEventBatch.events.count) {
+        try await measure("change-event batch decode, protobuf (per event)", perCall: fixture.changeEventBatch.events.count) {
             try ChangeEventBatch(wireBytes: changesWire).events.count
         }
         // The twelve arrays of a push-outcome batch, as storage binds them to record it (per outcome).
         let outcomeIds = outcomes.outcomes.map(\.pushId)
         let outcomeResults = outcomes.outcomes.map(\.result.rawValue)
         let outcomeTimes = outcomes.outcomes.map(\.at)
-        measure("push-outcome arrays bound, PostgresNIO [T] (uuid, text, timestamptz; per outcome)", perCall: outcomes.outcomes.count) {
+        try await measure("push-outcome arrays bound, PostgresNIO [T] (uuid, text, timestamptz; per outcome)", perCall: outcomes.outcomes.count) {
             var buffer = ByteBuffer()
             outcomeIds.encode(into: &buffer, context: .default)
             outcomeResults.encode(into: &buffer, context: .default)
             outcomeTimes.encode(into: &buffer, context: .default)
             return buffer.readableBytes
         }
-        measure("push-outcome arrays bound, ArrayParameter (uuid, text, timestamptz; per outcome)", perCall: outcomes.outcomes.count) {
+        try await measure("push-outcome arrays bound, ArrayParameter (uuid, text, timestamptz; per outcome)", perCall: outcomes.outcomes.count) {
             var buffer = ByteBuffer()
             ArrayParameter(outcomeIds).encode(into: &buffer, context: .default)
             ArrayParameter(outcomeResults).encode(into: &buffer, context: .default)
             ArrayParameter(outcomeTimes).encode(into: &buffer, context: .default)
             return buffer.readableBytes
         }
-        try measure("APNs provider token, ES256 sign (JSONWebToken)") {
-            try JSONWebToken.signES256(header: #"{"alg":"ES256","kid":"KEY1234567"}"#, claims: #"{"iss":"TEAM123456","iat":1795000000}"#, key: fixture.signingKey).utf8.count
+        // A new signer each time, as APNsTokenSigner signs a new token (its cache is what keeps this off the push path).
+        try await measureAsync("APNs provider token, ES256 sign (jwt-kit, APNsTokenSigner)") {
+            try await APNsTokenSigner().token(teamId: "TEAM123456", keyId: "KEY1234567", privateKeyPEM: fixture.signingKeyPEM).utf8.count
         }
-        try measure("user token, parse and HS256 verify (UserToken)") {
+        let userTokenKeys = await UserToken.keys(signingKey: fixture.clientSigningKey)
+        try await measureAsync("user token, parse and HS256 verify (jwt-kit, UserToken)") {
             let claims = try UserToken.unverifiedClaims(fixture.userToken)
-            try UserToken.verify(fixture.userToken, claims: claims, signingKey: fixture.clientSigningKey, now: Date())
+            try await UserToken.verify(fixture.userToken, with: userTokenKeys)
             return claims.subject.utf8.count
         }
 
         let loadgen = try LoadgenMicroFixture()
-        measure("loadgen publish request, written (NotificationBodies, HTTPPostRequest)") {
+        try await measure("loadgen publish request, written (NotificationBodies, HTTPPostRequest)") {
             loadgen.request.bytes(body: loadgen.bodies.body(first: 4242, count: 1), allocator: loadgen.allocator).readableBytes
         }
-        measure("loadgen 202 answer, framed (HTTPAnswerParser)") {
+        try await measure("loadgen 202 answer, framed (HTTPAnswerParser)") {
             loadgen.acceptedResponse.withUnsafeBytes { HTTPAnswerParser.parse($0) } == .incomplete ? 0 : 1
         }
-        measure("loadgen 202 answer, read (PublishAnswer)") {
+        try await measure("loadgen 202 answer, read (PublishAnswer)") {
             PublishAnswer.items(status: 202, body: loadgen.acceptedAnswer, count: 1, batched: false).count
         }
-        try measure("loadgen delivery page, read (DeliveryPage, per record)", perCall: loadgen.recordsPerPage) {
+        try await measure("loadgen delivery page, read (DeliveryPage, per record)", perCall: loadgen.recordsPerPage) {
             try DeliveryPage(decodingJSON: loadgen.deliveryPage).deliveries.count
         }
-        measure("loadgen receivedAt, parsed (WireCoding.parseTimestamp)") { WireCoding.parseTimestamp(loadgen.receivedAt) == nil ? 0 : 1 }
-        try measure("loadgen receivedAt, parsed (Date.ISO8601FormatStyle)") {
+        try await measure("loadgen receivedAt, parsed (WireCoding.parseTimestamp)") { WireCoding.parseTimestamp(loadgen.receivedAt) == nil ? 0 : 1 }
+        try await measure("loadgen receivedAt, parsed (Date.ISO8601FormatStyle)") {
             try Date(loadgen.receivedAt, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) == .distantPast ? 0 : 1
         }
+        if sink == 42 { print("") }  // keeps the results alive
 
         let report = BenchmarkReport(
             mode: "micro", date: Date(), settings: [
@@ -176,11 +186,11 @@ private struct MicroBenchFixture {
     let pushJobBatch: PushJobBatch
     let pushOutcomeBatch: PushOutcomeBatch
     let changeEventBatch: ChangeEventBatch
-    let signingKey = P256.Signing.PrivateKey()
-    let clientSigningKey = "micro-bench-client-signing-key"
+    let signingKeyPEM = P256.Signing.PrivateKey().pemRepresentation
+    let clientSigningKey = "micro-bench-client-signing-key-of-32-bytes-or-more"
     let userToken: String
 
-    init() throws {
+    init() async throws {
         content = NotificationContent(
             appNotificationId: "order-42", groupName: "orders", priority: .high, expirationDateTime: Date().addingTimeInterval(86_400),
             displayTimeToLive: nil, platformTypes: nil,
@@ -212,7 +222,7 @@ private struct MicroBenchFixture {
                 appId: "app_micro", userId: "user-\(index)", sequence: Int64(index), kind: .created, notificationId: UUID(), content: content,
                 readState: .unread, userActionState: .noInteraction, originSubscriptionId: nil, unreadCount: 3, changedAt: Date())
         })
-        userToken = UserToken.mint(userId: "user-1", appId: "app_micro", signingKey: clientSigningKey)
+        userToken = try await UserToken.mint(userId: "user-1", appId: "app_micro", signingKey: clientSigningKey)
     }
 }
 

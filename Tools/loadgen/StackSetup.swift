@@ -53,7 +53,8 @@ struct StackSetup: Sendable {
         let users = (0..<userCount).map { "loadgen-user-\($0)" }
         let tokens = users.map { _ in (0..<devicesPerUser).map { _ in Self.randomDeviceToken() } }
         let jobs = users.indices.flatMap { user in tokens[user].indices.map { (user, $0) } }
-        let userTokens = users.map { UserToken.mint(userId: $0, appId: app.appId, signingKey: app.clientSigningKey) }
+        var userTokens: [String] = []
+        for user in users { userTokens.append(try await UserToken.mint(userId: user, appId: app.appId, signingKey: app.clientSigningKey)) }
         let url = "\(ingestURL)/v1/me/subscriptions"
         var notYetVisible = 0
         try await withThrowingTaskGroup(of: Int.self) { group in

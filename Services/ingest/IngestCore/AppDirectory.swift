@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import JWTKit
 import Logging
 import NotifyModels
 import PostgresNIO
@@ -11,8 +12,16 @@ final class AppDirectory: Sendable {
     struct App: Sendable {
         var appId: String
         var apiKeyHash: String
-        var clientSigningKey: String
         var brokerUser: String?
+        /// The app's client signing key, as jwt-kit checks user tokens with it.
+        var tokenKeys: JWTKeyCollection
+
+        init(appId: String, apiKeyHash: String, clientSigningKey: String, brokerUser: String?) async {
+            self.appId = appId
+            self.apiKeyHash = apiKeyHash
+            self.brokerUser = brokerUser
+            tokenKeys = await UserToken.keys(signingKey: clientSigningKey)
+        }
     }
 
     private let source: any AppSource
@@ -61,10 +70,9 @@ struct PostgresAppSource: AppSource {
     func app(_ appId: String) async throws -> AppDirectory.App? {
         let rows = try await client.query(
             "SELECT app_id, api_key_hash, client_signing_key, broker_user FROM apps WHERE app_id = \(appId)", logger: logger)
-        var found: AppDirectory.App?
-        for try await (id, hash, key, brokerUser) in rows.decode((String, String, String, String?).self) {
-            found = AppDirectory.App(appId: id, apiKeyHash: hash, clientSigningKey: key, brokerUser: brokerUser)
-        }
-        return found
+        var found: (id: String, hash: String, key: String, brokerUser: String?)?
+        for try await row in rows.decode((String, String, String, String?).self) { found = row }
+        guard let found else { return nil }
+        return await AppDirectory.App(appId: found.id, apiKeyHash: found.hash, clientSigningKey: found.key, brokerUser: found.brokerUser)
     }
 }

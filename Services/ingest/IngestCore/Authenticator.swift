@@ -42,7 +42,7 @@ struct Authenticator: Sendable {
         }
         guard let app = try await lookUp(claims.appId) else { throw APIFailure.unauthorized("the user token names an unknown app") }
         do {
-            try UserToken.verify(token, claims: claims, signingKey: app.clientSigningKey, now: Date())
+            try await UserToken.verify(token, with: app.tokenKeys)
         } catch {
             throw APIFailure.unauthorized("the user token is not valid: \(error.message)")
         }

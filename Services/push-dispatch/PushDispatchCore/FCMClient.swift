@@ -14,7 +14,7 @@ struct FCMClient: Sendable {
             return .success(try await tokens.token(for: Self.cacheKey(account)) { [http] in
                 let assertion: String
                 do {
-                    assertion = try FCMAssertion.make(for: account)
+                    assertion = try await FCMAssertion.make(for: account)
                 } catch {
                     throw AccessTokenFailure(answer: .rejected(status: 400, reason: "invalid_grant: the private key cannot sign: \(error)", retryAfter: nil))
                 }

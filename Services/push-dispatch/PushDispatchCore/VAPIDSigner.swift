@@ -1,42 +1,38 @@
 import Crypto
 import Foundation
+import JWTKit
 import NotifyModels
 import Synchronization
 
-/// RFC 8292 VAPID authorization: `vapid t=<ES256 JWT>, k=<public key>`, the JWT naming the push service's
+/// RFC 8292 VAPID authorization: `vapid t=<ES256 JWT, signed with jwt-kit>, k=<public key>`, the JWT naming the push service's
 /// origin as `aud`, expiring in 12 hours, and reused for an hour per key and origin.
 final class VAPIDSigner: Sendable {
     static let lifetime: TimeInterval = 12 * 3600
     static let reuse: TimeInterval = 3600
 
-    private struct Header: Encodable {
-        var typ = "JWT"
-        var alg = "ES256"
-    }
+    private struct Claims: JWTPayload {
+        var aud: AudienceClaim
+        var exp: ExpirationClaim
+        var sub: SubjectClaim
 
-    private struct Claims: Encodable {
-        var aud: String
-        var exp: Int
-        var sub: String
+        func verify(using _: some JWTAlgorithm) throws {}
     }
 
     private let cache = Mutex<[String: (authorization: String, signedAt: Date)]>([:])
 
     /// The `Authorization` value for pushes to `endpoint` signed with the PEM key, `sub` = `subject`.
-    func authorization(privateKeyPEM: String, subject: String, endpoint: String, now: Date = Date()) throws -> String {
+    func authorization(privateKeyPEM: String, subject: String, endpoint: String, now: Date = Date()) async throws -> String {
         let audience = try Self.origin(of: endpoint)
         let cacheKey = "\(privateKeyPEM)\n\(subject)\n\(audience)"
         if let cached = cache.withLock({ $0[cacheKey] }), now.timeIntervalSince(cached.signedAt) < Self.reuse {
             return cached.authorization
         }
-        let key = try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .withoutEscapingSlashes
-        let claims = Claims(aud: audience, exp: Int(now.timeIntervalSince1970 + Self.lifetime), sub: subject)
-        let token = try JSONWebToken.signES256(
-            header: String(decoding: try encoder.encode(Header()), as: UTF8.self),
-            claims: String(decoding: try encoder.encode(claims), as: UTF8.self), key: key)
-        let authorization = "vapid t=\(token), k=\(Base64URLCoding.encode(key.publicKey.x963Representation))"
+        let key = try ES256PrivateKey(pem: privateKeyPEM)
+        let claims = Claims(
+            aud: AudienceClaim(value: audience), exp: ExpirationClaim(value: Date(timeIntervalSince1970: (now.timeIntervalSince1970 + Self.lifetime).rounded(.down))),
+            sub: SubjectClaim(value: subject))
+        let token = try await JWTKeyCollection().add(ecdsa: key).sign(claims)
+        let authorization = "vapid t=\(token), k=\(Base64URLCoding.encode(try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM).publicKey.x963Representation))"
         cache.withLock { $0[cacheKey] = (authorization, now) }
         return authorization
     }

@@ -9,7 +9,7 @@ struct WebPushClient: Sendable {
     let vapid: VAPIDSigner
 
     /// The push message request: the payload encrypted for the subscription, VAPID authorization, TTL, Urgency, Topic.
-    func request(for job: PushJob, credentials: WebPushCredentials) throws(UnsendablePush) -> HTTPClientRequest {
+    func request(for job: PushJob, credentials: WebPushCredentials) async throws(UnsendablePush) -> HTTPClientRequest {
         guard let keys = job.keys else { throw UnsendablePush(action: .fail, reason: "the subscription has no p256dh and auth keys") }
         let body: Data
         let authorization: String
@@ -19,7 +19,7 @@ struct WebPushClient: Sendable {
             throw UnsendablePush(action: .fail, reason: "the payload cannot be encrypted for the subscription's keys: \(error)")
         }
         do {
-            authorization = try vapid.authorization(
+            authorization = try await vapid.authorization(
                 privateKeyPEM: credentials.vapidPrivateKey, subject: credentials.subject, endpoint: job.deviceToken)
         } catch is VAPIDSigner.InvalidEndpoint {
             throw UnsendablePush(action: .fail, reason: "the push endpoint is not a URL")

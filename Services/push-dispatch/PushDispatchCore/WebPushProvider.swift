@@ -13,7 +13,7 @@ struct WebPushProvider: SinglePushProvider {
         case .usable(let stored):
             let request: HTTPClientRequest
             do {
-                request = try client.request(for: job, credentials: stored)
+                request = try await client.request(for: job, credentials: stored)
             } catch {
                 return error.verdict
             }

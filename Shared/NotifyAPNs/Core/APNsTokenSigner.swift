@@ -1,9 +1,9 @@
-import Crypto
 import Foundation
-import NotifyModels
+import JWTKit
 import Synchronization
 
-/// Makes and caches APNs provider tokens: ES256 JWTs signed with the app's .p8 key.
+/// Makes and caches APNs provider tokens: ES256 JWTs signed with the app's .p8 key (jwt-kit), `kid` the key id,
+/// `iss` the team id, `iat` the time of signing.
 ///
 /// Apple rejects tokens older than an hour and answers TooManyProviderTokenUpdates when a token
 /// changes more often than every 20 minutes, so a token is reused for 50 minutes, then replaced.
@@ -13,26 +13,34 @@ public final class APNsTokenSigner: Sendable {
         var issuedAt: Date
     }
 
+    private struct Claims: JWTPayload {
+        var iss: IssuerClaim
+        var iat: IssuedAtClaim
+
+        func verify(using _: some JWTAlgorithm) throws {}
+    }
+
     static let lifetime: TimeInterval = 50 * 60
     /// Apple: update the provider token no more than once every 20 minutes.
     static let minimumAgeForRefresh: TimeInterval = 20 * 60
+
     fileprivate let cache = Mutex<[String: Token]>([:])
 
     public init() {}
 
     /// The current token for this key, signing a new one when the cached one is 50 minutes old.
-    public func token(teamId: String, keyId: String, privateKeyPEM: String, now: Date = Date()) throws -> String {
+    public func token(teamId: String, keyId: String, privateKeyPEM: String, now: Date = Date()) async throws -> String {
         let cacheKey = "\(teamId).\(keyId)"
         if let cached = cache.withLock({ $0[cacheKey] }), now.timeIntervalSince(cached.issuedAt) < Self.lifetime {
             return cached.value
         }
-        let key = try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM)
-        let issuedAt = Int(now.timeIntervalSince1970)
-        let value = try JSONWebToken.signES256(
-            header: "{\"alg\":\"ES256\",\"kid\":\"\(keyId)\"}", claims: "{\"iss\":\"\(teamId)\",\"iat\":\(issuedAt)}", key: key)
-        let token = Token(value: value, issuedAt: Date(timeIntervalSince1970: TimeInterval(issuedAt)))
-        cache.withLock { $0[cacheKey] = token }
-        return token.value
+        // Whole seconds: Apple reads `iat` as an integer.
+        let issuedAt = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
+        let kid = JWKIdentifier(string: keyId)
+        let keys = await JWTKeyCollection().add(ecdsa: try ES256PrivateKey(pem: privateKeyPEM), kid: kid)
+        let value = try await keys.sign(Claims(iss: IssuerClaim(value: teamId), iat: IssuedAtClaim(value: issuedAt)), kid: kid)
+        cache.withLock { $0[cacheKey] = Token(value: value, issuedAt: issuedAt) }
+        return value
     }
 }
 

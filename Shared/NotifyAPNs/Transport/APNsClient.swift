@@ -40,7 +40,7 @@ public struct APNsClient: Sendable {
     public func send(_ jobs: [PushJob], credentials: APNsCredentials) async -> [TimedAnswer] {
         let token: String
         do {
-            token = try signer.token(teamId: credentials.teamId, keyId: credentials.keyId, privateKeyPEM: credentials.privateKey)
+            token = try await signer.token(teamId: credentials.teamId, keyId: credentials.keyId, privateKeyPEM: credentials.privateKey)
         } catch {
             let refused = Answer.rejected(status: 403, reason: "InvalidProviderToken", retryAfter: nil, invalidSince: nil)
             return Array(repeating: TimedAnswer(answer: refused, answerTime: .zero), count: jobs.count)

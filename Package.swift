@@ -64,10 +64,18 @@ let package = Package(
             path: "Shared/NotifyAMQP",
             swiftSettings: swiftSettings
         ),
+        // JSON read and written by hand for the public formats: the publish body's reader (JSONDecoder cost ingest about
+        // 45 % of its sustained accepted/s, BENCHMARKS.md, thirteenth session), the answers' and provider payloads' writer.
+        .target(
+            name: "NotifyJSON",
+            dependencies: [.product(name: "NotifyAPI", package: "NotifyClient")],
+            path: "Shared/NotifyJSON",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "NotifyModels",
             dependencies: [
-                .product(name: "NotifyAPI", package: "NotifyClient"), .product(name: "Crypto", package: "swift-crypto"),
+                "NotifyJSON", .product(name: "NotifyAPI", package: "NotifyClient"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ],
             path: "Shared/NotifyModels",
@@ -136,7 +144,7 @@ let package = Package(
         .target(
             name: "IngestCore",
             dependencies: [
-                "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
+                "NotifyJSON", "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -239,7 +247,7 @@ let package = Package(
         .executableTarget(
             name: "LoadGenerator",
             dependencies: [
-                "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyDatabase", "NotifyAPNsCore",
+                "NotifyModels", "NotifyJSON", "NotifyAMQP", "NotifyWire", "NotifyDatabase", "NotifyAPNsCore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -266,7 +274,7 @@ let package = Package(
         // MARK: Tests
         .testTarget(
             name: "NotifyModelsTests",
-            dependencies: ["NotifyModels"],
+            dependencies: ["NotifyModels", "NotifyJSON"],
             path: "Tests/NotifyModelsTests",
             swiftSettings: swiftSettings
         ),

@@ -1,4 +1,5 @@
 import Foundation
+import NotifyJSON
 
 /// Builds the JSON body of an APNs push for one change.
 ///

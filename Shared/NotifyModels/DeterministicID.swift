@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import NotifyJSON
 
 /// Name-based UUIDs, so that a repeated publish or a repeated push carries the same id
 /// and replaces rather than stacks.

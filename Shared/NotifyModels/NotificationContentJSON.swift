@@ -1,4 +1,5 @@
 import Foundation
+import NotifyJSON
 
 extension NotificationContent {
     /// The content as stored and as the API shows it: JSON as `WireCoding`'s encoder writes it, written directly

@@ -1,4 +1,5 @@
 import Foundation
+import NotifyJSON
 
 /// Payloads for the providers other than APNs. Each carries the same `notify` marker
 /// (`id`, `seq`, `kind`) so the client recognises the push and knows what to sync.

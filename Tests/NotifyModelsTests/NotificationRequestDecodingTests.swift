@@ -1,4 +1,5 @@
 import Foundation
+import NotifyJSON
 import NotifyModels
 import Testing
 

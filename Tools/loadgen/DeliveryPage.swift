@@ -1,4 +1,5 @@
 import Foundation
+import NotifyJSON
 import NotifyModels
 
 /// One page of the sandbox's `GET /deliveries`, read with `JSONReader` (which accepts what JSONDecoder accepts) and

@@ -1,3 +1,4 @@
+import NotifyJSON
 import NotifyModels
 
 /// Finds one HTTP/1.1 answer in the bytes a connection has read so far: the status line, the header fields, and the

@@ -1,3 +1,4 @@
+import NotifyJSON
 import NotifyModels
 
 /// The JSON loadgen publishes: notification `seq` goes to user `seq % users.count` as `loadgen-<seq>`, with a title

@@ -1,4 +1,5 @@
 import Foundation
+import NotifyJSON
 import NotifyModels
 
 /// What ingest's answer to a publish request says of each of its notifications: `{"id":…}` for a single

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NotifyJSON
 import NotifyModels
 
 /// An error answered to the client as `{"error": {"code", "message", "field"}}` with a fitting status.

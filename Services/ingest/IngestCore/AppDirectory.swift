@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import JWTKit
 import Logging
+import NotifyJSON
 import NotifyModels
 import PostgresNIO
 import Synchronization

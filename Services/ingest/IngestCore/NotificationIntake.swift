@@ -1,4 +1,5 @@
 import Foundation
+import NotifyJSON
 import NotifyModels
 
 /// Validates notifications from either edge (HTTP or AMQP), gives each its identity, and builds the

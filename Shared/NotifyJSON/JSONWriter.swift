@@ -1,4 +1,5 @@
 import Foundation
+import NotifyAPI
 
 /// Appends compact JSON to a byte buffer without going through `Codable`;
 /// used on the per-push hot path where JSONEncoder's allocations dominate.

@@ -1,4 +1,5 @@
 import Foundation
+import NotifyAPI
 
 /// Reads JSON from bytes one value at a time, without a document tree or `Codable`: the reading side of
 /// `JSONWriter`, for the messages every change and push goes through, where JSONDecoder was most of the CPU.

@@ -1,4 +1,5 @@
 import Foundation
+import NotifyAPI
 
 // Publish requests read without JSONDecoder: ingest reads every notification an app server publishes through
 // here. It reads what `WireCoding.makeDecoder()` reads into `NotificationRequest`, the same values from the same

@@ -1,8 +1,8 @@
 import Foundation
 
 /// Hexadecimal digits, for text written byte by byte.
-enum HexDigits {
-    static let lowercase: [UInt8] = Array("0123456789abcdef".utf8)
+@usableFromInline enum HexDigits {
+    @usableFromInline static let lowercase: [UInt8] = Array("0123456789abcdef".utf8)
 }
 
 extension UInt8 {
@@ -19,7 +19,7 @@ extension UInt8 {
 
 extension Int64 {
     /// Appends the decimal digits (what `String(self)` gives) without making a String.
-    public func appendDecimal(to bytes: inout [UInt8]) {
+    @inlinable public func appendDecimal(to bytes: inout [UInt8]) {
         if self < 0 { bytes.append(UInt8(ascii: "-")) }
         var magnitude = self.magnitude
         var reversed: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for UInt64's 20 digits

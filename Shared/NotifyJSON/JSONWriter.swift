@@ -2,56 +2,58 @@ import Foundation
 import NotifyAPI
 
 /// Appends compact JSON to a byte buffer without going through `Codable`;
-/// used on the per-push hot path where JSONEncoder's allocations dominate.
+/// used on the per-push hot path where JSONEncoder's allocations dominate. Inlinable: its callers (the payload
+/// builders, ingest's answers) are in other modules, and a call per key and value across a module boundary cost the
+/// payload builders 2-20 % (BENCHMARKS.md, fifteenth session).
 public struct JSONWriter: Sendable {
-    public private(set) var bytes: [UInt8]
+    public var bytes: [UInt8]
     /// Whether the open container already holds a value (the next one needs a comma); that flag of each
     /// enclosing container is kept on a stack touched only when a container begins or ends.
-    private var needsComma = false
-    private var enclosingNeedsComma: [Bool] = []
+    @usableFromInline var needsComma = false
+    @usableFromInline var enclosingNeedsComma: [Bool] = []
 
-    public init(capacity: Int = 512) {
+    @inlinable public init(capacity: Int = 512) {
         bytes = []
         bytes.reserveCapacity(capacity)
     }
 
-    public mutating func beginObject() {
+    @inlinable public mutating func beginObject() {
         begin(UInt8(ascii: "{"))
     }
 
-    public mutating func endObject() {
+    @inlinable public mutating func endObject() {
         end(UInt8(ascii: "}"))
     }
 
-    public mutating func beginArray() {
+    @inlinable public mutating func beginArray() {
         begin(UInt8(ascii: "["))
     }
 
-    public mutating func endArray() {
+    @inlinable public mutating func endArray() {
         end(UInt8(ascii: "]"))
     }
 
     /// Writes an object key; the next value written belongs to it.
-    public mutating func key(_ name: String) {
+    @inlinable public mutating func key(_ name: String) {
         separate()
         appendString(name)
         bytes.append(UInt8(ascii: ":"))
         needsComma = false
     }
 
-    public mutating func string(_ value: String) {
+    @inlinable public mutating func string(_ value: String) {
         separate()
         appendString(value)
     }
 
-    public mutating func integer(_ value: Int64) {
+    @inlinable public mutating func integer(_ value: Int64) {
         separate()
         value.appendDecimal(to: &bytes)
     }
 
     /// A UUID as its 8-4-4-4-12 string in lowercase (what `uuidString.lowercased()` gives, the API's form), without
     /// formatting a String.
-    public mutating func uuid(_ value: UUID) {
+    @inlinable public mutating func uuid(_ value: UUID) {
         separate()
         bytes.append(UInt8(ascii: "\""))
         value.appendString(to: &bytes, uppercase: false)
@@ -59,7 +61,7 @@ public struct JSONWriter: Sendable {
     }
 
     /// A timestamp in the wire format (`WireCoding.formatTimestamp`): `"2026-01-31T12:00:00.000Z"`.
-    public mutating func timestamp(_ date: Date) {
+    @inlinable public mutating func timestamp(_ date: Date) {
         separate()
         bytes.append(UInt8(ascii: "\""))
         WireTimestamp.append(date, to: &bytes)
@@ -67,22 +69,22 @@ public struct JSONWriter: Sendable {
     }
 
     /// Appends `json`, a complete JSON value written before (e.g. a string escaped once for many messages).
-    public mutating func rawValue(_ json: [UInt8]) {
+    @inlinable public mutating func rawValue(_ json: [UInt8]) {
         separate()
         bytes.append(contentsOf: json)
     }
 
-    public mutating func bool(_ value: Bool) {
+    @inlinable public mutating func bool(_ value: Bool) {
         separate()
         bytes.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
-    public mutating func null() {
+    @inlinable public mutating func null() {
         separate()
         bytes.append(contentsOf: "null".utf8)
     }
 
-    public mutating func value(_ value: JSONValue) {
+    @inlinable public mutating func value(_ value: JSONValue) {
         switch value {
         case .null: null()
         case .bool(let flag): bool(flag)
@@ -108,20 +110,20 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    private mutating func begin(_ bracket: UInt8) {
+    @inlinable mutating func begin(_ bracket: UInt8) {
         separate()
         bytes.append(bracket)
         enclosingNeedsComma.append(needsComma)
         needsComma = false
     }
 
-    private mutating func end(_ bracket: UInt8) {
+    @inlinable mutating func end(_ bracket: UInt8) {
         bytes.append(bracket)
         needsComma = enclosingNeedsComma.removeLast()
     }
 
     /// A comma before every value of a container but its first (none between values outside any container).
-    private mutating func separate() {
+    @inlinable mutating func separate() {
         if needsComma {
             bytes.append(UInt8(ascii: ","))
         } else if !enclosingNeedsComma.isEmpty {
@@ -131,7 +133,7 @@ public struct JSONWriter: Sendable {
 
     /// Copies the runs of bytes that need no escaping in one go: most strings have none. Eight bytes are tested at
     /// once, and only a word holding a byte to escape is gone through byte by byte.
-    private mutating func appendString(_ text: String) {
+    @inlinable mutating func appendString(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { utf8 in
@@ -158,7 +160,7 @@ public struct JSONWriter: Sendable {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    private mutating func appendEscaped(_ byte: UInt8) {
+    @inlinable mutating func appendEscaped(_ byte: UInt8) {
         switch byte {
         case UInt8(ascii: "\""), UInt8(ascii: "\\"):
             bytes.append(0x5C)

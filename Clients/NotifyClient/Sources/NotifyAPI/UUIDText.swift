@@ -3,12 +3,12 @@ import Foundation
 extension UUID {
     /// Appends the 8-4-4-4-12 string form (`uuidString`, or its lowercase) without formatting a String
     /// (every push job has five: two in its push id, three in its JSON).
-    public func appendString(to bytes: inout [UInt8], uppercase: Bool) {
+    @inlinable public func appendString(to bytes: inout [UInt8], uppercase: Bool) {
         withString(uppercase: uppercase) { bytes.append(contentsOf: $0) }
     }
 
     /// Calls `body` with the 36 characters of the 8-4-4-4-12 string form, written on the stack.
-    public func withString<Result>(uppercase: Bool, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+    @inlinable public func withString<Result>(uppercase: Bool, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         // A nibble of 10 or more is a letter: 'a' or 'A' less 10, which is '0' plus this.
         let letterShift: UInt8 = uppercase ? 7 : 39
         var text: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)  // 40 bytes: room for 36

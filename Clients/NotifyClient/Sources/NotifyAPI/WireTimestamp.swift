@@ -7,7 +7,7 @@ public enum WireTimestamp {
     /// Appends the wire timestamp: UTC, ISO 8601 with milliseconds, `2026-01-31T12:00:00.000Z`; the fraction
     /// is truncated to milliseconds, as Foundation's ISO 8601 format style does, after rounding to microseconds:
     /// a parsed `.123` is often stored just below 0.123 s, and must be written as `.123` again, not `.122`.
-    public static func append(_ date: Date, to bytes: inout [UInt8]) {
+    @inlinable public static func append(_ date: Date, to bytes: inout [UInt8]) {
         let timeIntervalSince1970 = date.timeIntervalSince1970
         let seconds = timeIntervalSince1970.rounded(.down)
         let microseconds = Int64(((timeIntervalSince1970 - seconds) * 1_000_000).rounded())
@@ -32,7 +32,7 @@ public enum WireTimestamp {
     }
 
     /// Year, month and day of a day counted from 1970-01-01 (Howard Hinnant's `civil_from_days`).
-    private static func civilDate(daysSince1970 days: Int64) -> (Int64, Int64, Int64) {
+    @inlinable static func civilDate(daysSince1970 days: Int64) -> (Int64, Int64, Int64) {
         let shifted = days + 719_468
         let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
         let dayOfEra = shifted - era * 146_097
@@ -97,7 +97,7 @@ public enum WireTimestamp {
 
 extension Int64 {
     /// Appends the value zero-padded to `width` digits (non-negative values).
-    func appendPadded(width: Int, to bytes: inout [UInt8]) {
+    @inlinable func appendPadded(width: Int, to bytes: inout [UInt8]) {
         var divisor: Int64 = 1
         for _ in 1..<width { divisor *= 10 }
         while divisor > 0 {

@@ -84,7 +84,7 @@ let package = Package(
         .target(
             name: "NotifyAPNsCore",
             dependencies: [
-                "NotifyModels",
+                "NotifyModels", "NotifyJSON",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
@@ -144,7 +144,7 @@ let package = Package(
         .target(
             name: "IngestCore",
             dependencies: [
-                "NotifyJSON", "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
+                "NotifyJSON", "NotifyModels", "NotifyAPNsCore", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -180,7 +180,7 @@ let package = Package(
         .target(
             name: "FanoutCore",
             dependencies: [
-                "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
+                "NotifyAPNsCore", "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -274,7 +274,7 @@ let package = Package(
         // MARK: Tests
         .testTarget(
             name: "NotifyModelsTests",
-            dependencies: ["NotifyModels", "NotifyJSON"],
+            dependencies: ["NotifyModels", "NotifyJSON", "NotifyAPNsCore"],
             path: "Tests/NotifyModelsTests",
             swiftSettings: swiftSettings
         ),
@@ -343,6 +343,7 @@ let package = Package(
             dependencies: [
                 .product(name: "NotifyClient", package: "NotifyClient"),
                 "NotifyModels",
+                "NotifyAPNsCore",
             ],
             path: "Tests/NotifyClientTests",
             swiftSettings: swiftSettings

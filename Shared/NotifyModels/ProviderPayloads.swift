@@ -1,19 +1,31 @@
 import Foundation
 import NotifyJSON
 
+/// What every push tells the device: the notification, the change's sequence and its kind (`notify` in the payload).
+public struct PushMarker: Sendable, Equatable {
+    public var notificationId: UUID
+    public var sequence: Int64
+    public var kind: ChangeKind
+    public init(notificationId: UUID, sequence: Int64, kind: ChangeKind) {
+        self.notificationId = notificationId
+        self.sequence = sequence
+        self.kind = kind
+    }
+}
+
 /// Payloads for the providers other than APNs. Each carries the same `notify` marker
 /// (`id`, `seq`, `kind`) so the client recognises the push and knows what to sync.
 public enum ProviderPayloads {
     /// The app-visible JSON of a push without APNs's `aps` wrapper: the Web Push plaintext, the WNS raw body,
     /// and the FCM `data` values. `{"notify": {...}, "title", "body", "badge", "rawContent", ...app data}`.
-    public static func data(for content: NotificationContent?, marker: APNsPayloadBuilder.Marker, badge: Int?) -> [UInt8] {
+    public static func data(for content: NotificationContent?, marker: PushMarker, badge: Int?) -> [UInt8] {
         var writer = JSONWriter(capacity: 384)
         writer.beginObject()
         writeMarker(&writer, marker)
         if let content, marker.kind.isContentChange {
             if let title = content.payload.visualContent?.title { writer.key("title"); writer.string(title) }
             if let body = content.payload.visualContent?.body { writer.key("body"); writer.string(body) }
-            APNsPayloadBuilder.writeAppContent(&writer, content)
+            writeAppContent(&writer, content)
         }
         if let badge { writer.key("badge"); writer.integer(Int64(badge)) }
         writer.endObject()
@@ -23,7 +35,7 @@ public enum ProviderPayloads {
     /// An FCM HTTP v1 `message` (without the device token, which dispatch adds): data-only for shoulder taps,
     /// with a `notification` part for alerts. FCM data values must be strings, so the marker fields are strings.
     public static func fcmMessage(
-        for content: NotificationContent?, marker: APNsPayloadBuilder.Marker, badge: Int?, collapseKey: String, highPriority: Bool, ttlSeconds: Int
+        for content: NotificationContent?, marker: PushMarker, badge: Int?, collapseKey: String, highPriority: Bool, ttlSeconds: Int
     ) -> [UInt8] {
         var writer = JSONWriter(capacity: 512)
         writer.beginObject()
@@ -53,7 +65,7 @@ public enum ProviderPayloads {
     }
 
     /// A WNS toast (`X-WNS-Type: wns/toast`) showing the title and body; the marker rides in `launch`.
-    public static func wnsToast(for content: NotificationContent, marker: APNsPayloadBuilder.Marker) -> [UInt8] {
+    public static func wnsToast(for content: NotificationContent, marker: PushMarker) -> [UInt8] {
         let visual = content.payload.visualContent
         let launch = "notifyId=\(marker.notificationId.lowercasedString)&notifySeq=\(marker.sequence)"
         let xml = "<toast launch=\"\(escapeXML(launch))\"><visual><binding template=\"ToastGeneric\">"
@@ -62,8 +74,22 @@ public enum ProviderPayloads {
         return Array(xml.utf8)
     }
 
+    /// Top-level keys app data may not use: they are the payloads' own.
+    public static let reservedKeys: Set<String> = ["aps", "notify", "rawContent", "alert"]
+
+    /// `rawContent` and the app's data keys, in a stable order (every payload that carries the content ends so).
+    public static func writeAppContent(_ writer: inout JSONWriter, _ content: NotificationContent) {
+        if let raw = content.payload.rawContent { writer.key("rawContent"); writer.string(raw) }
+        if let data = content.push?.data {
+            for (name, value) in data.sorted(by: { $0.key < $1.key }) {
+                writer.key(name)
+                writer.value(value)
+            }
+        }
+    }
+
     /// Writes `"notify": {"id", "seq", "kind"}`, the marker every push carries.
-    static func writeMarker(_ writer: inout JSONWriter, _ marker: APNsPayloadBuilder.Marker) {
+    public static func writeMarker(_ writer: inout JSONWriter, _ marker: PushMarker) {
         writer.key("notify")
         writer.beginObject()
         writer.key("id"); writer.uuid(marker.notificationId)

@@ -1,4 +1,5 @@
 import Foundation
+import NotifyAPNsCore
 import NotifyModels
 import Testing
 
@@ -21,7 +22,7 @@ struct VoIPTests {
             displayTimeToLive: nil, platformTypes: [.apnsVoip],
             payload: NotificationPayload(rawContent: "call-42", visualContent: VisualContent(title: "Incoming call", body: "Ada")),
             push: PushOptions(data: ["callId": .string("42")]))
-        let marker = APNsPayloadBuilder.Marker(notificationId: UUID(), sequence: 3, kind: .created)
+        let marker = PushMarker(notificationId: UUID(), sequence: 3, kind: .created)
         let voip = APNsPayloadBuilder.voipPayload(for: content, marker: marker)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(voip)) as? [String: Any])
         #expect((object["aps"] as? [String: Any])?.isEmpty == true)

@@ -1,4 +1,5 @@
 import Foundation
+import NotifyAPNsCore
 import NotifyModels
 import Testing
 

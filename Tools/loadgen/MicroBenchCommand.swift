@@ -181,7 +181,7 @@ extension MicroBenchCommand {
 /// the outcomes of 100 of them (one in ten a 410), 100 change events, a P-256 key and a user token.
 private struct MicroBenchFixture {
     let content: NotificationContent
-    let marker: APNsPayloadBuilder.Marker
+    let marker: PushMarker
     let subscriptionId = UUID()
     let pushJobBatch: PushJobBatch
     let pushOutcomeBatch: PushOutcomeBatch
@@ -197,7 +197,7 @@ private struct MicroBenchFixture {
             payload: NotificationPayload(rawContent: #"{"orderId":42,"state":"shipped"}"#, visualContent: VisualContent(title: "Order shipped", body: "Your order #42 is on its way")),
             push: PushOptions(sound: "default", data: ["orderId": .number(42), "deepLink": .string("app://orders/42")]))
         let notificationId = UUID()
-        marker = APNsPayloadBuilder.Marker(notificationId: notificationId, sequence: 7, kind: .created)
+        marker = PushMarker(notificationId: notificationId, sequence: 7, kind: .created)
         let payload = String(decoding: APNsPayloadBuilder.payload(for: content, marker: marker, badge: 3), as: UTF8.self)
         let expiration = content.expirationDateTime
         pushJobBatch = PushJobBatch(jobs: (0..<500).map { index in
@@ -245,7 +245,7 @@ private struct LoadgenMicroFixture {
             + acceptedAnswer
         var page = Array(#"{"deliveries":["#.utf8)
         for id in 1...recordsPerPage {
-            let marker = APNsPayloadBuilder.Marker(notificationId: UUID(), sequence: 1, kind: .created)
+            let marker = PushMarker(notificationId: UUID(), sequence: 1, kind: .created)
             let content = NotificationContent(
                 appNotificationId: "loadgen-\(id)", groupName: nil, priority: .high, expirationDateTime: Date().addingTimeInterval(86_400),
                 displayTimeToLive: nil, platformTypes: nil,

@@ -1,4 +1,5 @@
 import Foundation
+import NotifyAPNsCore
 import NotifyModels
 
 /// Builds the push jobs of one change event: each provider's payload once, then a job per target device.
@@ -17,7 +18,7 @@ enum PushJobBuilder {
         }
         guard !targets.isEmpty else { return [] }
         let isAlert = event.kind.isContentChange && (event.content?.isVisual ?? false)
-        let marker = APNsPayloadBuilder.Marker(notificationId: event.notificationId, sequence: event.sequence, kind: event.kind)
+        let marker = PushMarker(notificationId: event.notificationId, sequence: event.sequence, kind: event.kind)
         let priority: NotificationPriority = isAlert ? (event.content?.priority ?? .high) : .low
         let expiration = event.content?.expirationDateTime ?? event.changedAt.addingTimeInterval(24 * 3600)
         let collapseId = event.notificationId.lowercasedString

@@ -1,4 +1,6 @@
 import Foundation
+import NotifyAPNsCore
+import NotifyModels
 
 /// Checks a `NotificationRequest` and turns it into what storage keeps.
 public struct NotificationValidator: Sendable {
@@ -71,7 +73,7 @@ public struct NotificationValidator: Sendable {
             throw ValidationError(code: "missing_field", message: "visualContent needs a title or a body", field: "payload.visualContent")
         }
         if let data = request.push?.data {
-            for key in data.keys where APNsPayloadBuilder.reservedKeys.contains(key) {
+            for key in data.keys where ProviderPayloads.reservedKeys.contains(key) {
                 throw ValidationError.invalid("push.data.\(key)", "the key \(key) is reserved")
             }
         }

@@ -2,6 +2,8 @@ import Foundation
 import NotifyModels
 import Testing
 
+@testable import IngestCore
+
 @Suite struct NotificationValidatorTests {
     let validator = NotificationValidator()
     let now = Date(timeIntervalSince1970: 1_800_000_000)

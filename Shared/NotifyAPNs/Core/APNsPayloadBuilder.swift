@@ -1,5 +1,7 @@
 import Foundation
 import NotifyJSON
+import NotifyModels
+import NotifyJSON
 
 /// Builds the JSON body of an APNs push for one change.
 ///
@@ -8,23 +10,9 @@ import NotifyJSON
 public enum APNsPayloadBuilder {
     /// APNs rejects larger payloads (VoIP aside) with 413 PayloadTooLarge.
     public static let maximumPayloadBytes = 4096
-    /// Top-level keys app data may not use.
-    public static let reservedKeys: Set<String> = ["aps", "notify", "rawContent", "alert"]
-
-    /// What the push tells the device.
-    public struct Marker: Sendable, Equatable {
-        public var notificationId: UUID
-        public var sequence: Int64
-        public var kind: ChangeKind
-        public init(notificationId: UUID, sequence: Int64, kind: ChangeKind) {
-            self.notificationId = notificationId
-            self.sequence = sequence
-            self.kind = kind
-        }
-    }
 
     /// An alert (visual content) or a background shoulder tap (`content-available: 1`).
-    public static func payload(for content: NotificationContent?, marker: Marker, badge: Int?) -> [UInt8] {
+    public static func payload(for content: NotificationContent?, marker: PushMarker, badge: Int?) -> [UInt8] {
         var writer = JSONWriter(capacity: 384)
         writer.beginObject()
         writer.key("aps")
@@ -45,7 +33,7 @@ public enum APNsPayloadBuilder {
         if let badge { writer.key("badge"); writer.integer(Int64(badge)) }
         writer.endObject()
         ProviderPayloads.writeMarker(&writer, marker)
-        if let content, marker.kind.isContentChange { writeAppContent(&writer, content) }
+        if let content, marker.kind.isContentChange { ProviderPayloads.writeAppContent(&writer, content) }
         writer.endObject()
         return writer.bytes
     }
@@ -54,7 +42,7 @@ public enum APNsPayloadBuilder {
     /// the app reports the call from: `notify`, the visual content under `alert`, `rawContent` and the app's data.
     /// Never larger than the worst-case alert payload of the same content (and APNs allows VoIP 5120 bytes),
     /// so the ingest size check covers it.
-    public static func voipPayload(for content: NotificationContent?, marker: Marker) -> [UInt8] {
+    public static func voipPayload(for content: NotificationContent?, marker: PushMarker) -> [UInt8] {
         var writer = JSONWriter(capacity: 256)
         writer.beginObject()
         writer.key("aps")
@@ -69,27 +57,16 @@ public enum APNsPayloadBuilder {
                 if let body = visual.body { writer.key("body"); writer.string(body) }
                 writer.endObject()
             }
-            writeAppContent(&writer, content)
+            ProviderPayloads.writeAppContent(&writer, content)
         }
         writer.endObject()
         return writer.bytes
     }
 
-    /// `rawContent` and the app's data keys, in a stable order (every payload that carries the content ends so).
-    static func writeAppContent(_ writer: inout JSONWriter, _ content: NotificationContent) {
-        if let raw = content.payload.rawContent { writer.key("rawContent"); writer.string(raw) }
-        if let data = content.push?.data {
-            for (name, value) in data.sorted(by: { $0.key < $1.key }) {
-                writer.key(name)
-                writer.value(value)
-            }
-        }
-    }
-
     /// The size of the largest payload this content can produce (largest badge and sequence).
     public static func worstCaseSize(of content: NotificationContent) -> Int {
         // Any id will do: every id is written with 36 characters.
-        let marker = Marker(notificationId: UUID(uuid: nilUUIDBytes), sequence: Int64.max, kind: .created)
+        let marker = PushMarker(notificationId: UUID(uuid: nilUUIDBytes), sequence: Int64.max, kind: .created)
         return payload(for: content, marker: marker, badge: 99_999).count
     }
 }

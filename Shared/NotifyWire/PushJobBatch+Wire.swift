@@ -38,19 +38,20 @@ extension PushJobBatch: WireMessage {
         var jobs: [PushJob] = []
         jobs.reserveCapacity(batch.groups.reduce(0) { $0 + $1.targets.count })
         for (groupIndex, group) in batch.groups.enumerated() {
-            let field = "PushJobBatch.groups[\(groupIndex)]"
-            let platform = try Platform(wire: group.platform, "\(field).platform")
-            let notificationId = try UUID(wireHigh: group.notificationIDHigh, low: group.notificationIDLow, "\(field).notification_id")
-            let kind = try ChangeKind(wire: group.kind, "\(field).kind")
-            let priority = try NotificationPriority(wire: group.priority, "\(field).priority")
+            // Named only when something is wrong: a String per group would be made for every message read.
+            func field() -> String { "PushJobBatch.groups[\(groupIndex)]" }
+            let platform = try Platform(wire: group.platform, "\(field()).platform")
+            let notificationId = try UUID(wireHigh: group.notificationIDHigh, low: group.notificationIDLow, "\(field()).notification_id")
+            let kind = try ChangeKind(wire: group.kind, "\(field()).kind")
+            let priority = try NotificationPriority(wire: group.priority, "\(field()).priority")
             let expiration = Date(wireMicros: group.expirationMicros)
             for (targetIndex, target) in group.targets.enumerated() {
                 jobs.append(
                     PushJob(
-                        pushId: try UUID(wireHigh: target.pushIDHigh, low: target.pushIDLow, "\(field).targets[\(targetIndex)].push_id"),
+                        pushId: try UUID(wireHigh: target.pushIDHigh, low: target.pushIDLow, "\(field()).targets[\(targetIndex)].push_id"),
                         appId: group.appID,
                         subscriptionId: try UUID(
-                            wireHigh: target.subscriptionIDHigh, low: target.subscriptionIDLow, "\(field).targets[\(targetIndex)].subscription_id"),
+                            wireHigh: target.subscriptionIDHigh, low: target.subscriptionIDLow, "\(field()).targets[\(targetIndex)].subscription_id"),
                         platform: platform, deviceToken: target.deviceToken, notificationId: notificationId, sequence: group.sequence,
                         kind: kind, isAlert: group.isAlert, priority: priority, expiration: expiration, collapseId: group.collapseID,
                         payload: group.payload, attempt: Int(group.attempt), keys: target.hasKeys ? WebPushKeys(wire: target.keys) : nil))

@@ -9,10 +9,8 @@ import SwiftProtobuf
 /// `application/json` / none (the JSON form written before it, schema version 1, still read for one release so a
 /// rolling deploy strands nothing). README.md beside this file holds the rules for changing the schema.
 public enum WireFormat {
-    /// The schema version this build writes and the newest it reads.
+    /// The schema version this build writes and the newest it reads (it also reads version 1, the JSON form).
     public static let schemaVersion: UInt32 = 2
-    /// The oldest schema version this build reads: the JSON form.
-    public static let oldestReadableVersion: UInt32 = 1
     /// The content type of every internal message this build writes.
     public static let contentType = "application/x-protobuf"
     /// The content type of the JSON form (schema version 1).
@@ -96,6 +94,11 @@ enum WireContentType: Equatable {
     case protobuf, legacyJSON, other(String)
 
     init(_ value: String) {
+        // What every message of this build says, recognised without splitting and lowercasing it.
+        if value == WireFormat.contentType {
+            self = .protobuf
+            return
+        }
         let type = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         switch type {
         case WireFormat.contentType, "application/protobuf": self = .protobuf

@@ -19,6 +19,10 @@ extension EndToEndTests {
             _ = try await user.waitForChanges(after: nil) { !$0.isEmpty }
             let history = try await user.history()
             #expect(history.notifications.map(\.id.lowercasedString) == [id])
+            // As written on the wire, not only as a UUID reads it back.
+            let page = try await user.changesAnswer()
+            #expect(page.text.contains("\"id\":\"\(id)\""), "the changes page's ids: \(page.text)")
+            #expect(!page.text.contains(id.uppercased()), "an id in uppercase: \(page.text)")
             let raw = try await user.notification(id.uppercased())
             #expect(raw.status == 200, "GET with the id in uppercase answered \(raw.status)")
             #expect(raw.text.contains("\"id\":\"\(id)\""), "the notification's id as written: \(raw.text)")

@@ -17,7 +17,8 @@ final class HTTPPublishSender: PublishSender {
 
     func send(_ publish: PublishRequest, completion: @escaping (PublishResult) -> Void) {
         let connection = idle.removeLast()
-        connection.send(request.bytes(body: publish.body, allocator: Self.allocator)) { [batched] result in
+        let body = Self.allocator.buffer(bytes: publish.body)
+        connection.send(head: request.head(bodyLength: body.readableBytes), body: body) { [batched] result in
             self.idle.append(connection)
             switch result {
             case .success(let answer):

@@ -1,10 +1,12 @@
 import Foundation
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 
 /// One keep-alive HTTP/1.1 connection over plain TCP carrying one request at a time: it connects when first used and
-/// again after the server closed it, and reads each answer with `HTTPAnswerParser`. It belongs to one event loop:
-/// every method must be called there, and completions run there.
+/// again after the server closed it. NIOHTTP1's encoder writes each request and its decoder frames each answer (RFC
+/// 9112: interim answers skipped, chunked, Content-Length or read to the end of the connection). It belongs to one
+/// event loop: every method must be called there, and completions run there.
 final class KeepAliveConnection {
     /// The answer to one request.
     struct Answer {
@@ -20,6 +22,8 @@ final class KeepAliveConnection {
 
     static let connectTimeout = TimeAmount.seconds(5)
     static let answerTimeout = TimeAmount.seconds(60)
+    /// A longer answer body fails the request: ingest's answers are a few kilobytes.
+    static let maximumBody = 64 << 20
 
     /// The request waiting for its answer; `number` tells its late events (a failed write) from the next request's.
     private struct Exchange {
@@ -32,7 +36,9 @@ final class KeepAliveConnection {
     private let endpoint: PlainHTTPEndpoint
     /// The open connection; nil before the first request and once it closed or was given up.
     private var channel: (any Channel)?
-    private var received = ByteBuffer()
+    /// The waiting request's answer so far: its head once read, and its body's bytes.
+    private var answerHead: HTTPResponseHead?
+    private var answerBody = ByteBuffer()
     private var exchange: Exchange?
     private var exchangesStarted = 0
     /// Fires at the waiting request's answer deadline (re-armed for a later request rather than per request).
@@ -43,9 +49,10 @@ final class KeepAliveConnection {
         self.endpoint = endpoint
     }
 
-    /// Sends `request`, a whole HTTP/1.1 request, and calls `completion` with its answer or with what failed
-    /// (connecting, writing, a malformed answer, the connection closing first, or no answer within a minute).
-    func send(_ request: ByteBuffer, completion: @escaping Completion) {
+    /// Sends a request of `head` and `body`, and calls `completion` with its answer or with what failed (connecting,
+    /// writing, a malformed answer, the connection closing first, or no answer within a minute).
+    func send(head: HTTPRequestHead, body: ByteBuffer, completion: @escaping Completion) {
+        let request = Request(head: head, body: body)
         precondition(exchange == nil, "one request at a time")
         exchangesStarted += 1
         let number = exchangesStarted
@@ -85,14 +92,24 @@ final class KeepAliveConnection {
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers(leftOverBytesStrategy: .fireError)
                     try channel.pipeline.syncOperations.addHandler(ChannelEvents(connection: connection.value))
                 }
             }
             .connect(host: endpoint.host, port: endpoint.port)
     }
 
-    private func write(_ request: ByteBuffer, on channel: any Channel, exchange number: Int) {
-        channel.writeAndFlush(request).assumeIsolated().whenFailure { error in
+    private struct Request {
+        let head: HTTPRequestHead
+        let body: ByteBuffer
+    }
+
+    private func write(_ request: Request, on channel: any Channel, exchange number: Int) {
+        answerHead = nil
+        answerBody.clear()
+        channel.write(HTTPClientRequestPart.head(request.head), promise: nil)
+        channel.write(HTTPClientRequestPart.body(.byteBuffer(request.body)), promise: nil)
+        channel.writeAndFlush(HTTPClientRequestPart.end(nil)).assumeIsolated().whenFailure { error in
             self.giveUp(channel)
             self.finish(number, .failure(error))
         }
@@ -100,10 +117,7 @@ final class KeepAliveConnection {
 
     /// Forgets `channel` (a later request connects anew) and closes it.
     private func giveUp(_ channel: any Channel) {
-        if channel === self.channel {
-            self.channel = nil
-            received.clear()
-        }
+        if channel === self.channel { self.channel = nil }
         channel.close(promise: nil)
     }
 
@@ -115,59 +129,39 @@ final class KeepAliveConnection {
 
     // MARK: Channel events
 
-    fileprivate func read(_ bytes: ByteBuffer, from source: any Channel) {
-        guard source === channel else { return }
-        guard let exchange else {
-            // Bytes nobody asked for: the connection's framing can no longer be trusted.
-            giveUp(source)
-            return
-        }
-        var bytes = bytes
-        received.writeBuffer(&bytes)
-        switch received.withUnsafeReadableBytes({ HTTPAnswerParser.parse($0) }) {
-        case .incomplete:
-            return
-        case .malformed(let reason):
-            giveUp(source)
-            finish(exchange.number, .failure(LoadGenError("malformed answer: \(reason)")))
-        case .answer(let answer):
-            received.moveReaderIndex(forwardBy: answer.length)
-            if answer.closesConnection || received.readableBytes > 0 {
+    fileprivate func read(_ part: HTTPClientResponsePart, from source: any Channel) {
+        guard source === channel, let exchange else { return }
+        switch part {
+        case .head(let head):
+            answerHead = head
+        case .body(var bytes):
+            guard answerBody.readableBytes + bytes.readableBytes <= Self.maximumBody else {
                 giveUp(source)
-            } else {
-                received.clear()
+                finish(exchange.number, .failure(LoadGenError("answer body larger than \(Self.maximumBody) bytes")))
+                return
             }
-            answered(exchange, answer)
+            answerBody.writeBuffer(&bytes)
+        case .end:
+            guard let head = answerHead else { return }
+            if !head.isKeepAlive { giveUp(source) }
+            let answeredAt = Date()
+            let elapsed = Duration.nanoseconds((NIODeadline.now() - exchange.sentAt).nanoseconds)
+            let body = answerBody.readBytes(length: answerBody.readableBytes) ?? []
+            finish(exchange.number, .success(Answer(status: Int(head.status.code), body: body, answeredAt: answeredAt, elapsed: elapsed)))
         }
     }
 
+    /// The decoder has already handed over an answer whose body ran to the end of the connection.
     fileprivate func closed(_ source: any Channel) {
         guard source === channel else { return }
         channel = nil
-        guard let exchange else {
-            received.clear()
-            return
-        }
-        // An answer whose body runs to the end of the connection is complete now.
-        let reading = received.withUnsafeReadableBytes { HTTPAnswerParser.parse($0, atEnd: true) }
-        received.clear()
-        if case .answer(let answer) = reading {
-            answered(exchange, answer)
-        } else {
-            finish(exchange.number, .failure(LoadGenError("the connection closed before the answer was complete")))
-        }
+        if let exchange { finish(exchange.number, .failure(LoadGenError("the connection closed before the answer was complete"))) }
     }
 
     fileprivate func failed(_ error: any Error, on source: any Channel) {
         guard source === channel else { return }
         giveUp(source)
-        if let exchange { finish(exchange.number, .failure(error)) }
-    }
-
-    private func answered(_ exchange: Exchange, _ answer: HTTPAnswerParser.Answer) {
-        let answeredAt = Date()
-        let elapsed = Duration.nanoseconds((NIODeadline.now() - exchange.sentAt).nanoseconds)
-        finish(exchange.number, .success(Answer(status: answer.status, body: answer.body, answeredAt: answeredAt, elapsed: elapsed)))
+        if let exchange { finish(exchange.number, .failure(LoadGenError("malformed answer or failed connection: \(error)"))) }
     }
 
     // MARK: Answer timeout
@@ -194,7 +188,7 @@ final class KeepAliveConnection {
 
 /// Hands a connection's channel events to its `KeepAliveConnection`.
 private final class ChannelEvents: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
+    typealias InboundIn = HTTPClientResponsePart
 
     private let connection: KeepAliveConnection
 

@@ -140,11 +140,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .target(
+            name: "NotifyBrokerAdmin",
+            dependencies: [.product(name: "AsyncHTTPClient", package: "async-http-client")],
+            path: "Shared/NotifyBrokerAdmin",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Services
         .target(
             name: "IngestCore",
             dependencies: [
-                "NotifyJSON", "NotifyModels", "NotifyAPNsCore", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
+                "NotifyJSON", "NotifyModels", "NotifyAPNsCore", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase", "NotifyBrokerAdmin",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -362,6 +369,8 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/EndToEndTests",
+            // Scripts a test runs with another language's AMQP client.
+            exclude: ["Python"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -63,6 +63,9 @@ public final class AMQPConsumer: Service, Sendable {
     private let shared = Mutex<SharedState>(SharedState())
     /// `notify_amqp_messages_total{queue,disposition}`: what became of each message handed to the handler.
     private let settled: (acked: Counter, requeued: Counter, deadLettered: Counter)
+    /// Dead-letter copies the broker did not take (a bounded dead-letter queue that is full refuses them): the message
+    /// is then rejected, and RabbitMQ drops it when its own dead-lettering meets the same full queue.
+    private let deadLettersDropped: Counter
 
     /// - Parameter deadLetterPublisher: republishes dead-lettered messages with an `x-notify-reason` header;
     ///   without one (or if that fails) the message is rejected into the queue's dead-letter exchange.
@@ -111,6 +114,7 @@ public final class AMQPConsumer: Service, Sendable {
             Counter(label: "notify_amqp_messages_total", dimensions: [("queue", queue), ("disposition", disposition)])
         }
         settled = (counter("ack"), counter("requeue"), counter("deadLetter"))
+        deadLettersDropped = Counter(label: "notify_dead_letters_dropped_total", dimensions: [("queue", queue)])
     }
 
     /// Whether the connection is up (for health checks).
@@ -219,16 +223,19 @@ public final class AMQPConsumer: Service, Sendable {
         logger.error("dead-lettering a message", metadata: ["queue": "\(queue)", "reason": "\(reason)", "messageId": "\(delivery.properties.messageId ?? "-")"])
         guard let deadLetterPublisher else { return false }
         var properties = delivery.properties
-        properties.headers["x-notify-reason"] = reason
-        properties.headers["x-notify-queue"] = queue
-        properties.headers["x-notify-routing-key"] = delivery.routingKey
+        properties.headers["x-notify-reason"] = .string(reason)
+        properties.headers["x-notify-queue"] = .string(queue)
+        properties.headers["x-notify-routing-key"] = .string(delivery.routingKey)
+        // The broker would refuse our copy with another user's user_id: the sender is kept in a header instead.
+        if let sender = properties.userId { properties.headers["x-notify-user-id"] = .string(sender) }
         properties.userId = nil
         do {
             try await deadLetterPublisher.publish(AMQPOutboundMessage(
                 exchange: AMQPTopology.deadLetterExchange, routingKey: "\(queue).dead", body: delivery.body, properties: properties))
             return true
         } catch {
-            logger.warning("could not republish to the dead-letter queue; rejecting instead", metadata: ["error": "\(error)"])
+            logger.warning("could not republish to the dead-letter queue (full, or the broker refused it); rejecting instead", metadata: ["error": "\(error)"])
+            deadLettersDropped.increment()
             return false
         }
     }

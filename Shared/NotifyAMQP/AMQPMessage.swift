@@ -8,8 +8,8 @@ public struct AMQPProperties: Sendable, Equatable {
     public var replyTo: String?
     /// The publishing user; RabbitMQ rejects a message whose user_id is not the connection's user.
     public var userId: String?
-    /// String-valued headers.
-    public var headers: [String: String]
+    /// Application headers (strings and integers; other kinds a message arrives with are left out).
+    public var headers: [String: AMQPHeaderValue]
     /// Persistent (delivery mode 2) unless told otherwise.
     public var persistent: Bool
     /// Per-message TTL (in a delay queue: how long this message waits, at most the queue's delay).
@@ -17,7 +17,7 @@ public struct AMQPProperties: Sendable, Equatable {
 
     public init(
         contentType: String? = "application/json", messageId: String? = nil, correlationId: String? = nil,
-        replyTo: String? = nil, userId: String? = nil, headers: [String: String] = [:], persistent: Bool = true,
+        replyTo: String? = nil, userId: String? = nil, headers: [String: AMQPHeaderValue] = [:], persistent: Bool = true,
         expirationMilliseconds: Int? = nil
     ) {
         self.contentType = contentType
@@ -28,6 +28,34 @@ public struct AMQPProperties: Sendable, Equatable {
         self.headers = headers
         self.persistent = persistent
         self.expirationMilliseconds = expirationMilliseconds
+    }
+}
+
+/// The value of an application header: text (AMQP long string) or a signed 64-bit integer.
+public enum AMQPHeaderValue: Sendable, Equatable, Hashable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
+    CustomStringConvertible
+{
+    case string(String)
+    case integer(Int64)
+
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+
+    /// The text, or nil for an integer.
+    public var stringValue: String? {
+        if case .string(let text) = self { text } else { nil }
+    }
+
+    /// The integer, or nil for text.
+    public var integerValue: Int64? {
+        if case .integer(let number) = self { number } else { nil }
+    }
+
+    public var description: String {
+        switch self {
+        case .string(let text): text
+        case .integer(let number): String(number)
+        }
     }
 }
 

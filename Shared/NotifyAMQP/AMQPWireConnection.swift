@@ -86,7 +86,7 @@ final class AMQPWireConnection {
             try check(amqp_get_rpc_reply(state), doing: "declare exchange '\(exchange.name)'")
         }
         for queue in topology.queues {
-            var arguments: [(String, AMQPTableValue)] = queue.durable ? [("x-queue-type", .string("quorum"))] : []
+            var arguments: [(String, AMQPHeaderValue)] = queue.durable ? [("x-queue-type", .string("quorum"))] : []
             if let deadLetter = queue.deadLetterQueue {
                 arguments.append(("x-dead-letter-exchange", .string(AMQPTopology.deadLetterExchange)))
                 arguments.append(("x-dead-letter-routing-key", .string(deadLetter)))
@@ -166,30 +166,17 @@ final class AMQPWireConnection {
             flags |= notify_flag_expiration
             properties.expiration = strings.bytes(String(value))
         }
-        let headerEntries: UnsafeMutablePointer<amqp_table_entry_t>?
-        if message.properties.headers.isEmpty {
-            headerEntries = nil
-        } else {
-            flags |= notify_flag_headers
-            let entries = UnsafeMutablePointer<amqp_table_entry_t>.allocate(capacity: message.properties.headers.count)
-            for (index, (key, value)) in message.properties.headers.enumerated() {
-                var entry = amqp_table_entry_t()
-                entry.key = strings.bytes(key)
-                entry.value.kind = UInt8(AMQP_FIELD_KIND_UTF8.rawValue)
-                entry.value.value.bytes = strings.bytes(value)
-                (entries + index).initialize(to: entry)
-            }
-            properties.headers = amqp_table_t(num_entries: Int32(message.properties.headers.count), entries: entries)
-            headerEntries = entries
-        }
-        defer { headerEntries?.deallocate() }
+        if !message.properties.headers.isEmpty { flags |= notify_flag_headers }
         properties._flags = flags
         let exchange = strings.bytes(message.exchange)
         let routingKey = strings.bytes(message.routingKey)
-        let status = message.body.withUnsafeBytes { body in
-            amqp_basic_publish(
-                state, Self.channel, exchange, routingKey, message.mandatory ? 1 : 0, 0, &properties,
-                amqp_bytes_t(len: body.count, bytes: UnsafeMutableRawPointer(mutating: body.baseAddress)))
+        let status = withAMQPTable(message.properties.headers.map { ($0.key, $0.value) }) { headers in
+            properties.headers = headers
+            return message.body.withUnsafeBytes { body in
+                amqp_basic_publish(
+                    state, Self.channel, exchange, routingKey, message.mandatory ? 1 : 0, 0, &properties,
+                    amqp_bytes_t(len: body.count, bytes: UnsafeMutableRawPointer(mutating: body.baseAddress)))
+            }
         }
         if status != 0 {
             throw AMQPError(code: .connectionLost, message: "publish failed: \(String(cString: amqp_error_string2(status)))")

@@ -2,12 +2,6 @@ import CAMQPShim
 import CRabbitMQ
 import Foundation
 
-/// A value in an AMQP argument table.
-enum AMQPTableValue {
-    case string(String)
-    case integer(Int64)
-}
-
 /// Keeps C copies of strings alive until it is dropped; librabbitmq keeps the pointers it is given.
 struct CStringArena: ~Copyable {
     private var pointers: [UnsafeMutablePointer<CChar>] = []
@@ -23,8 +17,8 @@ struct CStringArena: ~Copyable {
     }
 }
 
-/// Runs `body` with an argument table built from `entries`.
-func withAMQPTable<Result>(_ entries: [(String, AMQPTableValue)], _ body: (amqp_table_t) -> Result) -> Result {
+/// Runs `body` with an AMQP field table (queue arguments, message headers) built from `entries`.
+func withAMQPTable<Result>(_ entries: [(String, AMQPHeaderValue)], _ body: (amqp_table_t) -> Result) -> Result {
     var strings = CStringArena()
     let table = UnsafeMutablePointer<amqp_table_entry_t>.allocate(capacity: max(entries.count, 1))
     defer { table.deallocate() }
@@ -62,19 +56,27 @@ extension amqp_bytes_t {
 }
 
 extension AMQPProperties {
-    /// Reads the properties librabbitmq decoded (string headers only).
+    /// Reads the properties librabbitmq decoded (string and integer headers; other kinds are left out).
     init(_ properties: amqp_basic_properties_t) {
         let flags = properties._flags
         func field(_ flag: amqp_flags_t, _ value: amqp_bytes_t) -> String? {
             flags & flag != 0 ? value.string : nil
         }
-        var headers: [String: String] = [:]
+        var headers: [String: AMQPHeaderValue] = [:]
         if flags & notify_flag_headers != 0, let entries = properties.headers.entries {
             for index in 0..<Int(properties.headers.num_entries) {
                 let entry = entries[index]
-                let kind = entry.value.kind
-                if kind == UInt8(AMQP_FIELD_KIND_UTF8.rawValue) || kind == UInt8(AMQP_FIELD_KIND_BYTES.rawValue) {
-                    headers[entry.key.string] = entry.value.value.bytes.string
+                let value = entry.value.value
+                switch Int(entry.value.kind) {
+                case Int(AMQP_FIELD_KIND_UTF8.rawValue), Int(AMQP_FIELD_KIND_BYTES.rawValue): headers[entry.key.string] = .string(value.bytes.string)
+                case Int(AMQP_FIELD_KIND_I8.rawValue): headers[entry.key.string] = .integer(Int64(value.i8))
+                case Int(AMQP_FIELD_KIND_U8.rawValue): headers[entry.key.string] = .integer(Int64(value.u8))
+                case Int(AMQP_FIELD_KIND_I16.rawValue): headers[entry.key.string] = .integer(Int64(value.i16))
+                case Int(AMQP_FIELD_KIND_U16.rawValue): headers[entry.key.string] = .integer(Int64(value.u16))
+                case Int(AMQP_FIELD_KIND_I32.rawValue): headers[entry.key.string] = .integer(Int64(value.i32))
+                case Int(AMQP_FIELD_KIND_U32.rawValue): headers[entry.key.string] = .integer(Int64(value.u32))
+                case Int(AMQP_FIELD_KIND_I64.rawValue): headers[entry.key.string] = .integer(value.i64)
+                default: break
                 }
             }
         }

@@ -114,10 +114,13 @@ public struct JSONReader {
     }
 
     /// A string that must be one of `Value`'s raw values.
-    public mutating func readEnum<Value: RawRepresentable>(_ type: Value.Type) throws -> Value where Value.RawValue == String {
+    /// One of the enumeration's values; an error lists the values accepted, in the API's words.
+    public mutating func readEnum<Value: RawRepresentable & CaseIterable>(_ type: Value.Type) throws -> Value where Value.RawValue == String {
         let start = offset
         let text = try readString()
-        guard let value = Value(rawValue: text) else { throw JSONReadError("\"\(text)\" is not a valid \(Value.self)", offset: start) }
+        guard let value = Value(rawValue: text) else {
+            throw JSONReadError("\"\(text)\" is not one of \(Value.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))", offset: start)
+        }
         return value
     }
 

@@ -8,7 +8,7 @@ public struct AppRecord: Codable, Sendable, Equatable {
     public var apiKeyHash: String
     /// HMAC-SHA256 secret (base64url) that signs the app's user tokens (HS256 JWTs).
     public var clientSigningKey: String
-    /// The RabbitMQ user this app publishes to `notify.ingest` as (checked against `user_id`).
+    /// The app's first RabbitMQ user (ingest created it with the app), which it publishes to `notify.ingest` as.
     public var brokerUser: String?
     public var createdAt: Date
 
@@ -19,6 +19,23 @@ public struct AppRecord: Codable, Sendable, Equatable {
         self.clientSigningKey = clientSigningKey
         self.brokerUser = brokerUser
         self.createdAt = createdAt
+    }
+}
+
+/// A RabbitMQ user an app server publishes to `notify.ingest` as (RabbitMQ checks the message's `user_id` is the
+/// connection's user; ingest checks that user is one of the app's).
+public struct BrokerUserRecord: Codable, Sendable, Equatable {
+    public var appId: String
+    public var user: String
+    public var createdAt: Date
+    /// nil: the app's current user. Set: a rotation replaced it; accepted until then, then deleted.
+    public var retiresAt: Date?
+
+    public init(appId: String, user: String, createdAt: Date, retiresAt: Date?) {
+        self.appId = appId
+        self.user = user
+        self.createdAt = createdAt
+        self.retiresAt = retiresAt
     }
 }
 

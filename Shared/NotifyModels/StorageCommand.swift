@@ -26,6 +26,12 @@ public struct StorageCommand: Codable, Sendable, Equatable {
         case expireDueNotifications(dueBy: Date)
         /// Forgets tombstones and changes older than `olderThan` (sent by storage's sweeper).
         case purgeTombstones(olderThan: Date)
+        /// Records one of an app's broker users, new or now retiring; ingest created it in RabbitMQ first.
+        case putBrokerUser(BrokerUserRecord)
+        /// Forgets a broker user that ingest deleted from RabbitMQ.
+        case deleteBrokerUser(appId: String, user: String)
+        /// Deletes an app and everything stored for it.
+        case deleteApp(appId: String)
     }
 
     /// The PostgreSQL channel on which storage announces, at commit, the ids of applied commands whose
@@ -36,8 +42,8 @@ public struct StorageCommand: Codable, Sendable, Equatable {
     /// HTTP answer shows the stored result. Publishes, broadcasts and the sweeper's commands are not waited for.
     public var isAnnouncedWhenApplied: Bool {
         switch action {
-        case .createApp, .setProviderCredentials, .registerSubscription, .changeNotificationState: true
-        case .unregisterSubscription, .publishNotification, .publishBroadcast, .expireDueNotifications, .purgeTombstones: false
+        case .createApp, .setProviderCredentials, .registerSubscription, .changeNotificationState, .putBrokerUser, .deleteApp: true
+        case .unregisterSubscription, .publishNotification, .publishBroadcast, .expireDueNotifications, .purgeTombstones, .deleteBrokerUser: false
         }
     }
 }
@@ -88,12 +94,13 @@ public struct PublishedNotification: Codable, Sendable, Equatable {
 
 extension StorageCommand.Action: Codable {
     private enum CodingKeys: String, CodingKey {
-        case type, app, appId, userId, credentials, subscription, subscriptionId, notification, broadcast, change, date
+        case type, app, appId, userId, credentials, subscription, subscriptionId, notification, broadcast, change, date, brokerUser, user
     }
 
     private enum Kind: String, Codable {
         case createApp, setProviderCredentials, registerSubscription, unregisterSubscription, publishNotification
         case changeNotificationState, expireDueNotifications, purgeTombstones, publishBroadcast
+        case putBrokerUser, deleteBrokerUser, deleteApp
     }
 
     public init(from decoder: any Decoder) throws {
@@ -122,6 +129,12 @@ extension StorageCommand.Action: Codable {
             self = .expireDueNotifications(dueBy: try container.decode(Date.self, forKey: .date))
         case .purgeTombstones:
             self = .purgeTombstones(olderThan: try container.decode(Date.self, forKey: .date))
+        case .putBrokerUser:
+            self = .putBrokerUser(try container.decode(BrokerUserRecord.self, forKey: .brokerUser))
+        case .deleteBrokerUser:
+            self = .deleteBrokerUser(appId: try container.decode(String.self, forKey: .appId), user: try container.decode(String.self, forKey: .user))
+        case .deleteApp:
+            self = .deleteApp(appId: try container.decode(String.self, forKey: .appId))
         }
     }
 
@@ -158,6 +171,16 @@ extension StorageCommand.Action: Codable {
         case .purgeTombstones(let olderThan):
             try container.encode(Kind.purgeTombstones, forKey: .type)
             try container.encode(olderThan, forKey: .date)
+        case .putBrokerUser(let record):
+            try container.encode(Kind.putBrokerUser, forKey: .type)
+            try container.encode(record, forKey: .brokerUser)
+        case .deleteBrokerUser(let appId, let user):
+            try container.encode(Kind.deleteBrokerUser, forKey: .type)
+            try container.encode(appId, forKey: .appId)
+            try container.encode(user, forKey: .user)
+        case .deleteApp(let appId):
+            try container.encode(Kind.deleteApp, forKey: .type)
+            try container.encode(appId, forKey: .appId)
         }
     }
 }

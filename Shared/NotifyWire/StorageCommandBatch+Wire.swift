@@ -67,6 +67,16 @@ extension StorageCommand {
             command.expireDueNotificationsMicros = dueBy.wireMicros
         case .purgeTombstones(let olderThan):
             command.purgeTombstonesMicros = olderThan.wireMicros
+        case .putBrokerUser(let record):
+            command.putBrokerUser.appID = record.appId
+            command.putBrokerUser.user = record.user
+            command.putBrokerUser.createdAtMicros = record.createdAt.wireMicros
+            if let retiresAt = record.retiresAt { command.putBrokerUser.retiresAtMicros = retiresAt.wireMicros }
+        case .deleteBrokerUser(let appId, let user):
+            command.deleteBrokerUser.appID = appId
+            command.deleteBrokerUser.user = user
+        case .deleteApp(let appId):
+            command.deleteApp = appId
         }
         return command
     }
@@ -110,6 +120,14 @@ extension StorageCommand {
             action = .expireDueNotifications(dueBy: Date(wireMicros: micros))
         case .purgeTombstonesMicros(let micros):
             action = .purgeTombstones(olderThan: Date(wireMicros: micros))
+        case .putBrokerUser(let record):
+            action = .putBrokerUser(BrokerUserRecord(
+                appId: record.appID, user: record.user, createdAt: Date(wireMicros: record.createdAtMicros),
+                retiresAt: record.hasRetiresAtMicros ? Date(wireMicros: record.retiresAtMicros) : nil))
+        case .deleteBrokerUser(let delete):
+            action = .deleteBrokerUser(appId: delete.appID, user: delete.user)
+        case .deleteApp(let appId):
+            action = .deleteApp(appId: appId)
         case nil:
             throw WireDecodingError(.malformed, "\(field()) has no action this build knows")
         }

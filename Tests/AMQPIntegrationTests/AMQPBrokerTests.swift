@@ -351,13 +351,13 @@ extension AMQPBrokerTests {
                 #expect(entry.properties.persistent)
                 if useDeadLetterPublisher {
                     #expect(entry.properties.headers["x-notify-reason"] == "bad json")
-                    #expect(entry.properties.headers["x-notify-queue"] == queue)
-                    #expect(entry.properties.headers["x-notify-routing-key"] == queue)
+                    #expect(entry.properties.headers["x-notify-queue"] == .string(queue))
+                    #expect(entry.properties.headers["x-notify-routing-key"] == .string(queue))
                 } else {
                     // The broker's own dead-lettering (x-dead-letter-exchange) routed it.
                     #expect(entry.properties.headers["x-notify-reason"] == nil)
                     #expect(entry.properties.headers["x-first-death-reason"] == "rejected")
-                    #expect(entry.properties.headers["x-first-death-queue"] == queue)
+                    #expect(entry.properties.headers["x-first-death-queue"] == .string(queue))
                 }
             }
             let leftovers = try await drain(queue, topology: topology, for: .seconds(1))

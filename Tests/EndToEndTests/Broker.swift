@@ -20,6 +20,24 @@ enum Broker {
 
     static var virtualHost: String { (try? AMQPConfiguration(url: Stack.amqpURL).virtualHost) ?? "notify" }
 
+    /// The stack's broker URL logged in as `user`, for a client of another language.
+    static func url(user: String, password: String) throws -> String {
+        let configuration = try AMQPConfiguration(url: Stack.amqpURL)
+        var url = URLComponents()
+        (url.scheme, url.user, url.password, url.host, url.port) = ("amqp", user, password, configuration.host, configuration.port)
+        url.percentEncodedPath = "/" + (configuration.virtualHost.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+        return url.string ?? ""
+    }
+
+    /// Whether `user` can open a connection (within 3 s).
+    static func canConnect(user: String, password: String) async throws -> Bool {
+        let publisher = AMQPPublisher(configuration: try configuration(user: user, password: password), topology: AMQPTopology(), logger: testLogger)
+        publisher.startIfNeeded()
+        let connected = await publisher.waitUntilConnected(timeout: .seconds(3))
+        await publisher.shutdown()
+        return connected
+    }
+
     /// `rabbitmqctl.sh ARGS...`; throws with its output if it fails.
     static func ctl(_ arguments: [String]) async throws {
         let result = try await Scripts.run("rabbitmqctl.sh", arguments, timeout: .seconds(60))
@@ -99,7 +117,7 @@ enum Broker {
             let deadline = ContinuousClock.now + timeout
             while true {
                 let found = try inbox.all.flatMap { delivery in
-                    try matching(delivery).map { (item: $0, reason: delivery.properties.headers["x-notify-reason"]) }
+                    try matching(delivery).map { (item: $0, reason: delivery.properties.headers["x-notify-reason"]?.stringValue) }
                 }
                 if !found.isEmpty || ContinuousClock.now >= deadline { return found }
                 try await Task.sleep(for: .milliseconds(100))

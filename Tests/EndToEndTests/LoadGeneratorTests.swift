@@ -12,6 +12,12 @@ extension EndToEndTests {
             var lost: Int
             var duplicated: Int
             var cpu: CPU
+            var amqpReplies: Replies?
+
+            struct Replies: Decodable {
+                var answered: Int
+                var byStatus: [String: Int]
+            }
 
             struct CPU: Decodable {
                 var unit: String
@@ -103,6 +109,26 @@ extension EndToEndTests {
             for process in ["ingest", "storage", "fanout", "push-dispatch", "rabbitmq", "postgres"] {
                 #expect((busy[process] ?? 0) > 0, "the report says how much CPU \(process) used")
             }
+        }
+
+        @Test("over AMQP it publishes as the app's own broker user, one notification per message, and counts every verdict on its reply queue",
+              .timeLimit(.minutes(5)))
+        func amqpRunAsAppUser() async throws {
+            let output = Self.temporaryOutput()
+            defer { try? FileManager.default.removeItem(atPath: output) }
+            let status = try await RunningLoadgen([
+                "http", "--transport", "amqp", "--amqp-url", Stack.amqpURL, "--ingest-url", Stack.ingestURL, "--sandbox-url", Stack.sandboxURL,
+                "--sandbox-apns-url", Stack.sandboxAPNsURL, "--users", "10", "--devices", "2", "--count", "100", "--batch", "1",
+                "--concurrency", "8", "--duration-limit", "120", "--drain-timeout", "120", "--apns-key-file", "", "--output", output,
+            ]).exitStatus()
+
+            #expect(status == 0, "loadgen exits 0 when nothing was lost")
+            let report = try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: "\(output)/report.json")))
+            #expect(report.accepted == 100)
+            #expect(report.deliveredPushes == 200)
+            #expect(report.lost == 0)
+            #expect(report.amqpReplies?.answered == 100)
+            #expect(report.amqpReplies?.byStatus == ["202": 100])
         }
 
         @Test("the fan-out mode preloads change events while the worker is stopped, then counts every job it makes once started",

@@ -84,4 +84,15 @@ extension JSONValue {
         if case .number(let value) = self { return value }
         return nil
     }
+
+    var intValue: Int? { numberValue.map { Int($0) } }
+
+    /// The JSON document in `text` (e.g. what a script printed), ignoring whitespace around it.
+    static func parse(_ text: String) throws -> JSONValue {
+        do {
+            return try JSONDecoder().decode(JSONValue.self, from: Data(text.trimmingCharacters(in: .whitespacesAndNewlines).utf8))
+        } catch {
+            throw TestFailure("not a JSON document: \(text)")
+        }
+    }
 }

@@ -13,6 +13,14 @@ enum Scripts {
     /// `Process` on Linux notices the exit through a socket the child inherits, so a service that
     /// `services.sh start` leaves running would otherwise hold it and `Process` would never report the exit.
     static func run(_ script: String, _ arguments: [String], timeout: Duration = .seconds(180)) async throws -> (status: Int32, output: String) {
+        try await runProgram("\(Stack.scriptsDirectory)/\(script)", arguments, timeout: timeout)
+    }
+
+    /// Runs `program ARGS...` with `environment` added to the test's own, in the same way as `run`.
+    static func runProgram(
+        _ program: String, _ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(180)
+    ) async throws -> (status: Int32, output: String) {
+        let script = URL(fileURLWithPath: program).lastPathComponent
         let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-\(UUID().uuidString).log")
         guard FileManager.default.createFile(atPath: outputURL.path, contents: nil) else {
             throw TestFailure("cannot create \(outputURL.path)")
@@ -26,8 +34,9 @@ enum Scripts {
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = [
             "-c", #"for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done; exec "$0" "$@""#,
-            "\(Stack.scriptsDirectory)/\(script)",
+            program,
         ] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = output
         process.standardError = output

@@ -72,16 +72,19 @@ struct TestApp: Sendable {
     var apiKey: String
     var clientSigningKey: String
     var topic: String
+    /// The app's broker user, when created with broker access.
+    var broker: BrokerCredentials?
 
     private struct CreateApp: Encodable {
         var name: String
-        var brokerUser: String?
+        var brokerAccess: Bool?
     }
 
     private struct CreatedApp: Decodable {
         var appId: String
         var apiKey: String
         var clientSigningKey: String
+        var broker: BrokerCredentials?
     }
 
     private struct Credentials: Encodable {
@@ -93,14 +96,15 @@ struct TestApp: Sendable {
         var endpoint: String
     }
 
-    /// Creates an app (optionally publishing over AMQP as `brokerUser`) and stores a new sandbox key as its APNs credentials.
-    static func create(brokerUser: String? = nil) async throws -> TestApp {
+    /// Creates an app (with a broker user of its own when `brokerAccess`) and stores a new sandbox key as its APNs credentials.
+    static func create(brokerAccess: Bool = false) async throws -> TestApp {
         let created = try await StackClient.send(
             .POST, "\(Stack.ingestURL)/v1/apps", bearer: Stack.adminToken,
-            json: StackClient.encode(CreateApp(name: "e2e \(uniqueSuffix())", brokerUser: brokerUser)))
+            json: StackClient.encode(CreateApp(name: "e2e \(uniqueSuffix())", brokerAccess: brokerAccess ? true : nil)))
         guard created.status == 201 else { throw TestFailure("POST /v1/apps answered \(created.status): \(created.text)") }
         let app = try created.decode(CreatedApp.self)
-        let testApp = TestApp(appId: app.appId, apiKey: app.apiKey, clientSigningKey: app.clientSigningKey, topic: "com.example.notify.e2e")
+        let testApp = TestApp(
+            appId: app.appId, apiKey: app.apiKey, clientSigningKey: app.clientSigningKey, topic: "com.example.notify.e2e", broker: app.broker)
         try await testApp.replaceAPNsKey()
         return testApp
     }

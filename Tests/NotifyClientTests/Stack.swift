@@ -89,9 +89,12 @@ final class TokenCounter: Sendable {
     }
 }
 
-/// A fresh storage directory for one client (several clients may share it to simulate a relaunch).
+/// A fresh storage directory for one client (several clients may share it to simulate a relaunch): under the test
+/// stack's state directory (`client-tests/`, emptied by test.sh before each run), else the temporary directory.
 func temporaryStorage() -> URL {
-    FileManager.default.temporaryDirectory.appending(path: "notify-client-tests-\(UUID().uuidString)")
+    let parent = ProcessInfo.processInfo.environment["NOTIFY_STATE_DIR"].map { URL(fileURLWithPath: $0).appending(path: "client-tests") }
+        ?? FileManager.default.temporaryDirectory.appending(path: "notify-client-tests")
+    return parent.appending(path: UUID().uuidString)
 }
 
 func makeClient(

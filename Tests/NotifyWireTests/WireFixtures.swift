@@ -47,6 +47,10 @@ enum WireFixtures {
             originSubscriptionId: nil, requestedAt: time))),
         StorageCommand(issuedAt: time, action: .expireDueNotifications(dueBy: time)),
         StorageCommand(issuedAt: time, action: .purgeTombstones(olderThan: time)),
+        StorageCommand(issuedAt: time, action: .putBrokerUser(BrokerUserRecord(appId: "app", user: "app-user-2", createdAt: time, retiresAt: nil))),
+        StorageCommand(issuedAt: time, action: .putBrokerUser(BrokerUserRecord(appId: "app", user: "app-user", createdAt: time, retiresAt: time))),
+        StorageCommand(issuedAt: time, action: .deleteBrokerUser(appId: "app", user: "app-user")),
+        StorageCommand(issuedAt: time, action: .deleteApp(appId: "app")),
     ]
 
     static let events: [ChangeEvent] = [

@@ -52,10 +52,11 @@ struct HTTPLoadCommand: AsyncParsableCommand {
     var apnsKeyFile = ".local/loadgen/apns-key.json"
     @Option(help: """
         How notifications reach ingest: http (POST /v1/apps/{appId}/notifications), or amqp (the same JSON on the \
-        notify.ingest exchange, as the app's broker user = the user of --amqp-url; accepted = the broker's confirm).
+        notify.ingest exchange, as the least-privilege broker user the app is created with; accepted = the broker's \
+        confirm; the verdicts come back on a reply queue and are reported as answered/s).
         """)
     var transport = "http"
-    @Option(help: "RabbitMQ URL for --transport amqp. (default: $NOTIFY_AMQP_URL, else the local stack's)")
+    @Option(help: "RabbitMQ URL for --transport amqp: its host, port and vhost (loadgen logs in as the app's user). (default: $NOTIFY_AMQP_URL, else the local stack's)")
     var amqpURL: String?
     @OptionGroup var stack: StackStateOption
 
@@ -107,22 +108,40 @@ struct HTTPLoadCommand: AsyncParsableCommand {
         Self.log("setting up: 1 app, \(users) users × \(devices) devices")
         let setup = StackSetup(client: client, ingestURL: ingest, sandboxURL: sandbox, sandboxAPNsURL: apns, adminToken: admin,
             keyFile: apnsKeyFile.isEmpty ? nil : apnsKeyFile)
-        let amqp: (publisher: AMQPPublisher, user: String)?
+        let fixture = try await setup.run(
+            users: users, devicesPerUser: devices, concurrency: concurrency, runTag: stamp, brokerAccess: transport == "amqp")
+        let amqp: (publisher: AMQPPublisher, replies: AMQPReplyCollector, consumer: Task<Void, any Error>)?
         if transport == "amqp" {
-            let configuration = try AMQPConfiguration(
+            guard let broker = fixture.broker else { throw ValidationError("ingest answered no broker credentials for the app") }
+            var configuration = try AMQPConfiguration(
                 url: amqpURL ?? ProcessInfo.processInfo.environment["NOTIFY_AMQP_URL"] ?? "amqp://notify:notify@127.0.0.1:21672/notify")
+            (configuration.user, configuration.password) = broker
             var logger = Logger(label: "loadgen")
             logger.logLevel = .warning
+            let replies = AMQPReplyCollector(queue: "\(broker.user).reply.loadgen")
+            let consumer = AMQPConsumer(
+                configuration: configuration, queue: replies.queue, topology: replies.topology,
+                options: .init(prefetch: 500, maximumBatch: 500), logger: logger, handler: replies.handle)
+            let consuming = Task { try await consumer.run() }
             let publisher = AMQPPublisher(configuration: configuration, logger: logger)
             publisher.startIfNeeded()
-            guard await publisher.waitUntilConnected(timeout: .seconds(10)) else { throw ValidationError("cannot connect to the broker") }
-            amqp = (publisher, configuration.user)
+            guard await publisher.waitUntilConnected(timeout: .seconds(10)) else {
+                throw ValidationError("cannot connect to the broker as the app's user \(broker.user)")
+            }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !consumer.isConnected, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            amqp = (publisher, replies, consuming)
         } else {
             amqp = nil
         }
-        defer { if let amqp { Task { await amqp.publisher.shutdown() } } }
-        let fixture = try await setup.run(users: users, devicesPerUser: devices, concurrency: concurrency, runTag: stamp, brokerUser: amqp?.user)
-        let transport: Publisher.Transport = try amqp.map { .amqp($0.publisher, user: $0.user) } ?? .http(ingestURL: ingest, fixture: fixture)
+        defer {
+            if let amqp {
+                amqp.consumer.cancel()
+                Task { await amqp.publisher.shutdown() }
+            }
+        }
+        let transport: Publisher.Transport =
+            try amqp.map { .amqp($0.publisher, user: fixture.broker?.user ?? "", replies: $0.replies) } ?? .http(ingestURL: ingest, fixture: fixture)
         let counters = LiveCounters()
         let collector = DeliveryCollector(
             client: client, sandboxURL: sandbox, tokens: Set(fixture.deviceTokens.joined()), counters: counters)
@@ -147,6 +166,7 @@ struct HTTPLoadCommand: AsyncParsableCommand {
 
         let accepted = outcome.ids.lazy.compactMap { $0 }.count
         let expected = accepted * devices
+        await amqp?.replies.waitForAnswers(outcome.requests, timeout: .seconds(drainTimeout))
         Self.log("published: \(accepted) accepted of \(outcome.sent) sent; draining up to \(drainTimeout) s for \(expected) pushes")
         let drainDeadline = ContinuousClock.now + .seconds(drainTimeout)
         var drainTimedOut = false
@@ -187,6 +207,7 @@ struct HTTPLoadCommand: AsyncParsableCommand {
             endToEndLatencyMs: LatencyStats(analysis.endToEnd),
             publishLatencyMs: LatencyStats(analysis.publish),
             peakMemory: ProcessMemory.read(stack),
+            amqpReplies: amqp?.replies.summary,
             cpu: ProcessCPU.usage(from: cpuBefore, to: cpuAfter, units: accepted, unit: "notification"))
         let markdown = report.markdown()
         try ReportWriter.write(report: report, markdown: markdown, analysis: analysis, to: outputDirectory)

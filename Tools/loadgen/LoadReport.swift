@@ -40,6 +40,8 @@ struct LoadReport: Codable, Sendable {
     var endToEndLatencyMs: LatencyStats
     var publishLatencyMs: LatencyStats
     var peakMemory: [ProcessMemory.Peak]
+    /// Over AMQP: the verdicts ingest sent to the reply queue.
+    var amqpReplies: AMQPReplyCollector.Summary?
     /// Where the CPU went from the first publish to the last push.
     var cpu: ProcessCPU.Usage
 
@@ -63,6 +65,13 @@ struct LoadReport: Codable, Sendable {
              "\(ms(publishLatencyMs.p50)) / \(ms(publishLatencyMs.p90)) / \(ms(publishLatencyMs.p99)) / \(ms(publishLatencyMs.p99_9)) / \(ms(publishLatencyMs.max))"),
             ("Errors by status", errorsByStatus.isEmpty ? "none" : errorsByStatus.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")),
         ]
+        if let replies = amqpReplies {
+            rows.append(("AMQP replies (verdicts) / answered/s", "\(replies.answered) / \(number(replies.answeredPerSecond))"))
+            rows.append(("AMQP replies by x-notify-status", replies.byStatus.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")))
+            let latency = replies.latencyMs
+            rows.append(("AMQP publish → reply p50 / p90 / p99 / p99.9 / max (ms)",
+                         "\(ms(latency.p50)) / \(ms(latency.p90)) / \(ms(latency.p99)) / \(ms(latency.p99_9)) / \(ms(latency.max))"))
+        }
         if unexpected + misrouted + unreadable > 0 {
             rows.append(("Unexpected / misrouted / unreadable pushes", "\(unexpected) / \(misrouted) / \(unreadable)"))
         }

@@ -37,8 +37,8 @@ struct Publisher: Sendable {
         /// `request` (a POST to /v1/apps/{appId}/notifications) on keep-alive connections of loadgen's own client.
         case http(PlainHTTPEndpoint, HTTPPostRequest)
         /// Straight onto the `notify.ingest` exchange as `user` (the app's broker user); "accepted" is the broker's
-        /// confirm, and the ids are the ones ingest derives from each appNotificationId.
-        case amqp(AMQPPublisher, user: String)
+        /// confirm, and the ids are the ones ingest derives from each appNotificationId; the verdicts go to `replies`.
+        case amqp(AMQPPublisher, user: String, replies: AMQPReplyCollector)
 
         /// Publishing to the fixture's app at ingest's `ingestURL`, which must be plain `http://`. Throws when the URL
         /// or the API key cannot go into a request.
@@ -63,9 +63,9 @@ struct Publisher: Sendable {
                     HTTPPublishSender(
                         eventLoop: eventLoop, endpoint: endpoint, request: request, batched: bodies.batched, concurrency: settings.concurrency)
                 }
-            case .amqp(let publisher, let user):
+            case .amqp(let publisher, let user, let replies):
                 { [fixture] eventLoop in
-                    AMQPPublishSender(eventLoop: eventLoop, publisher: publisher, user: user, fixture: fixture, bodies: bodies)
+                    AMQPPublishSender(eventLoop: eventLoop, publisher: publisher, user: user, replies: replies, fixture: fixture, bodies: bodies)
                 }
             }
         let eventLoop = MultiThreadedEventLoopGroup.singleton.next()

@@ -5,6 +5,8 @@ import NotifyModels
 struct LoadFixture: Sendable {
     let appId: String
     let apiKey: String
+    /// The app's broker user and its password, when it was created with broker access.
+    let broker: (user: String, password: String)?
     /// `users[u]` is the id of user `u`; `deviceTokens[u]` its APNs tokens.
     let users: [String]
     let deviceTokens: [[String]]
@@ -25,7 +27,10 @@ struct StackSetup: Sendable {
     static let teamId = "LOADGEN001"
     static let topic = "com.example.loadgen"
 
-    private struct CreatedApp: Decodable { let appId: String; let apiKey: String; let clientSigningKey: String }
+    private struct CreatedApp: Decodable {
+        struct Broker: Decodable { let user: String; let password: String }
+        let appId: String; let apiKey: String; let clientSigningKey: String; let broker: Broker?
+    }
     private struct CreatedKey: Codable { let keyId: String; let teamId: String; let privateKey: String }
     private struct Credentials: Encodable {
         let teamId: String, keyId: String, privateKey: String, topic: String, environment: String, endpoint: String
@@ -33,22 +38,26 @@ struct StackSetup: Sendable {
     private struct Subscription: Encodable { let platform: String; let pushToken: String; let displayName: String }
     private struct Ignored: Decodable {}
 
-    /// An app whose APNs credentials point at the sandbox: (appId, apiKey, clientSigningKey).
-    func createApp(runTag: String, brokerUser: String? = nil) async throws -> (appId: String, apiKey: String, clientSigningKey: String) {
-        var body = ["name": "loadgen \(runTag)"]
-        if let brokerUser { body["brokerUser"] = brokerUser }
-        let app = try await client.call(.POST, "\(ingestURL)/v1/apps", bearer: adminToken, json: body, as: CreatedApp.self)
+    private struct CreateApp: Encodable { let name: String; let brokerAccess: Bool }
+
+    /// An app whose APNs credentials point at the sandbox, with a broker user of its own when `brokerAccess`.
+    func createApp(runTag: String, brokerAccess: Bool = false) async throws -> (
+        appId: String, apiKey: String, clientSigningKey: String, broker: (user: String, password: String)?
+    ) {
+        let app = try await client.call(
+            .POST, "\(ingestURL)/v1/apps", bearer: adminToken, json: CreateApp(name: "loadgen \(runTag)", brokerAccess: brokerAccess),
+            as: CreatedApp.self)
         let key = try await apnsKey()
         let credentials = Credentials(
             teamId: key.teamId, keyId: key.keyId, privateKey: key.privateKey, topic: Self.topic,
             environment: "sandbox", endpoint: sandboxAPNsURL)
         _ = try await client.call(
             .PUT, "\(ingestURL)/v1/apps/\(app.appId)/providers/apns", bearer: adminToken, json: credentials, as: Ignored.self)
-        return (app.appId, app.apiKey, app.clientSigningKey)
+        return (app.appId, app.apiKey, app.clientSigningKey, app.broker.map { ($0.user, $0.password) })
     }
 
-    func run(users userCount: Int, devicesPerUser: Int, concurrency: Int, runTag: String, brokerUser: String? = nil) async throws -> LoadFixture {
-        let app = try await createApp(runTag: runTag, brokerUser: brokerUser)
+    func run(users userCount: Int, devicesPerUser: Int, concurrency: Int, runTag: String, brokerAccess: Bool = false) async throws -> LoadFixture {
+        let app = try await createApp(runTag: runTag, brokerAccess: brokerAccess)
 
         let users = (0..<userCount).map { "loadgen-user-\($0)" }
         let tokens = users.map { _ in (0..<devicesPerUser).map { _ in Self.randomDeviceToken() } }
@@ -77,7 +86,7 @@ struct StackSetup: Sendable {
             }
         }
         return LoadFixture(
-            appId: app.appId, apiKey: app.apiKey, users: users, deviceTokens: tokens, registrationsNotYetVisible: notYetVisible)
+            appId: app.appId, apiKey: app.apiKey, broker: app.broker, users: users, deviceTokens: tokens, registrationsNotYetVisible: notYetVisible)
     }
 
     private struct KeyBody: Encodable { let teamId: String; let topics: [String] }

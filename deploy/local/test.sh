@@ -30,9 +30,14 @@ export NOTIFY_TEST_STACK=1
 # push-dispatch gathers push outcomes this long before one feedback message (default 200 ms): long enough that
 # the grouping test's pushes, made one after another, share messages however slow the machine.
 export NOTIFY_FEEDBACK_INTERVAL_MS=1000
+# Retired broker users are deleted within a second of their overlap ending (default 30 s), so rotation is tested quickly.
+export NOTIFY_BROKER_MAINTENANCE_SECONDS=1
+# The AMQP client app teams use from Python, which the AMQP ingest tests run the README's example with.
+export NOTIFY_TEST_PYTHON="$NOTIFY_STATE_DIR/venv/bin/python"
 
 started=$(date +%s)
 "$here/install-deps.sh"
+notify_pip_install pika==1.3.2
 cd "$NOTIFY_ROOT"
 echo "== building (debug, with tests)"
 # Only errors, warnings and the result are shown; a failed build stops here (binaries an earlier
@@ -60,6 +65,9 @@ echo "== starting RabbitMQ, PostgreSQL and the stack ($NOTIFY_STATE_DIR)"
 
 echo "== validating docker-compose.yml"
 "$here/check-compose.sh"
+
+# The client tests keep their clients' storage here; it holds nothing a later run needs.
+rm -rf -- "$NOTIFY_STATE_DIR/client-tests"
 
 # One target at a time, one test at a time: the AMQP tests restart the broker and the end-to-end tests
 # kill services, which must not happen under another test's feet.

@@ -3,24 +3,30 @@ import Logging
 import NotifyAMQP
 import NotifyModels
 
-/// Consumes `notify.ingest`: the same JSON, validation and results as the HTTP publish endpoint.
+/// Consumes `notify.ingest`: the same contract as the HTTP publish endpoint (`PublishContract`), with `message_id`
+/// as the idempotency key.
 ///
-/// The routing key names the app; RabbitMQ has already verified that the `user_id` property is the
-/// connection's user, and this checks that user is the app's broker user. With `reply_to` set, the answer
-/// (the HTTP body, with the HTTP status in the `x-notify-status` header) goes back with the `correlation_id`.
-/// A message nothing of which can be accepted is dead-lettered with the reason.
+/// The routing key names the app; RabbitMQ has already verified that the `user_id` property is the connection's
+/// user, and this checks that user is one of the app's broker users. With `reply_to` set, the answer (the HTTP body,
+/// with the HTTP status as the integer header `x-notify-status`) goes back with the `correlation_id`. A message
+/// nothing of which can be accepted is dead-lettered to `notify.ingest.dead` with the reason (`x-notify-reason`) and
+/// its sender (`x-notify-user-id`).
 struct AMQPIngestHandler: Sendable {
     let apps: AppDirectory
-    let intake: NotificationIntake
+    let contract: PublishContract
     let sender: CommandSender
-    let replies: AMQPPublisher
+    let replies: any MessagePublisher
     let logger: Logger
+
+    /// The prefix of RabbitMQ's direct reply-to addresses: no queue, so a mandatory reply would come back unroutable
+    /// although it was delivered.
+    static let directReplyPrefix = "amq.rabbitmq.reply-to"
 
     private struct Reply {
         var to: String
         var correlationId: String?
         var status: Int
-        var body: Data
+        var body: [UInt8]
     }
 
     func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
@@ -28,28 +34,24 @@ struct AMQPIngestHandler: Sendable {
         var commands: [StorageCommand] = []
         var replies: [Reply] = []
         var accepted: [Int] = []
-        let encoder = WireCoding.makeEncoder()
         for (index, delivery) in deliveries.enumerated() {
-            let answer: (status: Int, body: Data)
+            let answer: (status: Int, body: [UInt8])
             do {
-                let outcome = try await accept(delivery)
-                commands.append(contentsOf: outcome.commands)
-                if outcome.acceptedCount > 0 {
-                    accepted.append(index)
+                let result = try await accept(delivery)
+                commands.append(contentsOf: result.commands)
+                if result.acceptedNone {
+                    dispositions[index] = .deadLetter(reason: "400 no notification accepted: \(String(decoding: result.body, as: UTF8.self))")
                 } else {
-                    dispositions[index] = .deadLetter(reason: "no notification accepted: \(outcome.results.compactMap(\.error?.message).joined(separator: "; "))")
+                    accepted.append(index)
                 }
-                answer = try Self.answer(outcome, encoder: encoder)
-            } catch let failure as APIFailure {
-                if failure.status == .serviceUnavailable {
+                answer = (result.status, result.body)
+            } catch {
+                if error.status == .serviceUnavailable {
                     dispositions[index] = .requeue
                     continue
                 }
-                dispositions[index] = .deadLetter(reason: "\(failure.body.error.code): \(failure.body.error.message)")
-                answer = (Int(failure.status.code), (try? encoder.encode(failure.body)) ?? Data())
-            } catch {
-                dispositions[index] = .deadLetter(reason: "\(error)")
-                continue
+                dispositions[index] = .deadLetter(reason: "\(error.status.code) \(error.body.error.code): \(error.body.error.message)")
+                answer = (Int(error.status.code), error.jsonBody)
             }
             if let replyTo = delivery.properties.replyTo {
                 replies.append(Reply(to: replyTo, correlationId: delivery.properties.correlationId, status: answer.status, body: answer.body))
@@ -63,9 +65,11 @@ struct AMQPIngestHandler: Sendable {
         }
         for reply in replies {
             do {
-                try await self.replies.publish(AMQPOutboundMessage(
-                    routingKey: reply.to, body: reply.body,
-                    properties: AMQPProperties(correlationId: reply.correlationId, headers: ["x-notify-status": String(reply.status)], persistent: false)))
+                try await self.replies.publish([AMQPOutboundMessage(
+                    routingKey: reply.to, body: Data(reply.body),
+                    properties: AMQPProperties(
+                        correlationId: reply.correlationId, headers: ["x-notify-status": .integer(Int64(reply.status))], persistent: false),
+                    mandatory: !reply.to.hasPrefix(Self.directReplyPrefix))])
             } catch {
                 logger.info("could not deliver a reply", metadata: ["replyTo": "\(reply.to)", "error": "\(error)"])
             }
@@ -73,31 +77,24 @@ struct AMQPIngestHandler: Sendable {
         return dispositions
     }
 
-    private func accept(_ delivery: AMQPDelivery) async throws -> NotificationIntake.Outcome {
+    private func accept(_ delivery: AMQPDelivery) async throws(APIFailure) -> PublishContract.Accepted {
         let appId = delivery.routingKey
+        guard let sender = delivery.properties.userId else {
+            throw APIFailure(.forbidden, code: "forbidden", message: "set user_id to your broker user (RabbitMQ checks it is the connection's user)", field: "user_id")
+        }
         let app: AppDirectory.App?
         do {
-            app = try await apps.app(appId)
+            app = try await apps.app(appId, acceptingBrokerUser: sender)
         } catch {
             throw APIFailure.databaseUnavailable
         }
         guard let app else {
             throw APIFailure(.notFound, code: "app_not_found", message: "no app with id \(appId) (the routing key names the app)", field: "routingKey")
         }
-        guard let brokerUser = app.brokerUser, delivery.properties.userId == brokerUser else {
-            throw APIFailure(.forbidden, code: "forbidden", message: "the message's user_id must be the app's broker user", field: "user_id")
+        guard app.acceptsBrokerUser(sender) else {
+            throw APIFailure(.forbidden, code: "forbidden", message: "user_id \(sender) is not a broker user of app \(appId)", field: "user_id")
         }
-        let body = try PublishBody.decode(delivery.body)
-        return intake.accept(body.items, isBatch: body.isBatch, appId: appId, idempotencyKey: delivery.properties.messageId)
-    }
-
-    private static func answer(_ outcome: NotificationIntake.Outcome, encoder: JSONEncoder) throws -> (status: Int, body: Data) {
-        if outcome.results.count == 1, let id = outcome.results[0].id {
-            return (202, Data(NotificationIntake.Outcome.acceptedJSON(id)))
-        }
-        if outcome.results.count == 1, let error = outcome.results[0].error {
-            return (outcome.results[0].status, try encoder.encode(APIErrorBody(code: error.code, message: error.message, field: error.field)))
-        }
-        return (outcome.acceptedCount > 0 ? 202 : 400, Data(outcome.resultsJSON()))
+        return try contract.accept(
+            delivery.body, byteCount: delivery.body.count, appId: appId, idempotencyKey: delivery.properties.messageId, via: .amqp)
     }
 }

@@ -20,6 +20,11 @@ struct APIFailure: HTTPResponseError {
                   code: validation.code, message: validation.message, field: validation.field)
     }
 
+    /// The error body as JSON, as answered on AMQP's `reply_to`.
+    var jsonBody: [UInt8] {
+        (try? WireCoding.makeEncoder().encode(body)).map { Array($0) } ?? []
+    }
+
     func response(from request: Request, context: some RequestContext) throws -> Response {
         var response = try JSONResponse.make(status, body)
         if let retryAfterSeconds { response.headers[.retryAfter] = String(retryAfterSeconds) }
@@ -32,6 +37,9 @@ struct APIFailure: HTTPResponseError {
 
     static let brokerUnavailable = APIFailure(
         .serviceUnavailable, code: "broker_unavailable", message: "the message broker is unavailable; nothing was accepted", retryAfterSeconds: 5)
+
+    static let bodyTooLarge = APIFailure(
+        .contentTooLarge, code: "body_too_large", message: "the body may be at most \(JSONResponse.maximumBodyBytes) bytes")
 
     static let cursorExpired = APIFailure(
         .gone, code: "cursor_expired",
@@ -63,8 +71,20 @@ enum JSONResponse {
         do {
             buffer = try await request.body.collect(upTo: maximumBodyBytes)
         } catch {
-            throw APIFailure(.contentTooLarge, code: "body_too_large", message: "the body may be at most \(maximumBodyBytes) bytes")
+            throw APIFailure.bodyTooLarge
         }
+        return try decode(type, from: Data(buffer.readableBytesView))
+    }
+
+    /// The body, or nil when there is none (a call whose every field is optional).
+    static func decodeOptional<Value: Decodable>(_ type: Value.Type, from request: Request) async throws -> Value? {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: maximumBodyBytes)
+        } catch {
+            throw APIFailure.bodyTooLarge
+        }
+        guard buffer.readableBytesView.contains(where: { !" \t\r\n".utf8.contains($0) }) else { return nil }
         return try decode(type, from: Data(buffer.readableBytesView))
     }
 

@@ -7,21 +7,28 @@ import NotifyModels
 import PostgresNIO
 import Synchronization
 
-/// Apps as ingest needs them (key hash, signing key, broker user), read from a source (PostgreSQL through the
+/// Apps as ingest needs them (key hash, signing key, broker users), read from a source (PostgreSQL through the
 /// read-only role) and cached briefly so that authenticating a request costs no query.
 final class AppDirectory: Sendable {
     struct App: Sendable {
         var appId: String
         var apiKeyHash: String
-        var brokerUser: String?
+        /// The app's RabbitMQ users and when each retires (nil: the current one).
+        var brokerUsers: [String: Date?]
         /// The app's client signing key, as jwt-kit checks user tokens with it.
         var tokenKeys: JWTKeyCollection
 
-        init(appId: String, apiKeyHash: String, clientSigningKey: String, brokerUser: String?) async {
+        init(appId: String, apiKeyHash: String, clientSigningKey: String, brokerUsers: [String: Date?]) async {
             self.appId = appId
             self.apiKeyHash = apiKeyHash
-            self.brokerUser = brokerUser
+            self.brokerUsers = brokerUsers
             tokenKeys = await UserToken.keys(signingKey: clientSigningKey)
+        }
+
+        /// Whether `user` publishes for this app: one of its broker users that has not retired by `now`.
+        func acceptsBrokerUser(_ user: String, now: Date = Date()) -> Bool {
+            guard let retiresAt = brokerUsers[user] else { return false }
+            return retiresAt.map { $0 > now } ?? true
         }
     }
 
@@ -40,6 +47,23 @@ final class AppDirectory: Sendable {
             let age = now - cached.loadedAt
             if (cached.app != nil && age < lifetime) || age < .seconds(1) { return cached.app }
         }
+        return try await load(appId, at: now)
+    }
+
+    /// The app, read again from the source when the cached one does not accept `user` (a broker user created by a
+    /// rotation on another instance is accepted at once).
+    func app(_ appId: String, acceptingBrokerUser user: String) async throws -> App? {
+        let cached = try await app(appId)
+        if cached?.acceptsBrokerUser(user) ?? true { return cached }
+        return try await load(appId, at: .now)
+    }
+
+    /// Drops the cached app, so the next request reads it again (after this instance changed it).
+    func forget(_ appId: String) {
+        _ = cache.withLock { $0.removeValue(forKey: appId) }
+    }
+
+    private func load(_ appId: String, at now: ContinuousClock.Instant) async throws -> App? {
         let found = try await source.app(appId)
         cache.withLock { $0[appId] = (found, now) }
         return found
@@ -70,10 +94,17 @@ struct PostgresAppSource: AppSource {
 
     func app(_ appId: String) async throws -> AppDirectory.App? {
         let rows = try await client.query(
-            "SELECT app_id, api_key_hash, client_signing_key, broker_user FROM apps WHERE app_id = \(appId)", logger: logger)
-        var found: (id: String, hash: String, key: String, brokerUser: String?)?
-        for try await row in rows.decode((String, String, String, String?).self) { found = row }
+            """
+            SELECT a.app_id, a.api_key_hash, a.client_signing_key, b.user_name, b.retires_at
+            FROM apps a LEFT JOIN app_broker_users b ON b.app_id = a.app_id WHERE a.app_id = \(appId)
+            """, logger: logger)
+        var found: (id: String, hash: String, key: String)?
+        var brokerUsers: [String: Date?] = [:]
+        for try await (id, hash, key, user, retiresAt) in rows.decode((String, String, String, String?, Date?).self) {
+            found = (id, hash, key)
+            if let user { brokerUsers[user] = retiresAt }
+        }
         guard let found else { return nil }
-        return await AppDirectory.App(appId: found.id, apiKeyHash: found.hash, clientSigningKey: found.key, brokerUser: found.brokerUser)
+        return await AppDirectory.App(appId: found.id, apiKeyHash: found.hash, clientSigningKey: found.key, brokerUsers: brokerUsers)
     }
 }

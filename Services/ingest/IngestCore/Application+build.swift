@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NotifyAMQP
+import NotifyBrokerAdmin
 import NotifyDatabase
 import NotifyModels
 import NotifyRuntime
@@ -17,9 +18,17 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         configuration: configuration.amqp, topology: AMQPTopology.workQueue(QueueNames.storageCommands).merging(IngestTopology.ingest),
         logger: logger)
     let databaseHealth = DatabaseHealth(client: database, logger: logger)
+    let administration = configuration.management.map { RabbitMQManagementClient(configuration: $0) }
+    let sender = CommandSender(publisher: publisher, logger: logger)
     let dependencies = IngestDependencies(
         adminToken: configuration.adminToken, apps: AppDirectory(source: PostgresAppSource(client: database, logger: logger)),
-        sender: CommandSender(publisher: publisher, logger: logger), database: database,
+        sender: sender, database: database,
+        brokerAccess: administration.map {
+            BrokerAccess(
+                administration: $0,
+                address: .init(host: configuration.publicBrokerHost, port: configuration.publicBrokerPort, virtualHost: configuration.amqp.virtualHost),
+                defaultOverlap: configuration.brokerUserOverlap, logger: logger)
+        },
         appliedCommands: AppliedCommandWatch(client: database, logger: logger), hub: LiveHub(),
         subscriptionLifetime: configuration.subscriptionLifetime,
         healthChecks: ["amqp": { publisher.isConnected }, "database": { await databaseHealth.check() }], logger: logger)
@@ -30,8 +39,14 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         configuration: configuration.amqp, queue: QueueNames.ingestQueue, topology: IngestTopology.ingest,
         options: .init(prefetch: configuration.prefetch, maximumBatch: configuration.prefetch), deadLetterPublisher: publisher, logger: logger,
         handler: AMQPIngestHandler(
-            apps: dependencies.apps, intake: dependencies.intake, sender: dependencies.sender, replies: publisher, logger: logger
+            apps: dependencies.apps, contract: PublishContract(intake: dependencies.intake), sender: dependencies.sender, replies: publisher,
+            logger: logger
         ).handle)
+    let maintenance = administration.map {
+        BrokerMaintenance(
+            administration: $0, bounds: configuration.deadLetterBounds, database: database, sender: sender,
+            interval: configuration.brokerMaintenanceInterval, logger: logger)
+    }
     let liveQueue = IngestTopology.liveQueue()
     let liveListener = AMQPConsumer(
         configuration: configuration.amqp, queue: liveQueue.name, topology: liveQueue.topology,
@@ -42,7 +57,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
     return Application(
         router: router,
         configuration: ApplicationConfiguration(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "notify-ingest"),
-        services: [database, publisher, consumer, liveListener, dependencies.appliedCommands, dependencies.hub],
+        services: [database, publisher, consumer, liveListener, dependencies.appliedCommands, dependencies.hub] + (maintenance.map { [$0] } ?? []),
         logger: logger)
 }
 
@@ -53,6 +68,8 @@ struct IngestDependencies: Sendable {
     var apps: AppDirectory
     var sender: CommandSender
     var database: PostgresClient
+    /// nil: no broker administration (apps cannot get broker users).
+    var brokerAccess: BrokerAccess?
     var appliedCommands: AppliedCommandWatch
     var hub: LiveHub
     var subscriptionLifetime: TimeInterval
@@ -72,8 +89,9 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
     let router = Router()
     router.add(middleware: MetricsMiddleware())
     router.get("/health") { _, _ in try await HealthReport.response(dependencies.healthChecks) }
-    OperatorRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
-    PublishRoutes(authenticator: authenticator, intake: dependencies.intake, sender: dependencies.sender).register(on: router)
+    OperatorRoutes(authenticator: authenticator, visibility: visibility, sender: dependencies.sender, brokerAccess: dependencies.brokerAccess)
+        .register(on: router)
+    PublishRoutes(authenticator: authenticator, contract: PublishContract(intake: dependencies.intake), sender: dependencies.sender).register(on: router)
     DeviceRoutes(
         authenticator: authenticator, sender: dependencies.sender, visibility: visibility, subscriptionLifetime: dependencies.subscriptionLifetime
     ).register(on: router)

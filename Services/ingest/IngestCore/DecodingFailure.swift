@@ -14,6 +14,10 @@ enum DecodingFailure {
                 return ValidationError(code: "invalid_json", message: "the body is not valid JSON", field: nil)
             }
             let field = path(context.codingPath)
+            // Foundation's own descriptions name Swift types ("Cannot initialize Platform from invalid String value x").
+            if context.debugDescription.hasPrefix("Cannot initialize") {
+                return .invalid(field, "\(field) is not one of the accepted values")
+            }
             return .invalid(field, "\(field) is invalid: \(context.debugDescription)")
         @unknown default:
             return ValidationError(code: "invalid_json", message: "the body could not be read", field: nil)

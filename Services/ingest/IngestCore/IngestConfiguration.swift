@@ -1,6 +1,16 @@
 import Foundation
 import NotifyAMQP
+import NotifyBrokerAdmin
 import NotifyRuntime
+
+/// The bounds of the ingest dead-letter queue (`notify.ingest.dead`, set as a policy by `BrokerMaintenance`): RabbitMQ
+/// refuses a copy beyond them (`overflow: reject-publish`, the oldest kept), and the consumer counts the copies it could
+/// not keep (`notify_dead_letters_dropped_total`).
+public struct DeadLetterBounds: Sendable, Equatable {
+    public var maximumMessages: Int
+    public var maximumBytes: Int
+    public var maximumAge: Duration
+}
 
 /// What ingest is told at start-up; `variables` are the environment it reads (and `ingest --help` lists).
 public struct IngestConfiguration: Sendable {
@@ -14,15 +24,41 @@ public struct IngestConfiguration: Sendable {
     /// Messages taken from the `notify.ingest` queue at once.
     public var prefetch: Int
     public var logLevel: String
+    /// The broker's management API (broker users for apps, the dead-letter policy); nil: off.
+    public var management: RabbitMQManagementClient.Configuration?
+    /// The broker's address as app servers reach it (answered with their credentials).
+    public var publicBrokerHost: String
+    public var publicBrokerPort: Int
+    /// How long a broker user replaced by a rotation stays accepted, unless the request says.
+    public var brokerUserOverlap: TimeInterval
+    /// How often retired broker users are deleted and the dead-letter policy checked.
+    public var brokerMaintenanceInterval: Duration
+    public var deadLetterBounds: DeadLetterBounds
 
     static let adminToken = EnvironmentVariable("NOTIFY_ADMIN_TOKEN", "bearer token of the operator endpoints (/v1/apps)", required: true)
     static let httpPort = EnvironmentVariable("NOTIFY_HTTP_PORT", "port of the HTTP API", default: "8080")
     static let subscriptionLifetimeDays = EnvironmentVariable(
         "NOTIFY_SUBSCRIPTION_LIFETIME_DAYS", "days a device subscription lives before it must be renewed", default: "30")
     static let prefetch = EnvironmentVariable("NOTIFY_PREFETCH", "messages taken from the notify.ingest queue at once", default: "200")
+    static let managementURL = EnvironmentVariable(
+        "NOTIFY_RABBITMQ_MANAGEMENT_URL",
+        "RabbitMQ management API, http://user:password@host:port, as an administrator: creates apps' broker users and bounds notify.ingest.dead; \"off\" disables both; unset: NOTIFY_AMQP_URL's user, password and host, port 15672")
+    static let publicBrokerAddress = EnvironmentVariable(
+        "NOTIFY_PUBLIC_AMQP_ADDRESS", "host:port app servers connect to, answered with their broker credentials; unset: NOTIFY_AMQP_URL's")
+    static let brokerUserOverlap = EnvironmentVariable(
+        "NOTIFY_BROKER_USER_OVERLAP_SECONDS", "how long a broker user replaced by a rotation keeps working", default: "86400")
+    static let brokerMaintenance = EnvironmentVariable(
+        "NOTIFY_BROKER_MAINTENANCE_SECONDS", "how often retired broker users are deleted", default: "30")
+    static let deadLetterMessages = EnvironmentVariable(
+        "NOTIFY_INGEST_DEAD_LETTER_MAX_MESSAGES", "messages notify.ingest.dead keeps at most (then refuses new copies)", default: "10000")
+    static let deadLetterBytes = EnvironmentVariable(
+        "NOTIFY_INGEST_DEAD_LETTER_MAX_BYTES", "bytes of message bodies notify.ingest.dead keeps at most", default: "104857600")
+    static let deadLetterAge = EnvironmentVariable(
+        "NOTIFY_INGEST_DEAD_LETTER_MAX_AGE_SECONDS", "how long notify.ingest.dead keeps a message", default: "604800")
 
     public static let variables: [EnvironmentVariable] = [
         .amqpURL, .databaseURL(role: "read-only"), adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, .logLevel,
+        managementURL, publicBrokerAddress, brokerUserOverlap, brokerMaintenance, deadLetterMessages, deadLetterBytes, deadLetterAge,
     ]
 
     public init(environment: ServiceEnvironment) throws(ConfigurationError) {
@@ -34,5 +70,35 @@ public struct IngestConfiguration: Sendable {
         subscriptionLifetime = Double(try environment.integer(Self.subscriptionLifetimeDays)) * 86400
         prefetch = try environment.integer(Self.prefetch)
         logLevel = try environment.require(.logLevel)
+        let managementURL = environment.string(Self.managementURL)
+        if managementURL == "off" {
+            management = nil
+        } else if managementURL == nil {
+            management = .init(baseURL: "http://\(amqp.host):15672", user: amqp.user, password: amqp.password, virtualHost: amqp.virtualHost)
+        } else {
+            guard let components = URLComponents(string: managementURL ?? ""), ["http", "https"].contains(components.scheme ?? ""),
+                let host = components.host, let user = components.user, let password = components.password
+            else {
+                throw ConfigurationError("NOTIFY_RABBITMQ_MANAGEMENT_URL: expected http://user:password@host:port or off")
+            }
+            var base = URLComponents()
+            (base.scheme, base.host, base.port) = (components.scheme, host, components.port)
+            management = .init(
+                baseURL: base.string ?? "", user: user.removingPercentEncoding ?? user, password: password.removingPercentEncoding ?? password,
+                virtualHost: amqp.virtualHost)
+        }
+        if let address = environment.string(Self.publicBrokerAddress) {
+            guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]) else {
+                throw ConfigurationError("NOTIFY_PUBLIC_AMQP_ADDRESS: expected host:port")
+            }
+            (publicBrokerHost, publicBrokerPort) = (String(address[..<colon]), port)
+        } else {
+            (publicBrokerHost, publicBrokerPort) = (amqp.host, amqp.port)
+        }
+        brokerUserOverlap = TimeInterval(try environment.integer(Self.brokerUserOverlap))
+        brokerMaintenanceInterval = .seconds(try environment.integer(Self.brokerMaintenance))
+        deadLetterBounds = .init(
+            maximumMessages: try environment.integer(Self.deadLetterMessages), maximumBytes: try environment.integer(Self.deadLetterBytes),
+            maximumAge: .seconds(try environment.integer(Self.deadLetterAge)))
     }
 }

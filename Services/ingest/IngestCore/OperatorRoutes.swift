@@ -3,13 +3,20 @@ import Foundation
 import Hummingbird
 import NotifyModels
 
-/// `POST /v1/apps` and `PUT /v1/apps/{appId}/providers/{provider}` (operator token).
+/// The operator's calls (operator token): `POST /v1/apps`, `DELETE /v1/apps/{appId}`,
+/// `POST /v1/apps/{appId}/broker-credentials` and `PUT /v1/apps/{appId}/providers/{provider}`.
 struct OperatorRoutes: Sendable {
     let authenticator: Authenticator
     let visibility: WriteVisibility
+    let sender: CommandSender
+    /// nil: this ingest has no broker administration configured, and apps cannot publish over AMQP.
+    let brokerAccess: BrokerAccess?
 
     private struct CreateAppRequest: Decodable {
         var name: String?
+        /// Creates the app's RabbitMQ user, so its servers can publish to `notify.ingest`.
+        var brokerAccess: Bool?
+        /// Refused: the service creates broker users itself now.
         var brokerUser: String?
     }
 
@@ -18,7 +25,24 @@ struct OperatorRoutes: Sendable {
         var name: String
         var apiKey: String
         var clientSigningKey: String
-        var brokerUser: String?
+        /// The broker user's credentials, answered this once.
+        var broker: BrokerCredentials?
+    }
+
+    private struct RotateRequest: Decodable {
+        /// How long the app's current broker users stay accepted.
+        var overlapSeconds: Int?
+    }
+
+    private struct RotatedCredentials: Encodable {
+        var broker: BrokerCredentials
+        /// The users replaced, accepted until `retiresAt`, then deleted.
+        var retiring: [Retiring]
+
+        struct Retiring: Encodable {
+            var user: String
+            var retiresAt: Date
+        }
     }
 
     /// What is answered about stored credentials: never a secret.
@@ -59,6 +83,10 @@ struct OperatorRoutes: Sendable {
 
     func register(on router: Router<BasicRequestContext>) {
         router.post("/v1/apps") { request, _ in try await createApp(request) }
+        router.delete("/v1/apps/:appId") { request, context in try await deleteApp(request, appId: try context.parameters.require("appId")) }
+        router.post("/v1/apps/:appId/broker-credentials") { request, context in
+            try await rotateBrokerCredentials(request, appId: try context.parameters.require("appId"))
+        }
         router.put("/v1/apps/:appId/providers/:provider") { request, context in
             try await setProvider(request, appId: try context.parameters.require("appId"), provider: try context.parameters.require("provider"))
         }
@@ -70,17 +98,86 @@ struct OperatorRoutes: Sendable {
         guard let name = body.name, !name.isEmpty, name.utf8.count <= 200 else {
             throw APIFailure(ValidationError.invalid("name", "name is required (1 to 200 bytes)"))
         }
+        if body.brokerUser != nil {
+            throw APIFailure(ValidationError.invalid(
+                "brokerUser", "brokerUser is no longer accepted: set \"brokerAccess\": true and the service creates the app's broker user"))
+        }
         let appId = "app_" + Self.randomToken(bytes: 9)
         let apiKey = "nk_" + Self.randomToken(bytes: 32)
+        let broker = body.brokerAccess == true ? try await requireBrokerAccess().createUser(for: appId) : nil
         let app = AppRecord(
             appId: appId, name: name, apiKeyHash: AppDirectory.hashAPIKey(apiKey), clientSigningKey: Self.randomToken(bytes: 32),
-            brokerUser: body.brokerUser, createdAt: Date())
-        let stored = try await visibility.send(
-            StorageCommand(action: .createApp(app)), thenRead: String.self, "SELECT app_id FROM apps WHERE app_id = \(appId)") != nil
+            brokerUser: broker?.user, createdAt: Date())
+        let stored: Bool
+        do {
+            stored = try await visibility.send(
+                StorageCommand(action: .createApp(app)), thenRead: String.self, "SELECT app_id FROM apps WHERE app_id = \(appId)") != nil
+        } catch {
+            // The app was not accepted: its broker user would belong to nobody.
+            if let broker { try? await brokerAccess?.deleteUser(broker.user) }
+            throw error
+        }
         return try JSONResponse.make(
             stored ? .created : .accepted,
-            CreatedApp(appId: appId, name: name, apiKey: apiKey, clientSigningKey: app.clientSigningKey, brokerUser: app.brokerUser),
+            CreatedApp(appId: appId, name: name, apiKey: apiKey, clientSigningKey: app.clientSigningKey, broker: broker),
             headers: [.location: "/v1/apps/\(appId)"])
+    }
+
+    /// Creates a new broker user for the app and retires its current ones after an overlap (default
+    /// `NOTIFY_BROKER_USER_OVERLAP_SECONDS`), during which both work; the new password is answered once.
+    private func rotateBrokerCredentials(_ request: Request, appId: String) async throws -> Response {
+        try authenticator.requireOperator(request)
+        let access = try requireBrokerAccess()
+        let body = try await JSONResponse.decodeOptional(RotateRequest.self, from: request) ?? RotateRequest()
+        let overlap = body.overlapSeconds.map(TimeInterval.init) ?? access.defaultOverlap
+        guard (0...(30 * 86400)).contains(overlap) else {
+            throw APIFailure(ValidationError.invalid("overlapSeconds", "overlapSeconds must be between 0 and 2592000 (30 days)"))
+        }
+        authenticator.apps.forget(appId)
+        guard let app = try await authenticator.apps.app(appId) else {
+            throw APIFailure(.notFound, code: "app_not_found", message: "no app with id \(appId)", field: "appId")
+        }
+        let credentials = try await access.createUser(for: appId)
+        let now = Date()
+        let retiresAt = now.addingTimeInterval(overlap)
+        let retiring = app.brokerUsers.compactMap { user, retires -> RotatedCredentials.Retiring? in
+            let at = min(retires ?? retiresAt, retiresAt)
+            return at > now || retires == nil ? .init(user: user, retiresAt: at) : nil
+        }.sorted { $0.user < $1.user }
+        try await sender.send(retiring.map {
+            StorageCommand(action: .putBrokerUser(BrokerUserRecord(appId: appId, user: $0.user, createdAt: now, retiresAt: $0.retiresAt)))
+        })
+        let stored = try await visibility.send(
+            StorageCommand(action: .putBrokerUser(BrokerUserRecord(appId: appId, user: credentials.user, createdAt: now, retiresAt: nil))),
+            thenRead: String.self, "SELECT user_name FROM app_broker_users WHERE user_name = \(credentials.user)") != nil
+        authenticator.apps.forget(appId)
+        return try JSONResponse.make(stored ? .created : .accepted, RotatedCredentials(broker: credentials, retiring: retiring))
+    }
+
+    /// Deletes the app's broker users from RabbitMQ, then the app and everything stored for it.
+    private func deleteApp(_ request: Request, appId: String) async throws -> Response {
+        try authenticator.requireOperator(request)
+        authenticator.apps.forget(appId)
+        guard let app = try await authenticator.apps.app(appId) else {
+            throw APIFailure(.notFound, code: "app_not_found", message: "no app with id \(appId)", field: "appId")
+        }
+        if !app.brokerUsers.isEmpty {
+            let access = try requireBrokerAccess()
+            for user in app.brokerUsers.keys.sorted() { try await access.deleteUser(user) }
+        }
+        let remaining = try await visibility.send(
+            StorageCommand(action: .deleteApp(appId: appId)), thenRead: Int.self, "SELECT count(*)::int8 FROM apps WHERE app_id = \(appId)")
+        authenticator.apps.forget(appId)
+        return Response(status: remaining == 0 ? .noContent : .accepted)
+    }
+
+    private func requireBrokerAccess() throws(APIFailure) -> BrokerAccess {
+        guard let brokerAccess else {
+            throw APIFailure(
+                .notImplemented, code: "broker_access_not_configured",
+                message: "this service has no broker administration configured (NOTIFY_RABBITMQ_MANAGEMENT_URL)", field: "brokerAccess")
+        }
+        return brokerAccess
     }
 
     private func setProvider(_ request: Request, appId: String, provider: String) async throws -> Response {
@@ -97,7 +194,7 @@ struct OperatorRoutes: Sendable {
         do {
             body = try await request.body.collect(upTo: JSONResponse.maximumBodyBytes)
         } catch {
-            throw APIFailure(.contentTooLarge, code: "body_too_large", message: "the body may be at most \(JSONResponse.maximumBodyBytes) bytes")
+            throw APIFailure.bodyTooLarge
         }
         let credentials: ProviderCredentials
         do {

@@ -1,12 +1,16 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NotifyModels
 
-/// `POST /v1/apps/{appId}/notifications` (API key): one notification or a batch; 202 once the broker confirmed.
+/// `POST /v1/apps/{appId}/notifications` (API key): one notification or a batch; 202 once the broker confirmed. The
+/// contract (limits, errors, idempotency) is `PublishContract`'s, the same as over AMQP.
 struct PublishRoutes: Sendable {
     let authenticator: Authenticator
-    let intake: NotificationIntake
+    let contract: PublishContract
     let sender: CommandSender
+
+    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
 
     func register(on router: Router<BasicRequestContext>) {
         router.post("/v1/apps/:appId/notifications") { request, context in
@@ -18,18 +22,13 @@ struct PublishRoutes: Sendable {
         _ = try await authenticator.requireAppServer(request, appId: appId)
         let buffer: ByteBuffer
         do {
-            buffer = try await request.body.collect(upTo: JSONResponse.maximumBodyBytes)
+            buffer = try await request.body.collect(upTo: PublishContract.maximumBodyBytes)
         } catch {
-            throw APIFailure(.contentTooLarge, code: "body_too_large", message: "the body may be at most \(JSONResponse.maximumBodyBytes) bytes")
+            throw APIFailure.bodyTooLarge
         }
-        let body = try PublishBody.decode(buffer.readableBytesView)
-        let outcome = intake.accept(body.items, isBatch: body.isBatch, appId: appId, idempotencyKey: nil)
-        try await sender.send(outcome.commands)
-        if !body.isBatch {
-            let result = outcome.results[0]
-            if let id = result.id { return JSONResponse.make(.accepted, json: NotificationIntake.Outcome.acceptedJSON(id)) }
-            throw APIFailure(.init(code: result.status), code: result.error?.code ?? "invalid", message: result.error?.message ?? "", field: result.error?.field)
-        }
-        return JSONResponse.make(outcome.acceptedCount > 0 ? .accepted : .badRequest, json: outcome.resultsJSON())
+        let accepted = try contract.accept(
+            buffer.readableBytesView, byteCount: buffer.readableBytes, appId: appId, idempotencyKey: request.headers[Self.idempotencyKey], via: .http)
+        try await sender.send(accepted.commands)
+        return JSONResponse.make(.init(code: accepted.status), json: accepted.body)
     }
 }

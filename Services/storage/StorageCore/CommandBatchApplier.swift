@@ -11,7 +11,8 @@ import PostgresNIO
 /// together with the wire form of the events it produced (an outbox: `[ChangeEvent].wireFragment()`). A command that was applied before is not
 /// applied again; its stored events are emitted again instead, because the earlier attempt may have
 /// committed and then died before the events reached the broker. Re-emitted events are harmless:
-/// pushes carry deterministic ids and collapse ids.
+/// pushes carry deterministic ids and collapse ids. Once the broker confirmed a command's events, they are
+/// cleared from the outbox (`ConfirmedOutbox`, `clearing` here), and a retry of the command emits nothing.
 ///
 /// Redeliveries are rare (a crash between commit and ack), so a batch is first applied without looking
 /// for earlier applications: four round trips (the writes, the badges, the record, the commit) after BEGIN.
@@ -32,18 +33,20 @@ struct CommandBatchApplier: Sendable {
     /// The first attempt met a command applied before: the batch is applied again with the earlier records read.
     private struct AppliedBefore: Error {}
 
-    /// The change events to emit, as wire fragments, one per command that has events, in command order.
-    func apply(_ commands: [StorageCommand]) async throws -> [Data] {
+    /// The change events to emit: a wire fragment for each command that has events, in command order. `clearing`:
+    /// commands whose events the broker confirmed earlier, cleared from the outbox in the same transaction.
+    func apply(_ commands: [StorageCommand], clearing: [UUID] = []) async throws -> [(commandId: UUID, events: Data)] {
         // A command sent twice (e.g. a publisher's retry) may arrive twice in one batch: it counts once.
         var seen = Set<UUID>()
         let commands = commands.filter { seen.insert($0.commandId).inserted }
         do {
             return try await client.withTransaction(logger: logger) { connection in
-                try await apply(commands, earlier: nil, on: connection)
+                try await apply(commands, earlier: nil, clearing: clearing, on: connection)
             }
         } catch let error as PostgresTransactionError where error.closureError is AppliedBefore {
             return try await client.withTransaction(logger: logger) { connection in
-                try await apply(commands, earlier: try await earlierEvents(of: commands.map(\.commandId), on: connection), on: connection)
+                try await apply(
+                    commands, earlier: try await earlierEvents(of: commands.map(\.commandId), on: connection), clearing: clearing, on: connection)
             }
         }
     }
@@ -59,7 +62,9 @@ struct CommandBatchApplier: Sendable {
     }
 
     /// `earlier`: the commands applied before and their events, or nil on a first attempt, which assumes none.
-    private func apply(_ commands: [StorageCommand], earlier: [UUID: Data]?, on connection: PostgresConnection) async throws -> [Data] {
+    private func apply(
+        _ commands: [StorageCommand], earlier: [UUID: Data]?, clearing: [UUID], on connection: PostgresConnection
+    ) async throws -> [(commandId: UUID, events: Data)] {
         let fresh = commands.filter { earlier?[$0.commandId] == nil }
         let writer = NotificationChangeWriter(connection: connection, logger: logger)
         var produced: [NotificationChangeWriter.Produced] = []
@@ -87,6 +92,11 @@ struct CommandBatchApplier: Sendable {
             case .purgeTombstones(let olderThan):
                 try await TombstonePurger(connection: connection, logger: logger).purge(olderThan: olderThan)
                 continue
+            case .deleteApp:
+                // What the batch wrote before for the app goes with it.
+                try await flush()
+                try await RegistryWriter(connection: connection, logger: logger).apply(command.action)
+                continue
             default:
                 try await RegistryWriter(connection: connection, logger: logger).apply(command.action)
                 continue
@@ -104,17 +114,23 @@ struct CommandBatchApplier: Sendable {
             eventsByCommand[item.commandId] = item.events.wireFragment()
         }
         if !fresh.isEmpty {
-            let recorded = try await record(fresh, events: eventsByCommand, on: connection)
+            let recorded = try await record(fresh, events: eventsByCommand, clearing: clearing, on: connection)
             if recorded < fresh.count { throw earlier == nil ? AppliedBefore() : ConcurrentApplication() }
+        } else if !clearing.isEmpty {
+            try await connection.query(
+                "UPDATE applied_commands SET wire_events = NULL WHERE command_id = ANY(\(ArrayParameter(clearing))::uuid[]) AND wire_events IS NOT NULL",
+                logger: logger)
         }
-        return commands.compactMap { eventsByCommand[$0.commandId].flatMap { $0.isEmpty ? nil : $0 } }
+        return commands.compactMap { command in
+            eventsByCommand[command.commandId].flatMap { $0.isEmpty ? nil : (command.commandId, $0) }
+        }
     }
 
     /// Records the commands with their events (the outbox) and tells the senders waiting for some of them
     /// (ingest's `AppliedCommandWatch`) that they are applied: PostgreSQL delivers the notification when this
     /// transaction commits, so what they read next shows it. One statement; returns how many were recorded
     /// (fewer than `commands` when some were applied before).
-    private func record(_ commands: [StorageCommand], events: [UUID: Data], on connection: PostgresConnection) async throws -> Int {
+    private func record(_ commands: [StorageCommand], events: [UUID: Data], clearing: [UUID], on connection: PostgresConnection) async throws -> Int {
         let ids = commands.map(\.commandId)
         // Empty stands for a command without events (PostgresNIO binds no NULL inside an array).
         let outbox = ids.map { ByteBuffer(bytes: events[$0] ?? Data()) }
@@ -122,13 +138,15 @@ struct CommandBatchApplier: Sendable {
         let announced = commands.filter(\.isAnnouncedWhenApplied).map(\.commandId.lowercasedString)
         let payloads = stride(from: 0, to: announced.count, by: 200).map { announced[$0..<min($0 + 200, announced.count)].joined(separator: ",") }
         let statement = RecordStatement(
-            ids: ArrayParameter(ids), events: ArrayParameter(outbox), channel: StorageCommand.appliedChannel, payloads: ArrayParameter(payloads))
+            ids: ArrayParameter(ids), events: ArrayParameter(outbox), channel: StorageCommand.appliedChannel, payloads: ArrayParameter(payloads),
+            cleared: ArrayParameter(clearing))
         var recorded = 0
-        for try await (count, _) in try await connection.execute(statement, logger: logger) { recorded = Int(count) }
+        for try await (count, _, _) in try await connection.execute(statement, logger: logger) { recorded = Int(count) }
         return recorded
     }
 
-    /// Records applied commands and announces some; answers how many were recorded. Prepared once per connection.
+    /// Records applied commands, announces some and clears confirmed events from the outbox; answers how many were
+    /// recorded. Prepared once per connection.
     struct RecordStatement: PostgresPreparedStatement {
         static let sql = """
             WITH recorded AS (
@@ -137,12 +155,15 @@ struct CommandBatchApplier: Sendable {
                 ON CONFLICT (command_id) DO NOTHING
                 RETURNING 1
             ),
-            announced AS (SELECT pg_notify($3, payload) FROM unnest($4::text[]) AS p(payload))
-            SELECT (SELECT count(*) FROM recorded), (SELECT count(*) FROM announced)
+            announced AS (SELECT pg_notify($3, payload) FROM unnest($4::text[]) AS p(payload)),
+            cleared AS (
+                UPDATE applied_commands SET wire_events = NULL WHERE command_id = ANY($5::uuid[]) AND wire_events IS NOT NULL RETURNING 1
+            )
+            SELECT (SELECT count(*) FROM recorded), (SELECT count(*) FROM announced), (SELECT count(*) FROM cleared)
             """
 
-        /// Commands recorded, notifications sent.
-        typealias Row = (Int64, Int64)
+        /// Commands recorded, notifications sent, commands cleared.
+        typealias Row = (Int64, Int64, Int64)
 
         var ids: ArrayParameter<UUID>
         /// The wire fragment of each command's events, empty for none.
@@ -150,9 +171,11 @@ struct CommandBatchApplier: Sendable {
         var channel: String
         /// Comma-separated command ids, one notification each.
         var payloads: ArrayParameter<String>
+        /// Commands whose events the broker confirmed.
+        var cleared: ArrayParameter<UUID>
 
         func makeBindings() -> PostgresBindings {
-            PostgresBindings(ids, events, channel, payloads)
+            PostgresBindings(ids, events, channel, payloads, cleared)
         }
 
         func decodeRow(_ row: PostgresRow) throws -> Row {

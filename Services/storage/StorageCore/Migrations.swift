@@ -318,6 +318,25 @@ struct Migrations {
         // The outbox keeps the bytes it re-emits: change events in the wire format (protobuf), no longer JSON text.
         (12, ["ALTER TABLE applied_commands ADD COLUMN wire_events bytea"]),
         (13, ["ALTER TABLE applied_commands DROP COLUMN events"]),
+        // An app's broker users, which ingest creates in RabbitMQ: the current one, and ones a rotation retires. The
+        // operator-named users of apps.broker_user move here; the column stays one release for the ingest instances that
+        // still read it during a rolling deploy.
+        (14, [
+            """
+            CREATE TABLE app_broker_users (
+                user_name text PRIMARY KEY,
+                app_id text NOT NULL REFERENCES apps ON DELETE CASCADE,
+                created_at timestamptz NOT NULL,
+                retires_at timestamptz
+            )
+            """,
+            "CREATE INDEX app_broker_users_by_app ON app_broker_users (app_id)",
+            "CREATE INDEX app_broker_users_retiring ON app_broker_users (retires_at) WHERE retires_at IS NOT NULL",
+            """
+            INSERT INTO app_broker_users (user_name, app_id, created_at)
+            SELECT broker_user, app_id, created_at FROM apps WHERE broker_user IS NOT NULL ON CONFLICT DO NOTHING
+            """,
+        ]),
     ]
 
     /// Code run before a step's statements, for what SQL alone cannot do.

@@ -14,10 +14,19 @@ struct RegistryWriter {
         case .createApp(let app):
             try await connection.query(
                 """
-                INSERT INTO apps (app_id, name, api_key_hash, client_signing_key, broker_user, created_at)
-                VALUES (\(app.appId), \(app.name), \(app.apiKeyHash), \(app.clientSigningKey), \(app.brokerUser), \(app.createdAt))
+                INSERT INTO apps (app_id, name, api_key_hash, client_signing_key, created_at)
+                VALUES (\(app.appId), \(app.name), \(app.apiKeyHash), \(app.clientSigningKey), \(app.createdAt))
                 ON CONFLICT (app_id) DO NOTHING
                 """, logger: logger)
+            if let user = app.brokerUser {
+                try await putBrokerUser(BrokerUserRecord(appId: app.appId, user: user, createdAt: app.createdAt, retiresAt: nil))
+            }
+        case .putBrokerUser(let record):
+            try await putBrokerUser(record)
+        case .deleteBrokerUser(let appId, let user):
+            try await connection.query("DELETE FROM app_broker_users WHERE user_name = \(user) AND app_id = \(appId)", logger: logger)
+        case .deleteApp(let appId):
+            try await deleteApp(appId)
         case .setProviderCredentials(let appId, let credentials):
             let json = String(decoding: try credentials.encoded(with: WireCoding.makeEncoder()), as: UTF8.self)
             try await connection.query(
@@ -58,5 +67,35 @@ struct RegistryWriter {
         case .publishNotification, .publishBroadcast, .changeNotificationState, .expireDueNotifications, .purgeTombstones:
             preconditionFailure("not a registry command")
         }
+    }
+
+    /// Records a broker user of an app that exists (a user of an app deleted meanwhile is not recorded).
+    private func putBrokerUser(_ record: BrokerUserRecord) async throws {
+        try await connection.query(
+            """
+            INSERT INTO app_broker_users (user_name, app_id, created_at, retires_at)
+            SELECT \(record.user), app_id, \(record.createdAt), \(record.retiresAt) FROM apps WHERE app_id = \(record.appId)
+            ON CONFLICT (user_name) DO UPDATE SET retires_at = EXCLUDED.retires_at WHERE app_broker_users.app_id = EXCLUDED.app_id
+            """, logger: logger)
+    }
+
+    /// Deletes the app's rows from every table; the app row last, which takes its credentials, subscriptions (and their
+    /// event-source memberships) and broker users with it.
+    private func deleteApp(_ appId: String) async throws {
+        for table in Self.appTables {
+            try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE app_id = $1", binds: Self.binds(appId)), logger: logger)
+        }
+        try await connection.query("DELETE FROM apps WHERE app_id = \(appId)", logger: logger)
+    }
+
+    /// The tables keyed by app without a foreign key to apps.
+    private static let appTables = [
+        "changes", "notifications", "user_sequences", "unread_counts", "device_versions", "delivery_records", "broadcasts",
+    ]
+
+    private static func binds(_ appId: String) -> PostgresBindings {
+        var binds = PostgresBindings()
+        binds.append(appId)
+        return binds
     }
 }

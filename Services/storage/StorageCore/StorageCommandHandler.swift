@@ -18,6 +18,7 @@ import ServiceLifecycle
 struct StorageCommandHandler: Sendable {
     let applier: CommandBatchApplier
     let emitter: ChangeEventEmitter
+    let confirmed: ConfirmedOutbox
     let logger: Logger
     var commandsPerTransaction = 2000
 
@@ -69,7 +70,15 @@ struct StorageCommandHandler: Sendable {
     private func applyWithRetry(_ commands: [StorageCommand]) async -> Outcome {
         do {
             let applied: Void? = try await RetryUntilShutdown.run("apply \(commands.count) commands", logger: logger, isPermanent: Self.isRefusal) {
-                try await emitter.emit(try await applier.apply(commands))
+                let clearing = confirmed.take()
+                do {
+                    let emitted = try await applier.apply(commands, clearing: clearing)
+                    try await emitter.emit(emitted.map(\.events))
+                    confirmed.add(emitted.map(\.commandId))
+                } catch {
+                    confirmed.add(clearing)
+                    throw error
+                }
             }
             return applied == nil ? .shuttingDown : .applied
         } catch {

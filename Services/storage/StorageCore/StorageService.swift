@@ -39,9 +39,11 @@ public struct StorageService {
         let topology = AMQPTopology.workQueue(QueueNames.storageCommands)
             .merging(.workQueue(QueueNames.fanoutChanges))
         let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
+        let confirmed = ConfirmedOutbox(client: database, logger: logger)
         let handler = StorageCommandHandler(
             applier: CommandBatchApplier(client: database, logger: logger),
             emitter: ChangeEventEmitter(publisher: publisher),
+            confirmed: confirmed,
             logger: logger)
         let consumer = AMQPConsumer(
             configuration: amqp, queue: QueueNames.storageCommands, topology: topology,
@@ -67,7 +69,7 @@ public struct StorageService {
         let migrations = Migrations(client: database, readerRole: try environment.require(Self.readerRole), logger: logger)
 
         try await ServiceRunner.run(
-            [database, publisher, MigrationGate(migrations: migrations, then: [consumer, feedback], logger: logger), sweeper, health],
+            [database, publisher, confirmed, MigrationGate(migrations: migrations, then: [consumer, feedback], logger: logger), sweeper, health],
             logger: logger)
     }
 }

@@ -129,6 +129,33 @@ nonisolated struct WireStorageCommand: Sendable {
     set {action = .purgeTombstonesMicros(newValue)}
   }
 
+  /// Records one of an app's broker users, new or now retiring (ingest created it in RabbitMQ first).
+  var putBrokerUser: WireBrokerUser {
+    get {
+      if case .putBrokerUser(let v)? = action {return v}
+      return WireBrokerUser()
+    }
+    set {action = .putBrokerUser(newValue)}
+  }
+
+  /// Forgets a broker user ingest deleted from RabbitMQ.
+  var deleteBrokerUser: WireDeleteBrokerUser {
+    get {
+      if case .deleteBrokerUser(let v)? = action {return v}
+      return WireDeleteBrokerUser()
+    }
+    set {action = .deleteBrokerUser(newValue)}
+  }
+
+  /// Deletes an app (by id) and everything stored for it.
+  var deleteApp: String {
+    get {
+      if case .deleteApp(let v)? = action {return v}
+      return String()
+    }
+    set {action = .deleteApp(newValue)}
+  }
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   nonisolated enum OneOf_Action: Equatable, Sendable {
@@ -143,6 +170,12 @@ nonisolated struct WireStorageCommand: Sendable {
     case expireDueNotificationsMicros(Int64)
     /// Forgets tombstones and changes older than this time (storage's sweeper).
     case purgeTombstonesMicros(Int64)
+    /// Records one of an app's broker users, new or now retiring (ingest created it in RabbitMQ first).
+    case putBrokerUser(WireBrokerUser)
+    /// Forgets a broker user ingest deleted from RabbitMQ.
+    case deleteBrokerUser(WireDeleteBrokerUser)
+    /// Deletes an app (by id) and everything stored for it.
+    case deleteApp(String)
 
   }
 
@@ -178,6 +211,49 @@ nonisolated struct WireAppRecord: Sendable {
   init() {}
 
   fileprivate var _brokerUser: String? = nil
+}
+
+/// A RabbitMQ user an app server publishes to notify.ingest as.
+nonisolated struct WireBrokerUser: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var appID: String = String()
+
+  var user: String = String()
+
+  var createdAtMicros: Int64 = 0
+
+  /// Absent: the app's current user; present: still accepted until then (a rotation's overlap), then deleted.
+  var retiresAtMicros: Int64 {
+    get {_retiresAtMicros ?? 0}
+    set {_retiresAtMicros = newValue}
+  }
+  /// Returns true if `retiresAtMicros` has been explicitly set.
+  var hasRetiresAtMicros: Bool {self._retiresAtMicros != nil}
+  /// Clears the value of `retiresAtMicros`. Subsequent reads from it will return its default value.
+  mutating func clearRetiresAtMicros() {self._retiresAtMicros = nil}
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+
+  fileprivate var _retiresAtMicros: Int64? = nil
+}
+
+nonisolated struct WireDeleteBrokerUser: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var appID: String = String()
+
+  var user: String = String()
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
 }
 
 nonisolated struct WireSetProviderCredentials: Sendable {
@@ -465,7 +541,7 @@ nonisolated extension WireStorageCommandBatch: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StorageCommand"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{4}\u{8}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{4}\u{8}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -582,6 +658,40 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
           self.action = .purgeTombstonesMicros(v)
         }
       }()
+      case 19: try {
+        var v: WireBrokerUser?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .putBrokerUser(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .putBrokerUser(v)
+        }
+      }()
+      case 20: try {
+        var v: WireDeleteBrokerUser?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .deleteBrokerUser(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .deleteBrokerUser(v)
+        }
+      }()
+      case 21: try {
+        var v: String?
+        try decoder.decodeSingularStringField(value: &v)
+        if let v = v {
+          if self.action != nil {try decoder.handleConflictingOneOf()}
+          self.action = .deleteApp(v)
+        }
+      }()
       default: break
       }
     }
@@ -634,6 +744,18 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
     case .purgeTombstonesMicros?: try {
       guard case .purgeTombstonesMicros(let v)? = self.action else { preconditionFailure() }
       try visitor.visitSingularSFixed64Field(value: v, fieldNumber: 18)
+    }()
+    case .putBrokerUser?: try {
+      guard case .putBrokerUser(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
+    }()
+    case .deleteBrokerUser?: try {
+      guard case .deleteBrokerUser(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+    }()
+    case .deleteApp?: try {
+      guard case .deleteApp(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularStringField(value: v, fieldNumber: 21)
     }()
     case nil: break
     }
@@ -703,6 +825,90 @@ nonisolated extension WireAppRecord: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.clientSigningKey != rhs.clientSigningKey {return false}
     if lhs._brokerUser != rhs._brokerUser {return false}
     if lhs.createdAtMicros != rhs.createdAtMicros {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireBrokerUser: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".BrokerUser"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}user\0\u{3}created_at_micros\0\u{3}retires_at_micros\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.user) }()
+      case 3: try { try decoder.decodeSingularSFixed64Field(value: &self.createdAtMicros) }()
+      case 4: try { try decoder.decodeSingularSFixed64Field(value: &self._retiresAtMicros) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
+    }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 2)
+    }
+    if self.createdAtMicros != 0 {
+      try visitor.visitSingularSFixed64Field(value: self.createdAtMicros, fieldNumber: 3)
+    }
+    try { if let v = self._retiresAtMicros {
+      try visitor.visitSingularSFixed64Field(value: v, fieldNumber: 4)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: WireBrokerUser, rhs: WireBrokerUser) -> Bool {
+    if lhs.appID != rhs.appID {return false}
+    if lhs.user != rhs.user {return false}
+    if lhs.createdAtMicros != rhs.createdAtMicros {return false}
+    if lhs._retiresAtMicros != rhs._retiresAtMicros {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireDeleteBrokerUser: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".DeleteBrokerUser"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}user\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.user) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
+    }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: WireDeleteBrokerUser, rhs: WireDeleteBrokerUser) -> Bool {
+    if lhs.appID != rhs.appID {return false}
+    if lhs.user != rhs.user {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,63 @@
+import Foundation
+import Logging
+import NotifyDatabase
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+
+/// The commands whose change events the broker has confirmed, waiting to be cleared from the outbox
+/// (`applied_commands.wire_events` set to NULL), so that a retried command (the same `message_id` published again)
+/// is not pushed a second time. Until it is cleared, a retry emits the events again: at least once, never lost.
+///
+/// Clearing rides on the next batch's record statement (no round trip of its own while commands flow); when none comes
+/// within `idleDelay`, this service clears them with a statement of its own.
+final class ConfirmedOutbox: Service {
+    private let client: PostgresClient
+    private let logger: Logger
+    private let idleDelay: Duration
+    private let pending = Mutex<(ids: [UUID], since: ContinuousClock.Instant?)>(([], nil))
+
+    init(client: PostgresClient, logger: Logger, idleDelay: Duration = .milliseconds(200)) {
+        self.client = client
+        self.logger = logger
+        self.idleDelay = idleDelay
+    }
+
+    /// Commands whose events the broker confirmed (or that were cleared in a transaction that then failed).
+    func add(_ ids: [UUID]) {
+        guard !ids.isEmpty else { return }
+        pending.withLock { pending in
+            pending.ids += ids
+            if pending.since == nil { pending.since = .now }
+        }
+    }
+
+    /// Every command waiting; the caller clears them or adds them back.
+    func take() -> [UUID] {
+        pending.withLock { pending in
+            defer { pending = ([], nil) }
+            return pending.ids
+        }
+    }
+
+    func run() async throws {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            try? await Task.sleep(for: idleDelay)
+            let due = pending.withLock { pending in pending.since.map { ContinuousClock.now - $0 >= idleDelay } ?? false }
+            if due { await clear(take()) }
+        }
+        await clear(take())
+    }
+
+    private func clear(_ ids: [UUID]) async {
+        guard !ids.isEmpty else { return }
+        do {
+            try await client.query(
+                "UPDATE applied_commands SET wire_events = NULL WHERE command_id = ANY(\(ArrayParameter(ids))::uuid[]) AND wire_events IS NOT NULL",
+                logger: logger)
+        } catch {
+            logger.debug("could not clear confirmed events from the outbox; will try again", metadata: ["error": "\(error)"])
+            add(ids)
+        }
+    }
+}

@@ -343,7 +343,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AMQPIntegrationTests",
-            dependencies: ["NotifyAMQP"],
+            dependencies: ["NotifyAMQP", .product(name: "MetricsTestKit", package: "swift-metrics")],
             path: "Tests/AMQPIntegrationTests",
             swiftSettings: swiftSettings
         ),

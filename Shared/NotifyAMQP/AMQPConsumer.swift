@@ -63,8 +63,7 @@ public final class AMQPConsumer: Service, Sendable {
     private let shared = Mutex<SharedState>(SharedState())
     /// `notify_amqp_messages_total{queue,disposition}`: what became of each message handed to the handler.
     private let settled: (acked: Counter, requeued: Counter, deadLettered: Counter)
-    /// Dead-letter copies the broker did not take (a bounded dead-letter queue that is full refuses them): the message
-    /// is then rejected, and RabbitMQ drops it when its own dead-lettering meets the same full queue.
+    /// Dead-letter copies the broker refused (a bounded dead-letter queue that is full): those messages are dropped.
     private let deadLettersDropped: Counter
 
     /// - Parameter deadLetterPublisher: republishes dead-lettered messages with an `x-notify-reason` header;
@@ -191,9 +190,10 @@ public final class AMQPConsumer: Service, Sendable {
             case .requeue:
                 settlements.append((tag.connectionGeneration, .reject(tag.value, requeue: true)))
             case .deadLetter(let reason):
-                if await republishToDeadLetterQueue(delivery, reason: reason) {
+                switch await republishToDeadLetterQueue(delivery, reason: reason) {
+                case .kept, .dropped:
                     acked.append(tag)
-                } else {
+                case .notRepublished:
                     settlements.append((tag.connectionGeneration, .reject(tag.value, requeue: false)))
                 }
             }
@@ -219,9 +219,20 @@ public final class AMQPConsumer: Service, Sendable {
         thread.wake()
     }
 
-    private func republishToDeadLetterQueue(_ delivery: AMQPDelivery, reason: String) async -> Bool {
+    /// What became of a dead-lettered message's copy.
+    private enum DeadLetterCopy {
+        /// The dead-letter queue has it.
+        case kept
+        /// The dead-letter queue refused it (full: a bounded queue with `overflow: reject-publish`). The message is
+        /// dropped and counted; rejecting it instead would let the broker's own dead-lettering put it there anyway.
+        case dropped
+        /// No copy was made (no publisher, or the connection failed): the broker dead-letters the rejected message.
+        case notRepublished
+    }
+
+    private func republishToDeadLetterQueue(_ delivery: AMQPDelivery, reason: String) async -> DeadLetterCopy {
         logger.error("dead-lettering a message", metadata: ["queue": "\(queue)", "reason": "\(reason)", "messageId": "\(delivery.properties.messageId ?? "-")"])
-        guard let deadLetterPublisher else { return false }
+        guard let deadLetterPublisher else { return .notRepublished }
         var properties = delivery.properties
         properties.headers["x-notify-reason"] = .string(reason)
         properties.headers["x-notify-queue"] = .string(queue)
@@ -232,11 +243,14 @@ public final class AMQPConsumer: Service, Sendable {
         do {
             try await deadLetterPublisher.publish(AMQPOutboundMessage(
                 exchange: AMQPTopology.deadLetterExchange, routingKey: "\(queue).dead", body: delivery.body, properties: properties))
-            return true
-        } catch {
-            logger.warning("could not republish to the dead-letter queue (full, or the broker refused it); rejecting instead", metadata: ["error": "\(error)"])
+            return .kept
+        } catch let error as AMQPError where error.code == .nacked {
+            logger.error("the dead-letter queue refused the copy (full): the message is dropped", metadata: ["queue": "\(queue).dead"])
             deadLettersDropped.increment()
-            return false
+            return .dropped
+        } catch {
+            logger.warning("could not republish to the dead-letter queue; rejecting instead", metadata: ["error": "\(error)"])
+            return .notRepublished
         }
     }
 

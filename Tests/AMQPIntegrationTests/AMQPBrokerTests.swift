@@ -1,4 +1,6 @@
 import Foundation
+import Metrics
+import MetricsTestKit
 import NotifyAMQP
 import ServiceLifecycle
 import Synchronization
@@ -602,6 +604,50 @@ extension AMQPBrokerTests {
             #expect(Set(log.bodies) == Set(expected))
             #expect(duplicates(log.bodies).isEmpty)
             #expect(log.entries.allSatisfy { !$0.redelivered })
+        }
+    }
+}
+
+// MARK: A bounded dead-letter queue
+
+extension AMQPBrokerTests {
+    /// The metrics of this test process, recorded (bootstrapped once, before the consumer that counts is made).
+    static let metrics: TestMetrics = {
+        let metrics = TestMetrics()
+        MetricsSystem.bootstrap(metrics)
+        return metrics
+    }()
+
+    @Test(
+        "a full dead-letter queue (max-length, reject-publish) refuses the copies: the messages are dropped, counted in notify_dead_letters_dropped_total, and the queue stays bounded",
+        .timeLimit(.minutes(1)))
+    func fullDeadLetterQueueDropsAndCounts() async throws {
+        let metrics = Self.metrics
+        let queue = TestBroker.uniqueQueueName("dead-bounded")
+        let deadQueue = "\(queue).dead"
+        let policy = "test-dead-bounded-\(queue)"
+        let topology = AMQPTopology.workQueue(queue)
+        try await TestBroker.ctl([
+            "-q", "set_policy", "-p", TestBroker.virtualHost, "--apply-to", "queues", policy,
+            "^\(NSRegularExpression.escapedPattern(for: deadQueue))$", #"{"max-length":5,"overflow":"reject-publish"}"#,
+        ])
+        try await withQueues([queue, deadQueue, "policy:\(policy)"]) {
+            let mainLog = DeliveryLog()
+            try await withPublisher(topology: topology) { publisher in
+                let messages = (0..<40).map { AMQPOutboundMessage(routingKey: queue, body: Data("poison \($0)".utf8)) }
+                try await withTimeout(.seconds(10), "publishing") { try await publisher.publish(messages) }
+                let consumer = try makeConsumer(
+                    queue: queue, topology: topology, options: .init(prefetch: 1, maximumBatch: 1), deadLetterPublisher: publisher, log: mainLog
+                ) { _ in .deadLetter(reason: "poison") }
+                try await withServices([consumer]) {
+                    #expect(await eventually(.seconds(30)) { mainLog.count >= 40 }, "only \(mainLog.count) of 40 handled")
+                    try await Task.sleep(for: .seconds(1))
+                }
+            }
+            let dropped = try metrics.expectCounter("notify_dead_letters_dropped_total", [("queue", queue)]).totalValue
+            #expect(dropped > 0, "copies the full queue refused are counted")
+            let kept = try await TestBroker.waitForMessageCount(deadQueue, 5, timeout: .seconds(5)) ?? 0
+            #expect(kept <= 15, "the dead-letter queue stays near its bound of 5: \(kept)")
         }
     }
 }

@@ -221,6 +221,21 @@ extension EndToEndTests {
             #expect(gone.status == 404)
         }
 
+        @Test("ingest bounds notify.ingest.dead with a policy on the broker: length, bytes, age, and refusing copies beyond them")
+        func deadLetterQueueIsBounded() async throws {
+            let deadline = ContinuousClock.now + .seconds(30)
+            var listed = ""
+            while ContinuousClock.now < deadline {
+                listed = try await Scripts.run("rabbitmqctl.sh", ["-q", "list_policies", "-p", Broker.virtualHost]).output
+                if listed.contains("notify-ingest-dead") { break }
+                try await Task.sleep(for: .milliseconds(500))
+            }
+            let line = listed.split(separator: "\n").first { $0.contains("notify-ingest-dead") }.map(String.init) ?? ""
+            for part in [#"notify\.ingest\.dead"#, #""max-length":10000"#, #""max-length-bytes":104857600"#, #""message-ttl":604800000"#, #""overflow":"reject-publish""#] {
+                #expect(line.contains(part), "the policy has \(part): \(line.isEmpty ? listed : line)")
+            }
+        }
+
         @Test("brokerUser named by the operator is refused with the way to get one")
         func operatorNamedUserRefused() async throws {
             let answer = try await StackClient.send(

@@ -39,6 +39,23 @@ public struct BrokerUserRecord: Codable, Sendable, Equatable {
     }
 }
 
+/// An event source of an app: a named audience of devices, for broadcasts and for narrowing a user's pushes.
+public struct EventSourceRecord: Codable, Sendable, Equatable {
+    public var appId: String
+    public var name: String
+    public var policy: EventSourcePolicy
+    public var description: String?
+    public var createdAt: Date
+
+    public init(appId: String, name: String, policy: EventSourcePolicy, description: String?, createdAt: Date) {
+        self.appId = appId
+        self.name = name
+        self.policy = policy
+        self.description = description
+        self.createdAt = createdAt
+    }
+}
+
 /// APNs token-auth credentials of one app (`PUT /v1/apps/{appId}/providers/apns`).
 public struct APNsCredentials: Codable, Sendable, Equatable {
     public enum Environment: String, Codable, Sendable {

@@ -21,12 +21,16 @@ public struct ChangeEvent: Codable, Sendable, Equatable {
     /// The version of the user's set of devices once this change committed (`device_versions`): fanout may push
     /// to the devices it read at this version or a later one without reading them again. Nil: read them.
     public var devicesVersion: Int64?
+    /// Set when the publish named devices: only these of the user's devices are pushed this change.
+    public var pushSubscriptionIds: [UUID]?
 
     public init(
         appId: String, userId: String, sequence: Int64, kind: ChangeKind, notificationId: UUID,
         content: NotificationContent?, readState: ReadState, userActionState: UserActionState,
-        originSubscriptionId: UUID?, unreadCount: Int, changedAt: Date, eventSource: String? = nil, devicesVersion: Int64? = nil
+        originSubscriptionId: UUID?, unreadCount: Int, changedAt: Date, eventSource: String? = nil, devicesVersion: Int64? = nil,
+        pushSubscriptionIds: [UUID]? = nil
     ) {
+        self.pushSubscriptionIds = pushSubscriptionIds
         self.eventSource = eventSource
         self.devicesVersion = devicesVersion
         self.appId = appId

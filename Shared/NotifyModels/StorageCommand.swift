@@ -32,6 +32,14 @@ public struct StorageCommand: Codable, Sendable, Equatable {
         case deleteBrokerUser(appId: String, user: String)
         /// Deletes an app and everything stored for it.
         case deleteApp(appId: String)
+        /// Defines an event source, or changes its policy and description.
+        case putEventSource(EventSourceRecord)
+        /// Deletes an event source and its memberships.
+        case deleteEventSource(appId: String, name: String)
+        /// Puts devices of the app in an existing event source (already members stay).
+        case joinEventSource(appId: String, name: String, subscriptionIds: [UUID])
+        /// Takes devices out of an event source.
+        case leaveEventSource(appId: String, name: String, subscriptionIds: [UUID])
     }
 
     /// The PostgreSQL channel on which storage announces, at commit, the ids of applied commands whose
@@ -42,7 +50,9 @@ public struct StorageCommand: Codable, Sendable, Equatable {
     /// HTTP answer shows the stored result. Publishes, broadcasts and the sweeper's commands are not waited for.
     public var isAnnouncedWhenApplied: Bool {
         switch action {
-        case .createApp, .setProviderCredentials, .registerSubscription, .changeNotificationState, .putBrokerUser, .deleteApp: true
+        case .createApp, .setProviderCredentials, .registerSubscription, .changeNotificationState, .putBrokerUser, .deleteApp, .putEventSource,
+            .deleteEventSource, .joinEventSource, .leaveEventSource:
+            true
         case .unregisterSubscription, .publishNotification, .publishBroadcast, .expireDueNotifications, .purgeTombstones, .deleteBrokerUser: false
         }
     }
@@ -82,8 +92,14 @@ public struct PublishedNotification: Codable, Sendable, Equatable {
     public var notificationId: UUID
     public var content: NotificationContent
     public var receivedAt: Date
+    /// Set when the publish named devices (a `subscriptionId`, or a `userId` with an `eventSource`): only these of the
+    /// user's devices are pushed its creation (it is in the user's feed on every device all the same).
+    public var pushSubscriptionIds: [UUID]?
 
-    public init(appId: String, userId: String, notificationId: UUID, content: NotificationContent, receivedAt: Date) {
+    public init(
+        appId: String, userId: String, notificationId: UUID, content: NotificationContent, receivedAt: Date, pushSubscriptionIds: [UUID]? = nil
+    ) {
+        self.pushSubscriptionIds = pushSubscriptionIds
         self.appId = appId
         self.userId = userId
         self.notificationId = notificationId
@@ -95,17 +111,19 @@ public struct PublishedNotification: Codable, Sendable, Equatable {
 extension StorageCommand.Action: Codable {
     private enum CodingKeys: String, CodingKey {
         case type, app, appId, userId, credentials, subscription, subscriptionId, notification, broadcast, change, date, brokerUser, user
+        case eventSource, name, subscriptionIds
     }
 
     private enum Kind: String, Codable {
         case createApp, setProviderCredentials, registerSubscription, unregisterSubscription, publishNotification
         case changeNotificationState, expireDueNotifications, purgeTombstones, publishBroadcast
-        case putBrokerUser, deleteBrokerUser, deleteApp
+        case putBrokerUser, deleteBrokerUser, deleteApp, putEventSource, deleteEventSource, joinEventSource, leaveEventSource
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        switch try container.decode(Kind.self, forKey: .type) {
+        let kind = try container.decode(Kind.self, forKey: .type)
+        switch kind {
         case .createApp:
             self = .createApp(try container.decode(AppRecord.self, forKey: .app))
         case .setProviderCredentials:
@@ -135,6 +153,15 @@ extension StorageCommand.Action: Codable {
             self = .deleteBrokerUser(appId: try container.decode(String.self, forKey: .appId), user: try container.decode(String.self, forKey: .user))
         case .deleteApp:
             self = .deleteApp(appId: try container.decode(String.self, forKey: .appId))
+        case .putEventSource:
+            self = .putEventSource(try container.decode(EventSourceRecord.self, forKey: .eventSource))
+        case .deleteEventSource:
+            self = .deleteEventSource(appId: try container.decode(String.self, forKey: .appId), name: try container.decode(String.self, forKey: .name))
+        case .joinEventSource, .leaveEventSource:
+            let (appId, name) = (try container.decode(String.self, forKey: .appId), try container.decode(String.self, forKey: .name))
+            let ids = try container.decode([UUID].self, forKey: .subscriptionIds)
+            self = kind == .joinEventSource
+                ? .joinEventSource(appId: appId, name: name, subscriptionIds: ids) : .leaveEventSource(appId: appId, name: name, subscriptionIds: ids)
         }
     }
 
@@ -181,6 +208,22 @@ extension StorageCommand.Action: Codable {
         case .deleteApp(let appId):
             try container.encode(Kind.deleteApp, forKey: .type)
             try container.encode(appId, forKey: .appId)
+        case .putEventSource(let record):
+            try container.encode(Kind.putEventSource, forKey: .type)
+            try container.encode(record, forKey: .eventSource)
+        case .deleteEventSource(let appId, let name):
+            try container.encode(Kind.deleteEventSource, forKey: .type)
+            try container.encode(appId, forKey: .appId)
+            try container.encode(name, forKey: .name)
+        case .joinEventSource(let appId, let name, let ids), .leaveEventSource(let appId, let name, let ids):
+            if case .joinEventSource = self {
+                try container.encode(Kind.joinEventSource, forKey: .type)
+            } else {
+                try container.encode(Kind.leaveEventSource, forKey: .type)
+            }
+            try container.encode(appId, forKey: .appId)
+            try container.encode(name, forKey: .name)
+            try container.encode(ids, forKey: .subscriptionIds)
         }
     }
 }

@@ -54,6 +54,7 @@ extension ChangeEvent {
         event.changedAtMicros = changedAt.wireMicros
         if let eventSource { event.eventSource = eventSource }
         if let devicesVersion { event.devicesVersion = devicesVersion }
+        if let pushSubscriptionIds { event.pushSubscriptionIds = pushSubscriptionIds.wireList }
         return event
     }
 
@@ -66,6 +67,7 @@ extension ChangeEvent {
             userActionState: try UserActionState(wire: wire.userActionState, "\(field()).user_action_state"),
             originSubscriptionId: wire.hasOriginSubscriptionID ? try UUID(wire: wire.originSubscriptionID, "\(field()).origin_subscription_id") : nil,
             unreadCount: Int(wire.unreadCount), changedAt: Date(wireMicros: wire.changedAtMicros),
-            eventSource: wire.hasEventSource ? wire.eventSource : nil, devicesVersion: wire.hasDevicesVersion ? wire.devicesVersion : nil)
+            eventSource: wire.hasEventSource ? wire.eventSource : nil, devicesVersion: wire.hasDevicesVersion ? wire.devicesVersion : nil,
+            pushSubscriptionIds: wire.hasPushSubscriptionIds ? try [UUID](wire: wire.pushSubscriptionIds, "\(field()).push_subscription_ids") : nil)
     }
 }

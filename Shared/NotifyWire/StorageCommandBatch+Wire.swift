@@ -55,6 +55,7 @@ extension StorageCommand {
             command.publishNotification.notificationID = notification.notificationId.wireBytes
             command.publishNotification.content = notification.content.wire
             command.publishNotification.receivedAtMicros = notification.receivedAt.wireMicros
+            if let ids = notification.pushSubscriptionIds { command.publishNotification.pushSubscriptionIds = ids.wireList }
         case .publishBroadcast(let broadcast):
             command.publishBroadcast.appID = broadcast.appId
             command.publishBroadcast.eventSource = broadcast.eventSource
@@ -77,6 +78,19 @@ extension StorageCommand {
             command.deleteBrokerUser.user = user
         case .deleteApp(let appId):
             command.deleteApp = appId
+        case .putEventSource(let source):
+            command.putEventSource.appID = source.appId
+            command.putEventSource.name = source.name
+            command.putEventSource.policy = source.policy.wire
+            if let description = source.description { command.putEventSource.description_p = description }
+            command.putEventSource.createdAtMicros = source.createdAt.wireMicros
+        case .deleteEventSource(let appId, let name):
+            command.deleteEventSource.appID = appId
+            command.deleteEventSource.name = name
+        case .joinEventSource(let appId, let name, let ids):
+            command.joinEventSource = .init(appId: appId, name: name, ids: ids)
+        case .leaveEventSource(let appId, let name, let ids):
+            command.leaveEventSource = .init(appId: appId, name: name, ids: ids)
         }
         return command
     }
@@ -106,7 +120,9 @@ extension StorageCommand {
                     appId: notification.appID, userId: notification.userID,
                     notificationId: try UUID(wire: notification.notificationID, "\(field()).publish_notification.notification_id"),
                     content: try NotificationContent(wire: notification.content, "\(field()).publish_notification.content"),
-                    receivedAt: Date(wireMicros: notification.receivedAtMicros)))
+                    receivedAt: Date(wireMicros: notification.receivedAtMicros),
+                    pushSubscriptionIds: notification.hasPushSubscriptionIds
+                        ? try [UUID](wire: notification.pushSubscriptionIds, "\(field()).publish_notification.push_subscription_ids") : nil))
         case .publishBroadcast(let broadcast):
             action = .publishBroadcast(
                 PublishedBroadcast(
@@ -128,6 +144,18 @@ extension StorageCommand {
             action = .deleteBrokerUser(appId: delete.appID, user: delete.user)
         case .deleteApp(let appId):
             action = .deleteApp(appId: appId)
+        case .putEventSource(let source):
+            action = .putEventSource(EventSourceRecord(
+                appId: source.appID, name: source.name, policy: try EventSourcePolicy(wire: source.policy, "\(field()).put_event_source.policy"),
+                description: source.hasDescription_p ? source.description_p : nil, createdAt: Date(wireMicros: source.createdAtMicros)))
+        case .deleteEventSource(let source):
+            action = .deleteEventSource(appId: source.appID, name: source.name)
+        case .joinEventSource(let members):
+            action = .joinEventSource(
+                appId: members.appID, name: members.name, subscriptionIds: try members.ids("\(field()).join_event_source.subscription_ids"))
+        case .leaveEventSource(let members):
+            action = .leaveEventSource(
+                appId: members.appID, name: members.name, subscriptionIds: try members.ids("\(field()).leave_event_source.subscription_ids"))
         case nil:
             throw WireDecodingError(.malformed, "\(field()) has no action this build knows")
         }
@@ -169,6 +197,7 @@ extension DeviceSubscription {
         subscription.expirationMicros = expirationDateTime.wireMicros
         subscription.registeredAtMicros = registeredAt.wireMicros
         if let eventSources { subscription.eventSources.names = eventSources }
+        if let replacesSubscriptionId { subscription.replacesSubscriptionID = replacesSubscriptionId.wireBytes }
         return subscription
     }
 
@@ -178,7 +207,9 @@ extension DeviceSubscription {
             platform: try Platform(wire: wire.platform, "\(field()).platform"), pushToken: wire.pushToken,
             keys: wire.hasKeys ? WebPushKeys(wire: wire.keys) : nil, appPackage: wire.hasAppPackage ? wire.appPackage : nil,
             displayName: wire.hasDisplayName ? wire.displayName : nil, expirationDateTime: Date(wireMicros: wire.expirationMicros),
-            registeredAt: Date(wireMicros: wire.registeredAtMicros), eventSources: wire.hasEventSources ? wire.eventSources.names : nil)
+            registeredAt: Date(wireMicros: wire.registeredAtMicros), eventSources: wire.hasEventSources ? wire.eventSources.names : nil,
+            replacesSubscriptionId: wire.hasReplacesSubscriptionID
+                ? try UUID(wire: wire.replacesSubscriptionID, "\(field()).replaces_subscription_id") : nil)
     }
 }
 
@@ -204,5 +235,21 @@ extension NotificationStateChange {
             delete: wire.delete,
             originSubscriptionId: wire.hasOriginSubscriptionID ? try UUID(wire: wire.originSubscriptionID, "\(field()).origin_subscription_id") : nil,
             requestedAt: Date(wireMicros: wire.requestedAtMicros))
+    }
+}
+
+extension WireEventSourceMembers {
+    init(appId: String, name: String, ids: [UUID]) {
+        self.init()
+        appID = appId
+        self.name = name
+        subscriptionIds = ids.map(\.wireBytes)
+    }
+
+    func ids(_ field: @autoclosure () -> String) throws(WireDecodingError) -> [UUID] {
+        var ids: [UUID] = []
+        ids.reserveCapacity(subscriptionIds.count)
+        for (index, bytes) in subscriptionIds.enumerated() { ids.append(try UUID(wire: bytes, "\(field())[\(index)]")) }
+        return ids
     }
 }

@@ -14,6 +14,37 @@ extension UUID {
     }
 }
 
+extension [UUID] {
+    var wireList: WireSubscriptionIdList {
+        var list = WireSubscriptionIdList()
+        list.ids = map(\.wireBytes)
+        return list
+    }
+
+    init(wire list: WireSubscriptionIdList, _ field: @autoclosure () -> String) throws(WireDecodingError) {
+        self = []
+        reserveCapacity(list.ids.count)
+        for (index, bytes) in list.ids.enumerated() { append(try UUID(wire: bytes, "\(field()).ids[\(index)]")) }
+    }
+}
+
+extension EventSourcePolicy {
+    var wire: WireEventSourcePolicy {
+        switch self {
+        case .open: .open
+        case .appServer: .appServer
+        }
+    }
+
+    init(wire: WireEventSourcePolicy, _ field: @autoclosure () -> String) throws(WireDecodingError) {
+        switch wire {
+        case .open: self = .open
+        case .appServer: self = .appServer
+        case .unspecified, .UNRECOGNIZED: throw invalidEnum(field(), wire)
+        }
+    }
+}
+
 extension UUID {
     /// The first and last 8 bytes, each read as a big-endian integer (the fixed64 halves of the per-push messages).
     var wireHalves: (high: UInt64, low: UInt64) {

@@ -12,6 +12,10 @@ extension EndToEndTests {
         func reachesEveryActiveMember() async throws {
             let app = try await TestApp.create()
             let source = "news-\(uniqueSuffix())"
+            let defined = try await StackClient.send(
+                .POST, "\(Stack.ingestURL)/v1/apps/\(app.appId)/event-sources", bearer: app.apiKey,
+                json: StackClient.encode(EventSourceRequest(name: source, policy: .open)))
+            #expect(defined.status == 201, "\(defined.text)")
             var registered: [String] = []
             for reader in 0..<2 {
                 let token = randomHex(bytes: 32)

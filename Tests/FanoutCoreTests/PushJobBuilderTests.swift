@@ -29,6 +29,16 @@ import Testing
             unreadCount: 3, changedAt: now, eventSource: eventSource)
     }
 
+    @Test("a publish that named devices pushes only those of the user's devices (none when it named none)")
+    func namedDevicesOnly() {
+        let devices = [Platform.apns, .fcm, .webpush].map(Self.device)
+        var event = Self.event(.created)
+        event.pushSubscriptionIds = [devices[1].subscriptionId]
+        #expect(PushJobBuilder.jobs(for: event, devices: devices).map(\.subscriptionId) == [devices[1].subscriptionId])
+        event.pushSubscriptionIds = []
+        #expect(PushJobBuilder.jobs(for: event, devices: devices).isEmpty)
+    }
+
     @Test("a visual notification is an alert to every device but the PushKit one, each with its provider's payload and the same collapse id")
     func visualNotificationReachesEveryDevice() throws {
         let devices = [Platform.apns, .fcm, .wns, .webpush, .apnsVoip].map(Self.device)

@@ -29,11 +29,17 @@ import Testing
         #expect(validated.content.isVisual)
     }
 
-    @Test func requiresExactlyOneTarget() {
+    @Test("a target is a userId, a subscriptionId alone, a userId with an eventSource, or an eventSource")
+    func targets() {
         #expect(field(of: NotificationRequest(payload: visual())) == "userId")
-        #expect(field(of: NotificationRequest(userId: "a", eventSource: "e", payload: visual())) == "userId")
         #expect(field(of: NotificationRequest(userId: "", payload: visual())) == "userId")
         #expect(field(of: NotificationRequest(eventSource: "news", payload: visual())) == nil)
+        #expect(field(of: NotificationRequest(userId: "a", eventSource: "news", payload: visual())) == nil)
+        #expect(field(of: NotificationRequest(subscriptionId: UUID().uuidString, payload: visual())) == nil)
+        #expect(field(of: NotificationRequest(subscriptionId: "not-a-uuid", payload: visual())) == "subscriptionId")
+        #expect(field(of: NotificationRequest(userId: "a", subscriptionId: UUID().uuidString, payload: visual())) == "subscriptionId")
+        #expect(field(of: NotificationRequest(subscriptionId: UUID().uuidString, eventSource: "news", payload: visual())) == "subscriptionId")
+        #expect(field(of: NotificationRequest(eventSource: "bad name", payload: visual())) == "eventSource")
     }
 
     @Test func requiresAPayloadWithContent() {

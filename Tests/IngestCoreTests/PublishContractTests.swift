@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NotifyModels
+import NotifyWire
 import Testing
 
 @testable import IngestCore
@@ -64,6 +65,17 @@ import Testing
              both: .accepted),
         Case("no key, no appNotificationId", Array(alert.utf8), key: nil,
              http: .accepted, amqp: .init(status: 400, code: "missing_idempotency_key", field: "message_id")),
+        Case("one device", #"{"subscriptionId":"\#(FixedTargets.subscriptionId)","payload":{"rawContent":"x"}}"#, both: .accepted),
+        Case("an unknown device", #"{"subscriptionId":"\#(UUID())","payload":{"rawContent":"x"}}"#,
+             both: .init(status: 404, code: "subscription_not_found", field: "subscriptionId")),
+        Case("a device and a user", #"{"userId":"alice","subscriptionId":"\#(FixedTargets.subscriptionId)","payload":{"rawContent":"x"}}"#,
+             both: .init(status: 400, code: "invalid_field", field: "subscriptionId")),
+        Case("a user's devices in a source", #"{"userId":"alice","eventSource":"news","payload":{"rawContent":"x"}}"#, both: .accepted),
+        Case("every member of a source", #"{"eventSource":"news","payload":{"rawContent":"x"}}"#, both: .accepted),
+        Case("an unknown source", #"{"eventSource":"sport","payload":{"rawContent":"x"}}"#,
+             both: .init(status: 404, code: "event_source_not_found", field: "eventSource")),
+        Case("an unknown source in a batch", #"{"notifications":[\#(alert),{"userId":"alice","eventSource":"sport","payload":{"rawContent":"x"}}]}"#,
+             both: .accepted),
     ]
 
     @Test("over HTTP", arguments: cases)
@@ -94,6 +106,28 @@ import Testing
         }
     }
 
+    @Test("a publish to one device is stored for its owner and pushed to that device only; to a user's devices in a source, to its members")
+    func namedDevicesReachTheCommand() async throws {
+        let testing = RouteTesting()
+        try await testing.run { client in
+            for body in [
+                #"{"subscriptionId":"\#(FixedTargets.subscriptionId)","payload":{"rawContent":"x"}}"#,
+                #"{"userId":"alice","eventSource":"news","payload":{"rawContent":"x"}}"#,
+            ] {
+                let response = try await client.execute(
+                    uri: "/v1/apps/\(RouteTesting.appId)/notifications", method: .post, headers: [.authorization: "Bearer api-key"],
+                    body: ByteBuffer(string: body))
+                #expect(response.status == .accepted)
+            }
+        }
+        let published = try testing.published.all.flatMap { try StorageCommandBatch(wireBytes: $0.body).commands }
+        let notifications = published.compactMap { command -> PublishedNotification? in
+            if case .publishNotification(let notification) = command.action { notification } else { nil }
+        }
+        #expect(notifications.map(\.userId) == ["alice", "alice"])
+        #expect(notifications.map(\.pushSubscriptionIds) == [[FixedTargets.subscriptionId], [FixedTargets.subscriptionId]])
+    }
+
     @Test("over AMQP, only the app's current broker users publish for it: another user, or one whose overlap ended, is refused 403")
     func brokerUserIsChecked() async throws {
         for user in ["someone-else", FixedApp.retiredBrokerUser] {
@@ -119,7 +153,8 @@ import Testing
         let commands = RecordingPublisher()
         let replies = RecordingPublisher()
         let handler = AMQPIngestHandler(
-            apps: AppDirectory(source: FixedApp()), contract: PublishContract(intake: NotificationIntake(validator: NotificationValidator())),
+            apps: AppDirectory(source: FixedApp()),
+            contract: PublishContract(intake: NotificationIntake(validator: NotificationValidator()), targets: FixedTargets()),
             sender: CommandSender(publisher: commands, logger: logger), replies: replies, logger: logger)
         let delivery = AMQPDelivery(
             tag: AMQPDeliveryTag(connectionGeneration: 1, value: 1), exchange: "notify.ingest", routingKey: RouteTesting.appId, redelivered: false,

@@ -26,7 +26,7 @@ struct RouteTesting {
             adminToken: Self.adminToken, apps: AppDirectory(source: FixedApp()),
             sender: CommandSender(publisher: published, logger: logger), database: database,
             appliedCommands: AppliedCommandWatch(client: database, logger: logger), hub: LiveHub(),
-            subscriptionLifetime: 86_400, healthChecks: ["amqp": { true }], logger: logger)
+            subscriptionLifetime: 86_400, healthChecks: ["amqp": { true }], logger: logger, targets: FixedTargets())
         let application = Application(router: buildRouter(dependencies), logger: logger)
         return try await application.test(.router, test)
     }
@@ -47,6 +47,24 @@ struct FixedApp: AppSource {
         return await AppDirectory.App(
             appId: appId, apiKeyHash: AppDirectory.hashAPIKey("api-key"), clientSigningKey: RouteTesting.clientSigningKey,
             brokerUsers: [Self.brokerUser: nil, Self.retiredBrokerUser: Date(timeIntervalSinceNow: -60)])
+    }
+}
+
+/// The test app's one known device (alice's) and one event source ("news", which that device is in).
+struct FixedTargets: TargetDirectory {
+    static let subscriptionId = UUID(uuidString: "6b1f3a52-0c7e-4d8a-9b2e-5f4c3d2a1b09")!
+    static let eventSource = "news"
+
+    func owners(appId: String, of ids: [UUID]) async throws -> [UUID: String] {
+        ids.contains(Self.subscriptionId) && appId == RouteTesting.appId ? [Self.subscriptionId: "alice"] : [:]
+    }
+
+    func eventSources(appId: String, named names: [String]) async throws -> [String: EventSourcePolicy] {
+        names.contains(Self.eventSource) && appId == RouteTesting.appId ? [Self.eventSource: .open] : [:]
+    }
+
+    func members(appId: String, source name: String, userIds: [String]) async throws -> [String: [UUID]] {
+        name == Self.eventSource && userIds.contains("alice") ? ["alice": [Self.subscriptionId]] : [:]
     }
 }
 

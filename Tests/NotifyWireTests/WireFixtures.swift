@@ -28,7 +28,8 @@ enum WireFixtures {
             packageSid: "ms-app://s-1-15-2-1", clientSecret: "secret", tokenURL: nil)))),
         StorageCommand(issuedAt: time, action: .registerSubscription(DeviceSubscription(
             subscriptionId: UUID(), appId: "app", userId: "u", platform: .webpush, pushToken: "https://push.example/x", keys: keys,
-            appPackage: "web", displayName: "Firefox", expirationDateTime: time, registeredAt: time, eventSources: ["news", "sport"]))),
+            appPackage: "web", displayName: "Firefox", expirationDateTime: time, registeredAt: time, eventSources: ["news", "sport"],
+            replacesSubscriptionId: UUID()))),
         StorageCommand(issuedAt: time, action: .registerSubscription(DeviceSubscription(
             subscriptionId: UUID(), appId: "app", userId: "u", platform: .apns, pushToken: String(repeating: "ab", count: 32),
             appPackage: nil, displayName: nil, expirationDateTime: time, registeredAt: time))),
@@ -51,12 +52,25 @@ enum WireFixtures {
         StorageCommand(issuedAt: time, action: .putBrokerUser(BrokerUserRecord(appId: "app", user: "app-user", createdAt: time, retiresAt: time))),
         StorageCommand(issuedAt: time, action: .deleteBrokerUser(appId: "app", user: "app-user")),
         StorageCommand(issuedAt: time, action: .deleteApp(appId: "app")),
+        StorageCommand(issuedAt: time, action: .putEventSource(EventSourceRecord(
+            appId: "app", name: "breaking-news", policy: .appServer, description: "news", createdAt: time))),
+        StorageCommand(issuedAt: time, action: .putEventSource(EventSourceRecord(appId: "app", name: "x", policy: .open, description: nil, createdAt: time))),
+        StorageCommand(issuedAt: time, action: .deleteEventSource(appId: "app", name: "x")),
+        StorageCommand(issuedAt: time, action: .joinEventSource(appId: "app", name: "breaking-news", subscriptionIds: [UUID(), UUID()])),
+        StorageCommand(issuedAt: time, action: .leaveEventSource(appId: "app", name: "breaking-news", subscriptionIds: [UUID()])),
+        StorageCommand(issuedAt: time, action: .publishNotification(PublishedNotification(
+            appId: "app", userId: "u", notificationId: UUID(), content: bareContent, receivedAt: time, pushSubscriptionIds: [UUID()]))),
+        StorageCommand(issuedAt: time, action: .publishNotification(PublishedNotification(
+            appId: "app", userId: "u", notificationId: UUID(), content: bareContent, receivedAt: time, pushSubscriptionIds: []))),
     ]
 
     static let events: [ChangeEvent] = [
         ChangeEvent(
             appId: "app", userId: "u", sequence: 1, kind: .created, notificationId: UUID(), content: fullContent, readState: .unread,
             userActionState: .noInteraction, originSubscriptionId: nil, unreadCount: 3, changedAt: time, devicesVersion: 7),
+        ChangeEvent(
+            appId: "app", userId: "u", sequence: 2, kind: .created, notificationId: UUID(), content: bareContent, readState: .unread,
+            userActionState: .noInteraction, originSubscriptionId: nil, unreadCount: 3, changedAt: time, pushSubscriptionIds: [UUID(), UUID()]),
         ChangeEvent(
             appId: "app", userId: "u", sequence: Int64.max, kind: .stateChanged, notificationId: UUID(), content: nil, readState: .read,
             userActionState: .snoozed, originSubscriptionId: UUID(), unreadCount: 0, changedAt: time),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NotifyModels
 import Logging
 import NotifyDatabase
 import PostgresNIO
@@ -56,6 +57,10 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
             adminToken: adminToken ?? environment["NOTIFY_ADMIN_TOKEN"] ?? "local-admin-token", keyFile: ".local/loadgen/apns-key.json")
         let app = try await setup.createApp(runTag: "broadcast")
         let eventSource = "loadgen-broadcast"
+        struct Defined: Decodable { let name: String }
+        _ = try await client.call(
+            .POST, "\(ingestURL)/v1/apps/\(app.appId)/event-sources", bearer: app.apiKey,
+            json: EventSourceRequest(name: eventSource, policy: .appServer), as: Defined.self)
 
         let database = try DatabaseURL.makeClient(
             databaseURL ?? environment["NOTIFY_WRITER_DATABASE_URL"] ?? "postgres://notify_writer:notify_writer@127.0.0.1:21432/notify",

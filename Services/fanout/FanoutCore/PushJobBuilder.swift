@@ -10,6 +10,8 @@ enum PushJobBuilder {
     static func jobs(for event: ChangeEvent, devices: [SubscriptionResolver.Device]) -> [PushJob] {
         let targets = devices.filter { device in
             guard device.subscriptionId != event.originSubscriptionId else { return false }
+            // A publish that named devices (a subscriptionId, or the user's members of an event source) pushes only those.
+            if let named = event.pushSubscriptionIds, !named.contains(device.subscriptionId) { return false }
             // A VoIP push must report a call: only new content that names apns-voip reaches a PushKit token.
             if device.platform == .apnsVoip {
                 return event.kind.isContentChange && event.content?.platformTypes?.contains(.apnsVoip) == true

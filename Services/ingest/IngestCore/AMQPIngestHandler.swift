@@ -94,7 +94,7 @@ struct AMQPIngestHandler: Sendable {
         guard app.acceptsBrokerUser(sender) else {
             throw APIFailure(.forbidden, code: "forbidden", message: "user_id \(sender) is not a broker user of app \(appId)", field: "user_id")
         }
-        return try contract.accept(
+        return try await contract.accept(
             delivery.body, byteCount: delivery.body.count, appId: appId, idempotencyKey: delivery.properties.messageId, via: .amqp)
     }
 }

@@ -39,7 +39,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         configuration: configuration.amqp, queue: QueueNames.ingestQueue, topology: IngestTopology.ingest,
         options: .init(prefetch: configuration.prefetch, maximumBatch: configuration.prefetch), deadLetterPublisher: publisher, logger: logger,
         handler: AMQPIngestHandler(
-            apps: dependencies.apps, contract: PublishContract(intake: dependencies.intake), sender: dependencies.sender, replies: publisher,
+            apps: dependencies.apps, contract: dependencies.contract, sender: dependencies.sender, replies: publisher,
             logger: logger
         ).handle)
     let maintenance = administration.map {
@@ -76,6 +76,13 @@ struct IngestDependencies: Sendable {
     var healthChecks: [String: HealthServer.Check]
     var logger: Logger
     var intake = NotificationIntake(validator: NotificationValidator())
+    /// Subscription owners, event sources and their members (nil: the database, through the read-only role).
+    var targets: (any TargetDirectory)?
+
+    /// The publish contract both transports use.
+    var contract: PublishContract {
+        PublishContract(intake: intake, targets: targets ?? PostgresTargetDirectory(client: database, logger: logger))
+    }
 }
 
 /// Every HTTP route of ingest.
@@ -91,10 +98,11 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
     router.get("/health") { _, _ in try await HealthReport.response(dependencies.healthChecks) }
     OperatorRoutes(authenticator: authenticator, visibility: visibility, sender: dependencies.sender, brokerAccess: dependencies.brokerAccess)
         .register(on: router)
-    PublishRoutes(authenticator: authenticator, contract: PublishContract(intake: dependencies.intake), sender: dependencies.sender).register(on: router)
+    PublishRoutes(authenticator: authenticator, contract: dependencies.contract, sender: dependencies.sender).register(on: router)
     DeviceRoutes(
         authenticator: authenticator, sender: dependencies.sender, visibility: visibility, subscriptionLifetime: dependencies.subscriptionLifetime
     ).register(on: router)
+    EventSourceRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
     MyNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)
     AppNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)
     StreamRoutes(authenticator: authenticator, reader: reader, hub: dependencies.hub, logger: logger).register(on: router)

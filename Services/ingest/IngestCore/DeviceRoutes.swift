@@ -23,6 +23,8 @@ struct DeviceRoutes: Sendable {
         var pushToken: String
         var displayName: String?
         var expirationDateTime: Date
+        /// The event sources the device is in.
+        var eventSources: [String]
     }
 
     private struct Listing: Encodable {
@@ -47,6 +49,7 @@ struct DeviceRoutes: Sendable {
         } catch {
             throw APIFailure(error)
         }
+        if let sources = body.eventSources { try await checkJoinable(sources, appId: user.appId) }
         let now = Date()
         let existing = try? await visibility.client.query(
             "SELECT subscription_id FROM subscriptions WHERE app_id = \(user.appId) AND platform = \(platform.rawValue) AND push_token = \(token)",
@@ -55,7 +58,8 @@ struct DeviceRoutes: Sendable {
         let subscription = DeviceSubscription(
             subscriptionId: existing ?? UUID.random(), appId: user.appId, userId: user.userId, platform: platform, pushToken: token, keys: body.keys,
             appPackage: body.appPackage, displayName: body.displayName,
-            expirationDateTime: now.addingTimeInterval(subscriptionLifetime), registeredAt: now, eventSources: body.eventSources)
+            expirationDateTime: now.addingTimeInterval(subscriptionLifetime), registeredAt: now, eventSources: body.eventSources,
+            replacesSubscriptionId: body.replacesSubscriptionId)
         let stored = try await visibility.send(
             StorageCommand(action: .registerSubscription(subscription)), thenRead: UUID.self,
             """
@@ -75,16 +79,38 @@ struct DeviceRoutes: Sendable {
         do {
             let rows = try await visibility.client.query(
                 """
-                SELECT subscription_id, platform, push_token, display_name, expires_at FROM subscriptions
-                WHERE app_id = \(user.appId) AND user_id = \(user.userId) ORDER BY registered_at
+                SELECT s.subscription_id, s.platform, s.push_token, s.display_name, s.expires_at,
+                       coalesce(array_agg(m.event_source ORDER BY m.event_source) FILTER (WHERE m.event_source IS NOT NULL), '{}')
+                FROM subscriptions s LEFT JOIN event_source_members m ON m.subscription_id = s.subscription_id
+                WHERE s.app_id = \(user.appId) AND s.user_id = \(user.userId)
+                GROUP BY s.subscription_id ORDER BY s.registered_at
                 """, logger: visibility.logger)
-            for try await (id, platform, token, name, expires) in rows.decode((UUID, String, String, String?, Date).self) {
-                listed.append(Listed(subscriptionId: id, platform: platform, pushToken: token, displayName: name, expirationDateTime: expires))
+            for try await (id, platform, token, name, expires, sources) in rows.decode((UUID, String, String, String?, Date, [String]).self) {
+                listed.append(Listed(
+                    subscriptionId: id, platform: platform, pushToken: token, displayName: name, expirationDateTime: expires, eventSources: sources))
             }
         } catch {
             throw APIFailure.databaseUnavailable
         }
         return try JSONResponse.make(.ok, Listing(subscriptions: listed))
+    }
+
+    /// A device may join only sources that exist and are open: 404 or 403 naming the source's place in the list.
+    private func checkJoinable(_ names: [String], appId: String) async throws {
+        let policies: [String: EventSourcePolicy]
+        do {
+            policies = try await PostgresTargetDirectory(client: visibility.client, logger: visibility.logger).eventSources(appId: appId, named: names)
+        } catch {
+            throw APIFailure.databaseUnavailable
+        }
+        for (index, name) in names.enumerated() {
+            guard let policy = policies[name] else {
+                throw APIFailure(.notFound, code: "event_source_not_found", message: "no event source \(name) in this app", field: "eventSources[\(index)]")
+            }
+            if policy != .open {
+                throw APIFailure(.forbidden, code: "forbidden", message: "only the app server enrols devices in \(name)", field: "eventSources[\(index)]")
+            }
+        }
     }
 
     private func unsubscribe(_ request: Request, id: String) async throws -> Response {

@@ -76,28 +76,53 @@ struct NotificationIntake: Sendable {
     ///     in the body (`notifications[1].payload`), as the reader names a field of the wrong type.
     ///   - idempotencyKey: when the source names its message (AMQP `message_id`), ids derive from it,
     ///     so a redelivered message produces the same commands and storage applies them once.
+    ///   - targets: what the items' subscription ids and event sources resolved to (`ResolvedTargets.resolve`).
     func accept(
-        _ items: [Result<NotificationRequest, ValidationError>], isBatch: Bool, appId: String, idempotencyKey: String?, now: Date = Date()
+        _ items: [Result<NotificationRequest, ValidationError>], isBatch: Bool, appId: String, idempotencyKey: String?,
+        targets: ResolvedTargets = ResolvedTargets(), now: Date = Date()
     ) -> Outcome {
         var outcome = Outcome()
         for (index, item) in items.enumerated() {
+            func pathed(_ error: ValidationError) -> ValidationError {
+                var pathed = error
+                if isBatch { pathed.field = pathed.field.map { "notifications[\(index)].\($0)" } }
+                return pathed
+            }
             let validated: NotificationValidator.Validated
             do throws(ValidationError) {
                 let request = try item.get()
                 do {
                     validated = try validator.validate(request, now: now)
                 } catch {
-                    var pathed = error
-                    if isBatch { pathed.field = pathed.field.map { "notifications[\(index)].\($0)" } }
-                    throw pathed
+                    throw pathed(error)
                 }
             } catch {
                 outcome.results.append(ItemResult(index: index, status: error.code == "payload_too_large" ? 413 : 400, id: nil, error: APIErrorBody(error).error))
                 continue
             }
-            let scope = validated.userId.map { "user:\($0)" } ?? "source:\(validated.eventSource ?? "")"
+            // Who it is for, and which devices are pushed.
+            var userId = validated.userId
+            var pushSubscriptionIds: [UUID]?
+            if let subscriptionId = validated.subscriptionId {
+                guard let owner = targets.owners[subscriptionId] else {
+                    let error = pathed(ValidationError(code: "subscription_not_found", message: "no subscription \(subscriptionId.lowercasedString) of this app", field: "subscriptionId"))
+                    outcome.results.append(ItemResult(index: index, status: 404, id: nil, error: APIErrorBody(error).error))
+                    continue
+                }
+                userId = owner
+                pushSubscriptionIds = [subscriptionId]
+            }
+            if let source = validated.eventSource {
+                guard targets.sources[source] != nil else {
+                    let error = pathed(ValidationError(code: "event_source_not_found", message: "no event source \(source) in this app", field: "eventSource"))
+                    outcome.results.append(ItemResult(index: index, status: 404, id: nil, error: APIErrorBody(error).error))
+                    continue
+                }
+                if let userId { pushSubscriptionIds = targets.members[source]?[userId] ?? [] }
+            }
+            let scope = userId.map { "user:\($0)" } ?? "source:\(validated.eventSource ?? "")"
             let notificationId: UUID
-            if let appNotificationId = validated.content.appNotificationId, let userId = validated.userId {
+            if let appNotificationId = validated.content.appNotificationId, let userId {
                 notificationId = DeterministicID.notificationID(appId: appId, userId: userId, appNotificationId: appNotificationId)
             } else if let appNotificationId = validated.content.appNotificationId {
                 notificationId = DeterministicID.make("notification", appId, scope, appNotificationId)
@@ -108,9 +133,10 @@ struct NotificationIntake: Sendable {
             }
             let commandId = idempotencyKey.map { DeterministicID.make("command", appId, $0, String(index)) } ?? UUID.random()
             let action: StorageCommand.Action
-            if let userId = validated.userId {
+            if let userId {
                 action = .publishNotification(PublishedNotification(
-                    appId: appId, userId: userId, notificationId: notificationId, content: validated.content, receivedAt: now))
+                    appId: appId, userId: userId, notificationId: notificationId, content: validated.content, receivedAt: now,
+                    pushSubscriptionIds: pushSubscriptionIds))
             } else {
                 action = .publishBroadcast(PublishedBroadcast(
                     appId: appId, eventSource: validated.eventSource ?? "", notificationId: notificationId, content: validated.content, receivedAt: now))

@@ -16,9 +16,11 @@ public struct NotificationValidator: Sendable {
         }
     }
 
-    /// A request that passed validation: for one user, or for every subscriber of an event source.
+    /// A request that passed validation, with its target: a user (`userId`), one device (`subscriptionId`), a user's
+    /// devices in an event source (`userId` and `eventSource`), or every member of an event source (`eventSource`).
     public struct Validated: Sendable, Equatable {
         public var userId: String?
+        public var subscriptionId: UUID?
         public var eventSource: String?
         public var content: NotificationContent
     }
@@ -32,18 +34,22 @@ public struct NotificationValidator: Sendable {
     }
 
     public func validate(_ request: NotificationRequest, now: Date = Date()) throws(ValidationError) -> Validated {
-        let targets = [request.userId, request.subscriptionId, request.eventSource].compactMap { $0 }
-        if targets.isEmpty {
+        if request.userId == nil, request.subscriptionId == nil, request.eventSource == nil {
             throw ValidationError(code: "missing_field", message: "a target is required: userId, subscriptionId or eventSource", field: "userId")
         }
-        if targets.count > 1 {
-            throw ValidationError.invalid("userId", "give exactly one target: userId, subscriptionId or eventSource")
-        }
-        if request.subscriptionId != nil {
-            throw ValidationError(code: "unsupported_target", message: "targeting one subscription is not supported yet; target the userId", field: "subscriptionId")
+        var subscriptionId: UUID?
+        if let text = request.subscriptionId {
+            if request.userId != nil || request.eventSource != nil {
+                throw ValidationError.invalid("subscriptionId", "subscriptionId names one device: give it without userId and eventSource")
+            }
+            guard let id = UUID(uuidString: text) else { throw ValidationError.invalid("subscriptionId", "subscriptionId must be a UUID") }
+            subscriptionId = id
         }
         let userId = try checkIdentifier(request.userId, field: "userId", required: false)
         let eventSource = try checkIdentifier(request.eventSource, field: "eventSource", required: false)
+        if let eventSource, !EventSourceRequest.isValidName(eventSource) {
+            throw ValidationError.invalid("eventSource", "eventSource names an event source: 1 to 100 characters of A-Z a-z 0-9 . _ : -")
+        }
         let appNotificationId = try checkIdentifier(request.appNotificationId, field: "appNotificationId", required: false)
         let groupName = try checkIdentifier(request.groupName, field: "groupName", required: false)
 
@@ -95,7 +101,7 @@ public struct NotificationValidator: Sendable {
                 message: "the APNs payload would be \(size) bytes; APNs accepts at most \(APNsPayloadBuilder.maximumPayloadBytes)",
                 field: "payload")
         }
-        return Validated(userId: userId, eventSource: eventSource, content: content)
+        return Validated(userId: userId, subscriptionId: subscriptionId, eventSource: eventSource, content: content)
     }
 
     private func checkIdentifier(_ value: String?, field: String, required: Bool) throws(ValidationError) -> String? {

@@ -20,6 +20,8 @@ struct PublishContract: Sendable {
     static let maximumKeyLength = 255
 
     let intake: NotificationIntake
+    /// Resolves subscription ids and event sources (only for bodies that name them).
+    let targets: any TargetDirectory
 
     /// What to send to storage, and the answer once the broker confirmed it.
     struct Accepted: Sendable {
@@ -33,7 +35,7 @@ struct PublishContract: Sendable {
     /// Reads and validates a publish body. Throws for a body refused as a whole (unreadable, too large, no key over
     /// AMQP, a single notification refused); a batch answers each item.
     func accept(_ body: some ContiguousBytes, byteCount: Int, appId: String, idempotencyKey: String?, via transport: Transport)
-        throws(APIFailure) -> Accepted
+        async throws(APIFailure) -> Accepted
     {
         guard byteCount <= Self.maximumBodyBytes else { throw APIFailure.bodyTooLarge }
         let keyField = transport == .amqp ? "message_id" : "Idempotency-Key"
@@ -49,7 +51,8 @@ struct PublishContract: Sendable {
                 message: "set message_id (or an appNotificationId on every notification): without either, a retried publish would create a second notification",
                 field: "message_id")
         }
-        let outcome = intake.accept(read.items, isBatch: read.isBatch, appId: appId, idempotencyKey: idempotencyKey)
+        let resolved = try await ResolvedTargets.resolve(read.items.compactMap { try? $0.get() }, appId: appId, in: targets)
+        let outcome = intake.accept(read.items, isBatch: read.isBatch, appId: appId, idempotencyKey: idempotencyKey, targets: resolved)
         if !read.isBatch {
             let result = outcome.results[0]
             if let id = result.id { return Accepted(commands: outcome.commands, status: 202, body: NotificationIntake.Outcome.acceptedJSON(id)) }

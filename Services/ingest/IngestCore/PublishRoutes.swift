@@ -26,7 +26,7 @@ struct PublishRoutes: Sendable {
         } catch {
             throw APIFailure.bodyTooLarge
         }
-        let accepted = try contract.accept(
+        let accepted = try await contract.accept(
             buffer.readableBytesView, byteCount: buffer.readableBytes, appId: appId, idempotencyKey: request.headers[Self.idempotencyKey], via: .http)
         try await sender.send(accepted.commands)
         return JSONResponse.make(.init(code: accepted.status), json: accepted.body)

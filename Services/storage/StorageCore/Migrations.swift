@@ -337,6 +337,25 @@ struct Migrations {
             SELECT broker_user, app_id, created_at FROM apps WHERE broker_user IS NOT NULL ON CONFLICT DO NOTHING
             """,
         ]),
+        // Event sources become a resource with a subscription policy. The names devices joined before, which any user
+        // could join, become open sources.
+        (15, [
+            """
+            CREATE TABLE event_sources (
+                app_id text NOT NULL REFERENCES apps ON DELETE CASCADE,
+                name text NOT NULL,
+                policy text NOT NULL,
+                description text,
+                created_at timestamptz NOT NULL,
+                PRIMARY KEY (app_id, name)
+            )
+            """,
+            """
+            INSERT INTO event_sources (app_id, name, policy, created_at)
+            SELECT DISTINCT m.app_id, m.event_source, 'open', now() FROM event_source_members m JOIN apps a ON a.app_id = m.app_id
+            ON CONFLICT DO NOTHING
+            """,
+        ]),
     ]
 
     /// Code run before a step's statements, for what SQL alone cannot do.

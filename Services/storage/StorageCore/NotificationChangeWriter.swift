@@ -122,7 +122,7 @@ struct NotificationChangeWriter {
                 kind: created ? .created : .updated,
                 notificationId: notification.notificationId, content: notification.content,
                 readState: .unread, userActionState: .noInteraction, originSubscriptionId: nil,
-                unreadCount: 0, changedAt: notification.receivedAt)]))
+                unreadCount: 0, changedAt: notification.receivedAt, pushSubscriptionIds: notification.pushSubscriptionIds)]))
         }
         return produced
     }

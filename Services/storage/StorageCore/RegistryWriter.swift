@@ -52,14 +52,45 @@ struct RegistryWriter {
             // Read the answer even when the id is not needed: an error (e.g. an unknown app) arrives with it.
             var storedId = subscription.subscriptionId
             for try await id in stored.decode(UUID.self) { storedId = id }
-            if let sources = subscription.eventSources {
-                try await connection.query("DELETE FROM event_source_members WHERE subscription_id = \(storedId)", logger: logger)
+            if let replaced = subscription.replacesSubscriptionId, replaced != storedId {
+                // The same device with a new token: its memberships move here, and the old subscription goes.
                 try await connection.query(
                     """
                     INSERT INTO event_source_members (app_id, event_source, subscription_id)
-                    SELECT \(subscription.appId), source, \(storedId) FROM unnest(\(ArrayParameter(Array(Set(sources))))::text[]) AS t(source)
+                    SELECT m.app_id, m.event_source, \(storedId) FROM event_source_members m
+                    JOIN subscriptions s ON s.subscription_id = m.subscription_id
+                    WHERE m.subscription_id = \(replaced) AND s.app_id = \(subscription.appId) AND s.user_id = \(subscription.userId)
+                    ON CONFLICT DO NOTHING
+                    """, logger: logger)
+                try await connection.query(
+                    """
+                    DELETE FROM subscriptions
+                    WHERE subscription_id = \(replaced) AND app_id = \(subscription.appId) AND user_id = \(subscription.userId)
                     """, logger: logger)
             }
+            if let sources = subscription.eventSources {
+                try await connection.query("DELETE FROM event_source_members WHERE subscription_id = \(storedId)", logger: logger)
+                try await join(appId: subscription.appId, names: Array(Set(sources)), subscriptionIds: [storedId])
+            }
+        case .putEventSource(let source):
+            try await connection.query(
+                """
+                INSERT INTO event_sources (app_id, name, policy, description, created_at)
+                SELECT app_id, \(source.name), \(source.policy.rawValue), \(source.description), \(source.createdAt) FROM apps
+                WHERE app_id = \(source.appId)
+                ON CONFLICT (app_id, name) DO UPDATE SET policy = EXCLUDED.policy, description = EXCLUDED.description
+                """, logger: logger)
+        case .deleteEventSource(let appId, let name):
+            try await connection.query("DELETE FROM event_source_members WHERE app_id = \(appId) AND event_source = \(name)", logger: logger)
+            try await connection.query("DELETE FROM event_sources WHERE app_id = \(appId) AND name = \(name)", logger: logger)
+        case .joinEventSource(let appId, let name, let ids):
+            try await join(appId: appId, names: [name], subscriptionIds: ids)
+        case .leaveEventSource(let appId, let name, let ids):
+            try await connection.query(
+                """
+                DELETE FROM event_source_members
+                WHERE app_id = \(appId) AND event_source = \(name) AND subscription_id = ANY(\(ArrayParameter(ids))::uuid[])
+                """, logger: logger)
         case .unregisterSubscription(let appId, let userId, let subscriptionId):
             try await connection.query(
                 "DELETE FROM subscriptions WHERE subscription_id = \(subscriptionId) AND app_id = \(appId) AND user_id = \(userId)",
@@ -67,6 +98,18 @@ struct RegistryWriter {
         case .publishNotification, .publishBroadcast, .changeNotificationState, .expireDueNotifications, .purgeTombstones:
             preconditionFailure("not a registry command")
         }
+    }
+
+    /// Puts the app's subscriptions `subscriptionIds` in the sources of `names` that exist (already members stay).
+    private func join(appId: String, names: [String], subscriptionIds: [UUID]) async throws {
+        try await connection.query(
+            """
+            INSERT INTO event_source_members (app_id, event_source, subscription_id)
+            SELECT e.app_id, e.name, s.subscription_id FROM event_sources e
+            JOIN subscriptions s ON s.app_id = e.app_id AND s.subscription_id = ANY(\(ArrayParameter(subscriptionIds))::uuid[])
+            WHERE e.app_id = \(appId) AND e.name = ANY(\(ArrayParameter(names))::text[])
+            ON CONFLICT DO NOTHING
+            """, logger: logger)
     }
 
     /// Records a broker user of an app that exists (a user of an app deleted meanwhile is not recorded).
@@ -79,8 +122,8 @@ struct RegistryWriter {
             """, logger: logger)
     }
 
-    /// Deletes the app's rows from every table; the app row last, which takes its credentials, subscriptions (and their
-    /// event-source memberships) and broker users with it.
+    /// Deletes the app's rows from every table; the app row last, which takes its credentials, subscriptions, event
+    /// sources and broker users with it.
     private func deleteApp(_ appId: String) async throws {
         for table in Self.appTables {
             try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE app_id = $1", binds: Self.binds(appId)), logger: logger)
@@ -90,7 +133,7 @@ struct RegistryWriter {
 
     /// The tables keyed by app without a foreign key to apps.
     private static let appTables = [
-        "changes", "notifications", "user_sequences", "unread_counts", "device_versions", "delivery_records", "broadcasts",
+        "changes", "notifications", "user_sequences", "unread_counts", "device_versions", "delivery_records", "broadcasts", "event_source_members",
     ]
 
     private static func binds(_ appId: String) -> PostgresBindings {

@@ -134,6 +134,16 @@ nonisolated struct WireChangeEvent: @unchecked Sendable {
   /// Clears the value of `devicesVersion`. Subsequent reads from it will return its default value.
   mutating func clearDevicesVersion() {_uniqueStorage()._devicesVersion = nil}
 
+  /// Present when the publish named devices: only these of the user's devices are pushed this change.
+  var pushSubscriptionIds: WireSubscriptionIdList {
+    get {_storage._pushSubscriptionIds ?? WireSubscriptionIdList()}
+    set {_uniqueStorage()._pushSubscriptionIds = newValue}
+  }
+  /// Returns true if `pushSubscriptionIds` has been explicitly set.
+  var hasPushSubscriptionIds: Bool {_storage._pushSubscriptionIds != nil}
+  /// Clears the value of `pushSubscriptionIds`. Subsequent reads from it will return its default value.
+  mutating func clearPushSubscriptionIds() {_uniqueStorage()._pushSubscriptionIds = nil}
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -182,7 +192,7 @@ nonisolated extension WireChangeEventBatch: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ChangeEvent"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}user_id\0\u{1}sequence\0\u{1}kind\0\u{3}notification_id\0\u{1}content\0\u{3}read_state\0\u{3}user_action_state\0\u{3}origin_subscription_id\0\u{3}unread_count\0\u{3}changed_at_micros\0\u{3}event_source\0\u{3}devices_version\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}user_id\0\u{1}sequence\0\u{1}kind\0\u{3}notification_id\0\u{1}content\0\u{3}read_state\0\u{3}user_action_state\0\u{3}origin_subscription_id\0\u{3}unread_count\0\u{3}changed_at_micros\0\u{3}event_source\0\u{3}devices_version\0\u{3}push_subscription_ids\0")
 
   fileprivate class _StorageClass {
     var _appID: String = String()
@@ -198,6 +208,7 @@ nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._Mes
     var _changedAtMicros: Int64 = 0
     var _eventSource: String? = nil
     var _devicesVersion: Int64? = nil
+    var _pushSubscriptionIds: WireSubscriptionIdList? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -221,6 +232,7 @@ nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._Mes
       _changedAtMicros = source._changedAtMicros
       _eventSource = source._eventSource
       _devicesVersion = source._devicesVersion
+      _pushSubscriptionIds = source._pushSubscriptionIds
     }
   }
 
@@ -252,6 +264,7 @@ nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._Mes
         case 11: try { try decoder.decodeSingularSFixed64Field(value: &_storage._changedAtMicros) }()
         case 12: try { try decoder.decodeSingularStringField(value: &_storage._eventSource) }()
         case 13: try { try decoder.decodeSingularInt64Field(value: &_storage._devicesVersion) }()
+        case 14: try { try decoder.decodeSingularMessageField(value: &_storage._pushSubscriptionIds) }()
         default: break
         }
       }
@@ -303,6 +316,9 @@ nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._Mes
       try { if let v = _storage._devicesVersion {
         try visitor.visitSingularInt64Field(value: v, fieldNumber: 13)
       } }()
+      try { if let v = _storage._pushSubscriptionIds {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -325,6 +341,7 @@ nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._Mes
         if _storage._changedAtMicros != rhs_storage._changedAtMicros {return false}
         if _storage._eventSource != rhs_storage._eventSource {return false}
         if _storage._devicesVersion != rhs_storage._devicesVersion {return false}
+        if _storage._pushSubscriptionIds != rhs_storage._pushSubscriptionIds {return false}
         return true
       }
       if !storagesAreEqual {return false}

@@ -10,6 +10,11 @@
 
 /// Types shared by the internal queue formats. See ../README.md for the versioning rules.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import SwiftProtobuf
 
 // If the compiler emits an error on this type, it is because this file
@@ -68,6 +73,45 @@ nonisolated enum WirePlatform: SwiftProtobuf.Enum, Swift.CaseIterable {
     .fcm,
     .wns,
     .webpush,
+  ]
+
+}
+
+/// Who may put devices in an event source.
+nonisolated enum WireEventSourcePolicy: SwiftProtobuf.Enum, Swift.CaseIterable {
+  typealias RawValue = Int
+  case unspecified // = 0
+  case `open` // = 1
+  case appServer // = 2
+  case UNRECOGNIZED(Int)
+
+  init() {
+    self = .unspecified
+  }
+
+  init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .open
+    case 2: self = .appServer
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .open: return 1
+    case .appServer: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  static let allCases: [WireEventSourcePolicy] = [
+    .unspecified,
+    .open,
+    .appServer,
   ]
 
 }
@@ -246,6 +290,19 @@ nonisolated enum WireUserActionState: SwiftProtobuf.Enum, Swift.CaseIterable {
     .snoozed,
   ]
 
+}
+
+/// Device subscriptions (16-byte ids), present even when empty.
+nonisolated struct WireSubscriptionIdList: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var ids: [Data] = []
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
 }
 
 /// A Web Push subscription's encryption keys (base64url, as the browser gives them).
@@ -453,6 +510,10 @@ nonisolated extension WirePlatform: SwiftProtobuf._ProtoNameProviding {
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PLATFORM_UNSPECIFIED\0\u{1}PLATFORM_APNS\0\u{1}PLATFORM_APNS_VOIP\0\u{1}PLATFORM_FCM\0\u{1}PLATFORM_WNS\0\u{1}PLATFORM_WEBPUSH\0")
 }
 
+nonisolated extension WireEventSourcePolicy: SwiftProtobuf._ProtoNameProviding {
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0EVENT_SOURCE_POLICY_UNSPECIFIED\0\u{1}EVENT_SOURCE_POLICY_OPEN\0\u{1}EVENT_SOURCE_POLICY_APP_SERVER\0")
+}
+
 nonisolated extension WirePriority: SwiftProtobuf._ProtoNameProviding {
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PRIORITY_UNSPECIFIED\0\u{1}PRIORITY_HIGH\0\u{1}PRIORITY_LOW\0\u{1}PRIORITY_NONE\0")
 }
@@ -467,6 +528,36 @@ nonisolated extension WireReadState: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension WireUserActionState: SwiftProtobuf._ProtoNameProviding {
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0USER_ACTION_STATE_UNSPECIFIED\0\u{1}USER_ACTION_STATE_NO_INTERACTION\0\u{1}USER_ACTION_STATE_ACTIVATED\0\u{1}USER_ACTION_STATE_DISMISSED\0\u{1}USER_ACTION_STATE_SNOOZED\0")
+}
+
+nonisolated extension WireSubscriptionIdList: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".SubscriptionIdList"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ids\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedBytesField(value: &self.ids) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.ids.isEmpty {
+      try visitor.visitRepeatedBytesField(value: self.ids, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: WireSubscriptionIdList, rhs: WireSubscriptionIdList) -> Bool {
+    if lhs.ids != rhs.ids {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
 }
 
 nonisolated extension WireWebPushKeys: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {

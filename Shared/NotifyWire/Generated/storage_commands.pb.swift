@@ -156,6 +156,42 @@ nonisolated struct WireStorageCommand: Sendable {
     set {action = .deleteApp(newValue)}
   }
 
+  /// Defines an event source, or changes its policy and description.
+  var putEventSource: WireEventSource {
+    get {
+      if case .putEventSource(let v)? = action {return v}
+      return WireEventSource()
+    }
+    set {action = .putEventSource(newValue)}
+  }
+
+  /// Deletes an event source and its memberships.
+  var deleteEventSource: WireEventSourceName {
+    get {
+      if case .deleteEventSource(let v)? = action {return v}
+      return WireEventSourceName()
+    }
+    set {action = .deleteEventSource(newValue)}
+  }
+
+  /// Puts devices of the app in an existing event source.
+  var joinEventSource: WireEventSourceMembers {
+    get {
+      if case .joinEventSource(let v)? = action {return v}
+      return WireEventSourceMembers()
+    }
+    set {action = .joinEventSource(newValue)}
+  }
+
+  /// Takes devices out of an event source.
+  var leaveEventSource: WireEventSourceMembers {
+    get {
+      if case .leaveEventSource(let v)? = action {return v}
+      return WireEventSourceMembers()
+    }
+    set {action = .leaveEventSource(newValue)}
+  }
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   nonisolated enum OneOf_Action: Equatable, Sendable {
@@ -176,8 +212,75 @@ nonisolated struct WireStorageCommand: Sendable {
     case deleteBrokerUser(WireDeleteBrokerUser)
     /// Deletes an app (by id) and everything stored for it.
     case deleteApp(String)
+    /// Defines an event source, or changes its policy and description.
+    case putEventSource(WireEventSource)
+    /// Deletes an event source and its memberships.
+    case deleteEventSource(WireEventSourceName)
+    /// Puts devices of the app in an existing event source.
+    case joinEventSource(WireEventSourceMembers)
+    /// Takes devices out of an event source.
+    case leaveEventSource(WireEventSourceMembers)
 
   }
+
+  init() {}
+}
+
+nonisolated struct WireEventSource: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var appID: String = String()
+
+  var name: String = String()
+
+  var policy: WireEventSourcePolicy = .unspecified
+
+  var description_p: String {
+    get {_description_p ?? String()}
+    set {_description_p = newValue}
+  }
+  /// Returns true if `description_p` has been explicitly set.
+  var hasDescription_p: Bool {self._description_p != nil}
+  /// Clears the value of `description_p`. Subsequent reads from it will return its default value.
+  mutating func clearDescription_p() {self._description_p = nil}
+
+  var createdAtMicros: Int64 = 0
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+
+  fileprivate var _description_p: String? = nil
+}
+
+nonisolated struct WireEventSourceName: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var appID: String = String()
+
+  var name: String = String()
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+}
+
+nonisolated struct WireEventSourceMembers: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var appID: String = String()
+
+  var name: String = String()
+
+  var subscriptionIds: [Data] = []
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 }
@@ -341,6 +444,16 @@ nonisolated struct WireDeviceSubscription: Sendable {
   /// Clears the value of `eventSources`. Subsequent reads from it will return its default value.
   mutating func clearEventSources() {self._eventSources = nil}
 
+  /// The user's subscription this one replaces: its event sources move here, and it is removed.
+  var replacesSubscriptionID: Data {
+    get {_replacesSubscriptionID ?? Data()}
+    set {_replacesSubscriptionID = newValue}
+  }
+  /// Returns true if `replacesSubscriptionID` has been explicitly set.
+  var hasReplacesSubscriptionID: Bool {self._replacesSubscriptionID != nil}
+  /// Clears the value of `replacesSubscriptionID`. Subsequent reads from it will return its default value.
+  mutating func clearReplacesSubscriptionID() {self._replacesSubscriptionID = nil}
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -349,6 +462,7 @@ nonisolated struct WireDeviceSubscription: Sendable {
   fileprivate var _appPackage: String? = nil
   fileprivate var _displayName: String? = nil
   fileprivate var _eventSources: WireEventSourceList? = nil
+  fileprivate var _replacesSubscriptionID: Data? = nil
 }
 
 nonisolated struct WireUnregisterSubscription: Sendable {
@@ -400,6 +514,16 @@ nonisolated struct WirePublishedNotification: @unchecked Sendable {
     get {_storage._receivedAtMicros}
     set {_uniqueStorage()._receivedAtMicros = newValue}
   }
+
+  /// Present when the publish named devices: only these of the user's devices are pushed its creation.
+  var pushSubscriptionIds: WireSubscriptionIdList {
+    get {_storage._pushSubscriptionIds ?? WireSubscriptionIdList()}
+    set {_uniqueStorage()._pushSubscriptionIds = newValue}
+  }
+  /// Returns true if `pushSubscriptionIds` has been explicitly set.
+  var hasPushSubscriptionIds: Bool {_storage._pushSubscriptionIds != nil}
+  /// Clears the value of `pushSubscriptionIds`. Subsequent reads from it will return its default value.
+  mutating func clearPushSubscriptionIds() {_uniqueStorage()._pushSubscriptionIds = nil}
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -541,7 +665,7 @@ nonisolated extension WireStorageCommandBatch: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StorageCommand"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{4}\u{8}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{4}\u{8}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -692,6 +816,58 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
           self.action = .deleteApp(v)
         }
       }()
+      case 22: try {
+        var v: WireEventSource?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .putEventSource(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .putEventSource(v)
+        }
+      }()
+      case 23: try {
+        var v: WireEventSourceName?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .deleteEventSource(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .deleteEventSource(v)
+        }
+      }()
+      case 24: try {
+        var v: WireEventSourceMembers?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .joinEventSource(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .joinEventSource(v)
+        }
+      }()
+      case 25: try {
+        var v: WireEventSourceMembers?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .leaveEventSource(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .leaveEventSource(v)
+        }
+      }()
       default: break
       }
     }
@@ -757,6 +933,22 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
       guard case .deleteApp(let v)? = self.action else { preconditionFailure() }
       try visitor.visitSingularStringField(value: v, fieldNumber: 21)
     }()
+    case .putEventSource?: try {
+      guard case .putEventSource(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
+    }()
+    case .deleteEventSource?: try {
+      guard case .deleteEventSource(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
+    }()
+    case .joinEventSource?: try {
+      guard case .joinEventSource(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
+    }()
+    case .leaveEventSource?: try {
+      guard case .leaveEventSource(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 25)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -766,6 +958,135 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
     if lhs.commandID != rhs.commandID {return false}
     if lhs.issuedAtMicros != rhs.issuedAtMicros {return false}
     if lhs.action != rhs.action {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireEventSource: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".EventSource"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}name\0\u{1}policy\0\u{1}description\0\u{3}created_at_micros\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 3: try { try decoder.decodeSingularEnumField(value: &self.policy) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self._description_p) }()
+      case 5: try { try decoder.decodeSingularSFixed64Field(value: &self.createdAtMicros) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+    }
+    if self.policy != .unspecified {
+      try visitor.visitSingularEnumField(value: self.policy, fieldNumber: 3)
+    }
+    try { if let v = self._description_p {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 4)
+    } }()
+    if self.createdAtMicros != 0 {
+      try visitor.visitSingularSFixed64Field(value: self.createdAtMicros, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: WireEventSource, rhs: WireEventSource) -> Bool {
+    if lhs.appID != rhs.appID {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.policy != rhs.policy {return false}
+    if lhs._description_p != rhs._description_p {return false}
+    if lhs.createdAtMicros != rhs.createdAtMicros {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireEventSourceName: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".EventSourceName"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}name\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: WireEventSourceName, rhs: WireEventSourceName) -> Bool {
+    if lhs.appID != rhs.appID {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireEventSourceMembers: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".EventSourceMembers"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}name\0\u{3}subscription_ids\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 3: try { try decoder.decodeRepeatedBytesField(value: &self.subscriptionIds) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+    }
+    if !self.subscriptionIds.isEmpty {
+      try visitor.visitRepeatedBytesField(value: self.subscriptionIds, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: WireEventSourceMembers, rhs: WireEventSourceMembers) -> Bool {
+    if lhs.appID != rhs.appID {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.subscriptionIds != rhs.subscriptionIds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -986,7 +1307,7 @@ nonisolated extension WireEventSourceList: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension WireDeviceSubscription: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".DeviceSubscription"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}subscription_id\0\u{3}app_id\0\u{3}user_id\0\u{1}platform\0\u{3}push_token\0\u{1}keys\0\u{3}app_package\0\u{3}display_name\0\u{3}expiration_micros\0\u{3}registered_at_micros\0\u{3}event_sources\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}subscription_id\0\u{3}app_id\0\u{3}user_id\0\u{1}platform\0\u{3}push_token\0\u{1}keys\0\u{3}app_package\0\u{3}display_name\0\u{3}expiration_micros\0\u{3}registered_at_micros\0\u{3}event_sources\0\u{3}replaces_subscription_id\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1005,6 +1326,7 @@ nonisolated extension WireDeviceSubscription: SwiftProtobuf.Message, SwiftProtob
       case 9: try { try decoder.decodeSingularSFixed64Field(value: &self.expirationMicros) }()
       case 10: try { try decoder.decodeSingularSFixed64Field(value: &self.registeredAtMicros) }()
       case 11: try { try decoder.decodeSingularMessageField(value: &self._eventSources) }()
+      case 12: try { try decoder.decodeSingularBytesField(value: &self._replacesSubscriptionID) }()
       default: break
       }
     }
@@ -1048,6 +1370,9 @@ nonisolated extension WireDeviceSubscription: SwiftProtobuf.Message, SwiftProtob
     try { if let v = self._eventSources {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
     } }()
+    try { if let v = self._replacesSubscriptionID {
+      try visitor.visitSingularBytesField(value: v, fieldNumber: 12)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1063,6 +1388,7 @@ nonisolated extension WireDeviceSubscription: SwiftProtobuf.Message, SwiftProtob
     if lhs.expirationMicros != rhs.expirationMicros {return false}
     if lhs.registeredAtMicros != rhs.registeredAtMicros {return false}
     if lhs._eventSources != rhs._eventSources {return false}
+    if lhs._replacesSubscriptionID != rhs._replacesSubscriptionID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1110,7 +1436,7 @@ nonisolated extension WireUnregisterSubscription: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension WirePublishedNotification: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".PublishedNotification"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}user_id\0\u{3}notification_id\0\u{1}content\0\u{3}received_at_micros\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}user_id\0\u{3}notification_id\0\u{1}content\0\u{3}received_at_micros\0\u{3}push_subscription_ids\0")
 
   fileprivate class _StorageClass {
     var _appID: String = String()
@@ -1118,6 +1444,7 @@ nonisolated extension WirePublishedNotification: SwiftProtobuf.Message, SwiftPro
     var _notificationID: Data = Data()
     var _content: WireNotificationContent? = nil
     var _receivedAtMicros: Int64 = 0
+    var _pushSubscriptionIds: WireSubscriptionIdList? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -1133,6 +1460,7 @@ nonisolated extension WirePublishedNotification: SwiftProtobuf.Message, SwiftPro
       _notificationID = source._notificationID
       _content = source._content
       _receivedAtMicros = source._receivedAtMicros
+      _pushSubscriptionIds = source._pushSubscriptionIds
     }
   }
 
@@ -1156,6 +1484,7 @@ nonisolated extension WirePublishedNotification: SwiftProtobuf.Message, SwiftPro
         case 3: try { try decoder.decodeSingularBytesField(value: &_storage._notificationID) }()
         case 4: try { try decoder.decodeSingularMessageField(value: &_storage._content) }()
         case 5: try { try decoder.decodeSingularSFixed64Field(value: &_storage._receivedAtMicros) }()
+        case 6: try { try decoder.decodeSingularMessageField(value: &_storage._pushSubscriptionIds) }()
         default: break
         }
       }
@@ -1183,6 +1512,9 @@ nonisolated extension WirePublishedNotification: SwiftProtobuf.Message, SwiftPro
       if _storage._receivedAtMicros != 0 {
         try visitor.visitSingularSFixed64Field(value: _storage._receivedAtMicros, fieldNumber: 5)
       }
+      try { if let v = _storage._pushSubscriptionIds {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -1197,6 +1529,7 @@ nonisolated extension WirePublishedNotification: SwiftProtobuf.Message, SwiftPro
         if _storage._notificationID != rhs_storage._notificationID {return false}
         if _storage._content != rhs_storage._content {return false}
         if _storage._receivedAtMicros != rhs_storage._receivedAtMicros {return false}
+        if _storage._pushSubscriptionIds != rhs_storage._pushSubscriptionIds {return false}
         return true
       }
       if !storagesAreEqual {return false}

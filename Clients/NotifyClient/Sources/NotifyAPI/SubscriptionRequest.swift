@@ -9,14 +9,19 @@ public struct SubscriptionRequest: Codable, Sendable, Equatable {
     public var keys: WebPushKeys?
     public var appPackage: String?
     public var displayName: String?
-    /// Event sources the device subscribes to (broadcast targets); registering again replaces the set.
+    /// Event sources (with the `open` policy) the device subscribes to; registering again replaces the set. Absent:
+    /// the device's sources stay as they are.
     public var eventSources: [String]?
+    /// The subscription this registration replaces (the same device with a new token): its event sources move to the
+    /// new one, and it is removed.
+    public var replacesSubscriptionId: UUID?
 
     public init(
         platform: Platform? = nil, pushToken: String? = nil, keys: WebPushKeys? = nil, appPackage: String? = nil, displayName: String? = nil,
-        eventSources: [String]? = nil
+        eventSources: [String]? = nil, replacesSubscriptionId: UUID? = nil
     ) {
         self.eventSources = eventSources
+        self.replacesSubscriptionId = replacesSubscriptionId
         self.platform = platform
         self.pushToken = pushToken
         self.keys = keys
@@ -49,8 +54,8 @@ public struct SubscriptionRequest: Codable, Sendable, Equatable {
         if let displayName, displayName.utf8.count > 256 { throw .invalid("displayName", "displayName may be at most 256 bytes") }
         if let eventSources {
             if eventSources.count > 100 { throw .invalid("eventSources", "a device may subscribe to at most 100 event sources") }
-            for (index, source) in eventSources.enumerated() where source.isEmpty || source.utf8.count > 256 {
-                throw .invalid("eventSources[\(index)]", "an event source name is 1 to 256 bytes")
+            for (index, source) in eventSources.enumerated() where !EventSourceRequest.isValidName(source) {
+                throw .invalid("eventSources[\(index)]", "an event source name is 1 to 100 characters of A-Z a-z 0-9 . _ : -")
             }
         }
         return (platform, platform.provider == .apns ? pushToken.lowercased() : pushToken)

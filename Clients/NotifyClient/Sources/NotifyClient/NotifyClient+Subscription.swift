@@ -11,26 +11,67 @@ extension NotifyClient {
     ///
     /// Calling it again with the same token refreshes the registration (the service keeps the id and
     /// extends the expiry). With a NEW token (APNs rotated it, the app was restored on another device),
-    /// the client registers the new token first and then unregisters the previous subscription, so the
-    /// device is not registered twice; if that removal fails, the old registration lapses on its own
-    /// (at its expiry, or when the provider reports the token invalid).
+    /// the registration names the previous subscription as the one it replaces: the service moves its event
+    /// sources to the new one and removes it, so the device is not registered twice.
     @discardableResult
     public func subscribe(
         pushToken: String, platform: Platform = .apns, appPackage: String? = nil, displayName: String? = nil
     ) async throws -> Subscription {
-        let body = try encode(SubscriptionRequest(platform: platform, pushToken: pushToken, appPackage: appPackage, displayName: displayName))
+        let previous = state.subscription
+        let replaces = previous.flatMap { $0.pushToken != pushToken || $0.platform != platform ? $0.id : nil }
+        let body = try encode(SubscriptionRequest(
+            platform: platform, pushToken: pushToken, appPackage: appPackage, displayName: displayName, replacesSubscriptionId: replaces))
         let (data, _) = try await transport.send(transport.request("POST", "/v1/me/subscriptions", body: body))
         let registered = try decode(Registered.self, from: data)
-        let previous = state.subscription
         let subscription = Subscription(
             id: registered.subscriptionId, expirationDateTime: registered.expirationDateTime, platform: platform,
             pushToken: pushToken, appPackage: appPackage, displayName: displayName)
         state.subscription = subscription
         try save()
-        if let previous, previous.id != subscription.id {
-            _ = try? await transport.send(transport.request("DELETE", "/v1/me/subscriptions/\(previous.id.uuidString.lowercased())"))
+        return subscription
+    }
+
+    /// Puts this device in the event source `name` (one with the `open` policy; the service answers 403 for one only
+    /// the app server enrols in, 404 for one that does not exist). Broadcasts to the source then reach this device.
+    public func subscribe(to name: String) async throws {
+        let subscription = try requireSubscription()
+        _ = try await transport.send(transport.request("PUT", "/v1/me/subscriptions/\(subscription.id.lowercasedString)/event-sources/\(try Self.pathSegment(name))"))
+    }
+
+    /// Takes this device out of the event source `name`.
+    public func unsubscribe(from name: String) async throws {
+        let subscription = try requireSubscription()
+        _ = try await transport.send(transport.request("DELETE", "/v1/me/subscriptions/\(subscription.id.lowercasedString)/event-sources/\(try Self.pathSegment(name))"))
+    }
+
+    /// Whether this device is in the event source `name`, as the service knows it now.
+    public func isSubscribed(to name: String) async throws -> Bool {
+        struct Listed: Decodable {
+            var subscriptionId: UUID
+            var eventSources: [String]?
+        }
+        struct Listing: Decodable {
+            var subscriptions: [Listed]
+        }
+        let subscription = try requireSubscription()
+        let (data, _) = try await transport.send(transport.request("GET", "/v1/me/subscriptions"))
+        let listing = try decode(Listing.self, from: data)
+        return listing.subscriptions.first { $0.subscriptionId == subscription.id }?.eventSources?.contains(name) ?? false
+    }
+
+    private func requireSubscription() throws(NotifyClientError) -> Subscription {
+        guard let subscription = state.subscription else {
+            throw NotifyClientError(.invalidArgument, "this device is not subscribed: call subscribe(pushToken:) first")
         }
         return subscription
+    }
+
+    /// An event source's name as one path segment (its characters need no escaping; others are refused).
+    private static func pathSegment(_ name: String) throws(NotifyClientError) -> String {
+        guard EventSourceRequest.isValidName(name) else {
+            throw NotifyClientError(.invalidArgument, "an event source name is 1 to 100 characters of A-Z a-z 0-9 . _ : -")
+        }
+        return name
     }
 
     /// Removes this device's subscription from the service and the cache (no more pushes).

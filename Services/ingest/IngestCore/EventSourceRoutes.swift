@@ -1,0 +1,239 @@
+import Foundation
+import Hummingbird
+import NotifyModels
+import PostgresNIO
+
+/// Event sources and their members.
+///
+/// The app server (API key) defines sources (`/v1/apps/{appId}/event-sources[/{name}]`), enrols or removes a user's
+/// devices or one device, and asks whether a user is in a source. A device (user token) joins an `open` source and
+/// leaves any (`/v1/me/subscriptions/{subscriptionId}/event-sources/{name}`).
+struct EventSourceRoutes: Sendable {
+    let authenticator: Authenticator
+    let visibility: WriteVisibility
+
+    private struct Listing: Encodable {
+        var eventSources: [EventSourceView]
+    }
+
+    private struct Memberships: Encodable {
+        var eventSources: [EventSourceMembership]
+    }
+
+    func register(on router: Router<BasicRequestContext>) {
+        let app = "/v1/apps/:appId"
+        router.post("\(app)/event-sources") { request, context in try await define(request, appId: try context.parameters.require("appId")) }
+        router.get("\(app)/event-sources") { request, context in try await list(request, appId: try context.parameters.require("appId")) }
+        router.get("\(app)/event-sources/:name") { request, context in
+            try await show(request, appId: try context.parameters.require("appId"), name: try context.parameters.require("name"))
+        }
+        router.delete("\(app)/event-sources/:name") { request, context in
+            try await delete(request, appId: try context.parameters.require("appId"), name: try context.parameters.require("name"))
+        }
+        for (method, join) in [(HTTPRequest.Method.put, true), (.delete, false)] {
+            router.on("\(app)/users/:userId/event-sources/:name", method: method) { request, context in
+                try await enrolUser(
+                    request, appId: try context.parameters.require("appId"), userId: try context.parameters.require("userId"),
+                    name: try context.parameters.require("name"), join: join)
+            }
+            router.on("\(app)/subscriptions/:subscriptionId/event-sources/:name", method: method) { request, context in
+                try await enrolDevice(
+                    request, appId: try context.parameters.require("appId"), subscriptionId: try context.parameters.require("subscriptionId"),
+                    name: try context.parameters.require("name"), join: join)
+            }
+            router.on("/v1/me/subscriptions/:subscriptionId/event-sources/:name", method: method) { request, context in
+                try await deviceMembership(
+                    request, subscriptionId: try context.parameters.require("subscriptionId"), name: try context.parameters.require("name"), join: join)
+            }
+        }
+        router.get("\(app)/users/:userId/event-sources") { request, context in
+            try await userMemberships(request, appId: try context.parameters.require("appId"), userId: try context.parameters.require("userId"))
+        }
+        router.get("\(app)/users/:userId/event-sources/:name") { request, context in
+            let appId = try context.parameters.require("appId")
+            _ = try await authenticator.requireAppServer(request, appId: appId)
+            let name = try context.parameters.require("name")
+            _ = try await requireSource(appId: appId, name: name)
+            let userId = try context.parameters.require("userId")
+            let ids = try await memberships(appId: appId, userId: userId)[name] ?? []
+            return try JSONResponse.make(.ok, EventSourceMembership(eventSource: name, subscribed: !ids.isEmpty, subscriptionIds: ids))
+        }
+    }
+
+    // MARK: Sources
+
+    private func define(_ request: Request, appId: String) async throws -> Response {
+        _ = try await authenticator.requireAppServer(request, appId: appId)
+        let body = try await JSONResponse.decode(EventSourceRequest.self, from: request)
+        let (name, policy, description) = try validated(body)
+        let existed = try await source(appId: appId, name: name) != nil
+        let record = EventSourceRecord(appId: appId, name: name, policy: policy, description: description, createdAt: Date())
+        _ = try await visibility.send(
+            StorageCommand(action: .putEventSource(record)), thenRead: String.self,
+            "SELECT name FROM event_sources WHERE app_id = \(appId) AND name = \(name) AND policy = \(policy.rawValue)")
+        let stored = try await source(appId: appId, name: name)
+        return try JSONResponse.make(
+            existed ? .ok : .created,
+            stored ?? EventSourceView(name: name, policy: policy, description: description, memberDevices: 0, memberUsers: 0, createdAt: record.createdAt),
+            headers: [.location: "/v1/apps/\(appId)/event-sources/\(name)"])
+    }
+
+    private func validated(_ body: EventSourceRequest) throws(APIFailure) -> (String, EventSourcePolicy, String?) {
+        do {
+            return try body.validated()
+        } catch {
+            throw APIFailure(error)
+        }
+    }
+
+    private func list(_ request: Request, appId: String) async throws -> Response {
+        _ = try await authenticator.requireAppServer(request, appId: appId)
+        return try JSONResponse.make(.ok, Listing(eventSources: try await sources(appId: appId, name: nil)))
+    }
+
+    private func show(_ request: Request, appId: String, name: String) async throws -> Response {
+        _ = try await authenticator.requireAppServer(request, appId: appId)
+        return try JSONResponse.make(.ok, try await requireSource(appId: appId, name: name))
+    }
+
+    private func delete(_ request: Request, appId: String, name: String) async throws -> Response {
+        _ = try await authenticator.requireAppServer(request, appId: appId)
+        _ = try await requireSource(appId: appId, name: name)
+        let remaining = try await visibility.send(
+            StorageCommand(action: .deleteEventSource(appId: appId, name: name)), thenRead: Int64.self,
+            "SELECT count(*) FROM event_sources WHERE app_id = \(appId) AND name = \(name)")
+        return Response(status: remaining == 0 ? .noContent : .accepted)
+    }
+
+    // MARK: Members
+
+    /// Puts every device of the user in the source, or takes them out.
+    private func enrolUser(_ request: Request, appId: String, userId: String, name: String, join: Bool) async throws -> Response {
+        _ = try await authenticator.requireAppServer(request, appId: appId)
+        _ = try await requireSource(appId: appId, name: name)
+        let devices = try await query(UUID.self, "SELECT subscription_id FROM subscriptions WHERE app_id = \(appId) AND user_id = \(userId)")
+        try await change(appId: appId, name: name, subscriptionIds: devices, join: join)
+        let ids = try await memberships(appId: appId, userId: userId)[name] ?? []
+        return try JSONResponse.make(.ok, EventSourceMembership(eventSource: name, subscribed: !ids.isEmpty, subscriptionIds: ids))
+    }
+
+    /// Puts one device of the app in the source, or takes it out.
+    private func enrolDevice(_ request: Request, appId: String, subscriptionId text: String, name: String, join: Bool) async throws -> Response {
+        _ = try await authenticator.requireAppServer(request, appId: appId)
+        let subscriptionId = try Self.subscriptionId(text)
+        _ = try await requireSource(appId: appId, name: name)
+        guard let userId = try await query(String.self, "SELECT user_id FROM subscriptions WHERE app_id = \(appId) AND subscription_id = \(subscriptionId)").first
+        else {
+            throw APIFailure(.notFound, code: "subscription_not_found", message: "no subscription \(subscriptionId.lowercasedString) of this app", field: "subscriptionId")
+        }
+        try await change(appId: appId, name: name, subscriptionIds: [subscriptionId], join: join)
+        let ids = try await memberships(appId: appId, userId: userId)[name] ?? []
+        return try JSONResponse.make(.ok, EventSourceMembership(eventSource: name, subscribed: ids.contains(subscriptionId), subscriptionIds: ids))
+    }
+
+    /// A device joins an open source, or leaves any.
+    private func deviceMembership(_ request: Request, subscriptionId text: String, name: String, join: Bool) async throws -> Response {
+        let user = try await authenticator.requireUser(request)
+        let subscriptionId = try Self.subscriptionId(text)
+        let owned = try await query(
+            Int64.self,
+            "SELECT count(*) FROM subscriptions WHERE subscription_id = \(subscriptionId) AND app_id = \(user.appId) AND user_id = \(user.userId)")
+        guard owned.first == 1 else {
+            throw APIFailure(.notFound, code: "subscription_not_found", message: "no subscription \(subscriptionId.lowercasedString) of this user", field: "subscriptionId")
+        }
+        let source = try await requireSource(appId: user.appId, name: name)
+        if join, source.policy != .open {
+            throw APIFailure(.forbidden, code: "forbidden", message: "only the app server enrols devices in \(name)", field: "eventSource")
+        }
+        try await change(appId: user.appId, name: name, subscriptionIds: [subscriptionId], join: join)
+        return Response(status: .noContent)
+    }
+
+    private func userMemberships(_ request: Request, appId: String, userId: String) async throws -> Response {
+        _ = try await authenticator.requireAppServer(request, appId: appId)
+        let found = try await memberships(appId: appId, userId: userId)
+        return try JSONResponse.make(.ok, Memberships(eventSources: found.keys.sorted().map {
+            EventSourceMembership(eventSource: $0, subscribed: true, subscriptionIds: found[$0] ?? [])
+        }))
+    }
+
+    /// Sends the join or leave and waits until storage applied it.
+    private func change(appId: String, name: String, subscriptionIds: [UUID], join: Bool) async throws {
+        guard !subscriptionIds.isEmpty else { return }
+        let command = join
+            ? StorageCommand(action: .joinEventSource(appId: appId, name: name, subscriptionIds: subscriptionIds))
+            : StorageCommand(action: .leaveEventSource(appId: appId, name: name, subscriptionIds: subscriptionIds))
+        _ = try await visibility.send(command, thenRead: Int64.self, "SELECT 1::int8")
+    }
+
+    // MARK: Reading
+
+    private func requireSource(appId: String, name: String) async throws -> EventSourceView {
+        guard let source = try await source(appId: appId, name: name) else {
+            throw APIFailure(.notFound, code: "event_source_not_found", message: "no event source \(name) in this app", field: "eventSource")
+        }
+        return source
+    }
+
+    private func source(appId: String, name: String) async throws -> EventSourceView? {
+        try await sources(appId: appId, name: name).first
+    }
+
+    /// The app's sources (or the one named) with their member counts.
+    private func sources(appId: String, name: String?) async throws -> [EventSourceView] {
+        var found: [EventSourceView] = []
+        do {
+            let rows = try await visibility.client.query(
+                """
+                SELECT e.name, e.policy, e.description, e.created_at, count(m.subscription_id), count(DISTINCT s.user_id)
+                FROM event_sources e
+                LEFT JOIN event_source_members m ON m.app_id = e.app_id AND m.event_source = e.name
+                LEFT JOIN subscriptions s ON s.subscription_id = m.subscription_id
+                WHERE e.app_id = \(appId) AND (\(name)::text IS NULL OR e.name = \(name))
+                GROUP BY e.name, e.policy, e.description, e.created_at ORDER BY e.name
+                """, logger: visibility.logger)
+            for try await (name, policy, description, created, devices, users) in rows.decode((String, String, String?, Date, Int64, Int64).self) {
+                found.append(EventSourceView(
+                    name: name, policy: EventSourcePolicy(rawValue: policy) ?? .appServer, description: description,
+                    memberDevices: Int(devices), memberUsers: Int(users), createdAt: created))
+            }
+        } catch {
+            throw APIFailure.databaseUnavailable
+        }
+        return found
+    }
+
+    /// The sources the user's devices are in, with the devices.
+    private func memberships(appId: String, userId: String) async throws -> [String: [UUID]] {
+        var found: [String: [UUID]] = [:]
+        do {
+            let rows = try await visibility.client.query(
+                """
+                SELECT m.event_source, m.subscription_id FROM event_source_members m
+                JOIN subscriptions s ON s.subscription_id = m.subscription_id
+                WHERE m.app_id = \(appId) AND s.user_id = \(userId) ORDER BY s.registered_at
+                """, logger: visibility.logger)
+            for try await (source, id) in rows.decode((String, UUID).self) { found[source, default: []].append(id) }
+        } catch {
+            throw APIFailure.databaseUnavailable
+        }
+        return found
+    }
+
+    private func query<Value: PostgresDecodable & Sendable>(_ type: Value.Type, _ query: PostgresQuery) async throws(APIFailure) -> [Value] {
+        do {
+            var values: [Value] = []
+            for try await value in try await visibility.client.query(query, logger: visibility.logger).decode(Value.self) { values.append(value) }
+            return values
+        } catch {
+            throw APIFailure.databaseUnavailable
+        }
+    }
+
+    private static func subscriptionId(_ text: String) throws(APIFailure) -> UUID {
+        guard let id = UUID(uuidString: text) else {
+            throw APIFailure(ValidationError.invalid("subscriptionId", "subscriptionId must be a UUID"))
+        }
+        return id
+    }
+}

@@ -152,6 +152,7 @@ let package = Package(
             name: "IngestCore",
             dependencies: [
                 "NotifyJSON", "NotifyModels", "NotifyAPNsCore", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase", "NotifyBrokerAdmin",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),

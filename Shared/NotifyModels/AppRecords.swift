@@ -56,6 +56,25 @@ public struct EventSourceRecord: Codable, Sendable, Equatable {
     }
 }
 
+/// A back end an app's notifications are polled from.
+public struct PollSourceRecord: Codable, Sendable, Equatable {
+    public var appId: String
+    public var name: String
+    public var url: String
+    public var intervalSeconds: Int
+    public var authorization: String?
+    public var createdAt: Date
+
+    public init(appId: String, name: String, url: String, intervalSeconds: Int, authorization: String?, createdAt: Date) {
+        self.appId = appId
+        self.name = name
+        self.url = url
+        self.intervalSeconds = intervalSeconds
+        self.authorization = authorization
+        self.createdAt = createdAt
+    }
+}
+
 /// APNs token-auth credentials of one app (`PUT /v1/apps/{appId}/providers/apns`).
 public struct APNsCredentials: Codable, Sendable, Equatable {
     public enum Environment: String, Codable, Sendable {

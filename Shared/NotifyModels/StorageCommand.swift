@@ -40,6 +40,10 @@ public struct StorageCommand: Codable, Sendable, Equatable {
         case joinEventSource(appId: String, name: String, subscriptionIds: [UUID])
         /// Takes devices out of an event source.
         case leaveEventSource(appId: String, name: String, subscriptionIds: [UUID])
+        /// Defines a back end to poll for notifications, or changes it.
+        case putPollSource(PollSourceRecord)
+        /// Stops polling a back end.
+        case deletePollSource(appId: String, name: String)
     }
 
     /// The PostgreSQL channel on which storage announces, at commit, the ids of applied commands whose
@@ -51,7 +55,7 @@ public struct StorageCommand: Codable, Sendable, Equatable {
     public var isAnnouncedWhenApplied: Bool {
         switch action {
         case .createApp, .setProviderCredentials, .registerSubscription, .changeNotificationState, .putBrokerUser, .deleteApp, .putEventSource,
-            .deleteEventSource, .joinEventSource, .leaveEventSource:
+            .deleteEventSource, .joinEventSource, .leaveEventSource, .putPollSource, .deletePollSource:
             true
         case .unregisterSubscription, .publishNotification, .publishBroadcast, .expireDueNotifications, .purgeTombstones, .deleteBrokerUser: false
         }
@@ -111,13 +115,14 @@ public struct PublishedNotification: Codable, Sendable, Equatable {
 extension StorageCommand.Action: Codable {
     private enum CodingKeys: String, CodingKey {
         case type, app, appId, userId, credentials, subscription, subscriptionId, notification, broadcast, change, date, brokerUser, user
-        case eventSource, name, subscriptionIds
+        case eventSource, name, subscriptionIds, pollSource
     }
 
     private enum Kind: String, Codable {
         case createApp, setProviderCredentials, registerSubscription, unregisterSubscription, publishNotification
         case changeNotificationState, expireDueNotifications, purgeTombstones, publishBroadcast
         case putBrokerUser, deleteBrokerUser, deleteApp, putEventSource, deleteEventSource, joinEventSource, leaveEventSource
+        case putPollSource, deletePollSource
     }
 
     public init(from decoder: any Decoder) throws {
@@ -162,6 +167,10 @@ extension StorageCommand.Action: Codable {
             let ids = try container.decode([UUID].self, forKey: .subscriptionIds)
             self = kind == .joinEventSource
                 ? .joinEventSource(appId: appId, name: name, subscriptionIds: ids) : .leaveEventSource(appId: appId, name: name, subscriptionIds: ids)
+        case .putPollSource:
+            self = .putPollSource(try container.decode(PollSourceRecord.self, forKey: .pollSource))
+        case .deletePollSource:
+            self = .deletePollSource(appId: try container.decode(String.self, forKey: .appId), name: try container.decode(String.self, forKey: .name))
         }
     }
 
@@ -224,6 +233,13 @@ extension StorageCommand.Action: Codable {
             try container.encode(appId, forKey: .appId)
             try container.encode(name, forKey: .name)
             try container.encode(ids, forKey: .subscriptionIds)
+        case .putPollSource(let record):
+            try container.encode(Kind.putPollSource, forKey: .type)
+            try container.encode(record, forKey: .pollSource)
+        case .deletePollSource(let appId, let name):
+            try container.encode(Kind.deletePollSource, forKey: .type)
+            try container.encode(appId, forKey: .appId)
+            try container.encode(name, forKey: .name)
         }
     }
 }

@@ -91,6 +91,16 @@ extension StorageCommand {
             command.joinEventSource = .init(appId: appId, name: name, ids: ids)
         case .leaveEventSource(let appId, let name, let ids):
             command.leaveEventSource = .init(appId: appId, name: name, ids: ids)
+        case .putPollSource(let source):
+            command.putPollSource.appID = source.appId
+            command.putPollSource.name = source.name
+            command.putPollSource.url = source.url
+            command.putPollSource.intervalSeconds = Int32(clamping: source.intervalSeconds)
+            if let authorization = source.authorization { command.putPollSource.authorization = authorization }
+            command.putPollSource.createdAtMicros = source.createdAt.wireMicros
+        case .deletePollSource(let appId, let name):
+            command.deletePollSource.appID = appId
+            command.deletePollSource.name = name
         }
         return command
     }
@@ -156,6 +166,12 @@ extension StorageCommand {
         case .leaveEventSource(let members):
             action = .leaveEventSource(
                 appId: members.appID, name: members.name, subscriptionIds: try members.ids("\(field()).leave_event_source.subscription_ids"))
+        case .putPollSource(let source):
+            action = .putPollSource(PollSourceRecord(
+                appId: source.appID, name: source.name, url: source.url, intervalSeconds: Int(source.intervalSeconds),
+                authorization: source.hasAuthorization ? source.authorization : nil, createdAt: Date(wireMicros: source.createdAtMicros)))
+        case .deletePollSource(let source):
+            action = .deletePollSource(appId: source.appID, name: source.name)
         case nil:
             throw WireDecodingError(.malformed, "\(field()) has no action this build knows")
         }

@@ -56,6 +56,11 @@ enum WireFixtures {
             appId: "app", name: "breaking-news", policy: .appServer, description: "news", createdAt: time))),
         StorageCommand(issuedAt: time, action: .putEventSource(EventSourceRecord(appId: "app", name: "x", policy: .open, description: nil, createdAt: time))),
         StorageCommand(issuedAt: time, action: .deleteEventSource(appId: "app", name: "x")),
+        StorageCommand(issuedAt: time, action: .putPollSource(PollSourceRecord(
+            appId: "app", name: "legacy", url: "https://legacy.example/feed", intervalSeconds: 60, authorization: "Bearer x", createdAt: time))),
+        StorageCommand(issuedAt: time, action: .putPollSource(PollSourceRecord(
+            appId: "app", name: "open", url: "http://127.0.0.1/feed", intervalSeconds: 1, authorization: nil, createdAt: time))),
+        StorageCommand(issuedAt: time, action: .deletePollSource(appId: "app", name: "legacy")),
         StorageCommand(issuedAt: time, action: .joinEventSource(appId: "app", name: "breaking-news", subscriptionIds: [UUID(), UUID()])),
         StorageCommand(issuedAt: time, action: .leaveEventSource(appId: "app", name: "breaking-news", subscriptionIds: [UUID()])),
         StorageCommand(issuedAt: time, action: .publishNotification(PublishedNotification(

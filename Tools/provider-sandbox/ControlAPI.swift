@@ -5,7 +5,7 @@ import Hummingbird
 
 /// The plain-HTTP control API: health, credentials and device addresses (the sandbox playing each
 /// provider's developer console and a device), recorded deliveries and rejections, and fault
-/// injection. JSON bodies, camelCase.
+/// injection, and feeds for the service to poll (a back end's stand-in). JSON bodies, camelCase.
 struct ControlAPI: Sendable {
     let keys: KeyRegistry
     let fcmAccounts: FCMServiceAccounts
@@ -13,6 +13,8 @@ struct ControlAPI: Sendable {
     let wns: WNSRegistry
     let recorder: DeliveryRecorder
     let faults: FaultInjector
+    /// Documents served for the service to poll.
+    let feeds: FeedServer
     /// Origin of the providers listener, for the URLs handed out.
     let providersOrigin: String
 
@@ -75,6 +77,7 @@ struct ControlAPI: Sendable {
             }
             return Response(status: .noContent)
         }
+        feeds.register(on: router)
         return router
     }
 

@@ -83,6 +83,7 @@ extension SandboxCommand {
                 wns: wns,
                 recorder: recorder,
                 faults: faults,
+                feeds: FeedServer(),
                 providersOrigin: providersOrigin
             ).router(),
             configuration: ApplicationConfiguration(address: .hostname(host, port: controlPort)),

@@ -42,6 +42,8 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
             apps: dependencies.apps, contract: dependencies.contract, sender: dependencies.sender, replies: publisher,
             logger: logger
         ).handle)
+    let polling = PollIngestion(
+        database: database, intake: dependencies.intake, targets: dependencies.contract.targets, sender: sender, logger: logger)
     let maintenance = administration.map {
         BrokerMaintenance(
             administration: $0, bounds: configuration.deadLetterBounds, database: database, sender: sender,
@@ -57,7 +59,8 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
     return Application(
         router: router,
         configuration: ApplicationConfiguration(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "notify-ingest"),
-        services: [database, publisher, consumer, liveListener, dependencies.appliedCommands, dependencies.hub] + (maintenance.map { [$0] } ?? []),
+        services: [database, publisher, consumer, liveListener, dependencies.appliedCommands, dependencies.hub, polling]
+            + (maintenance.map { [$0] } ?? []),
         logger: logger)
 }
 
@@ -103,6 +106,7 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
         authenticator: authenticator, sender: dependencies.sender, visibility: visibility, subscriptionLifetime: dependencies.subscriptionLifetime
     ).register(on: router)
     EventSourceRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
+    PollSourceRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
     MyNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)
     AppNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)
     StreamRoutes(authenticator: authenticator, reader: reader, hub: dependencies.hub, logger: logger).register(on: router)

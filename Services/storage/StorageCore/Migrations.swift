@@ -356,6 +356,20 @@ struct Migrations {
             ON CONFLICT DO NOTHING
             """,
         ]),
+        // Back ends ingest polls for notifications.
+        (16, [
+            """
+            CREATE TABLE poll_sources (
+                app_id text NOT NULL REFERENCES apps ON DELETE CASCADE,
+                name text NOT NULL,
+                url text NOT NULL,
+                interval_seconds int NOT NULL,
+                authorization_header text,
+                created_at timestamptz NOT NULL,
+                PRIMARY KEY (app_id, name)
+            )
+            """,
+        ]),
     ]
 
     /// Code run before a step's statements, for what SQL alone cannot do.

@@ -83,6 +83,17 @@ struct RegistryWriter {
         case .deleteEventSource(let appId, let name):
             try await connection.query("DELETE FROM event_source_members WHERE app_id = \(appId) AND event_source = \(name)", logger: logger)
             try await connection.query("DELETE FROM event_sources WHERE app_id = \(appId) AND name = \(name)", logger: logger)
+        case .putPollSource(let source):
+            try await connection.query(
+                """
+                INSERT INTO poll_sources (app_id, name, url, interval_seconds, authorization_header, created_at)
+                SELECT app_id, \(source.name), \(source.url), \(source.intervalSeconds), \(source.authorization), \(source.createdAt) FROM apps
+                WHERE app_id = \(source.appId)
+                ON CONFLICT (app_id, name) DO UPDATE SET
+                    url = EXCLUDED.url, interval_seconds = EXCLUDED.interval_seconds, authorization_header = EXCLUDED.authorization_header
+                """, logger: logger)
+        case .deletePollSource(let appId, let name):
+            try await connection.query("DELETE FROM poll_sources WHERE app_id = \(appId) AND name = \(name)", logger: logger)
         case .joinEventSource(let appId, let name, let ids):
             try await join(appId: appId, names: [name], subscriptionIds: ids)
         case .leaveEventSource(let appId, let name, let ids):

@@ -1,4 +1,4 @@
 // Written by regenerate.sh: the SHA-256 of Protos/*.proto (concatenated in name order) this code was generated from.
 enum WireSchemaDigest {
-    static let protos = "30a1d7ba52ec54f32011162454b2069b34e97e53039392eb4f64968c806765b5"
+    static let protos = "ab573ee5e3101aaf7b4d41e82dc317a2f36ea9a95af309de968a855a7fc77cdb"
 }

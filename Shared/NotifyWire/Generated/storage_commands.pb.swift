@@ -192,6 +192,24 @@ nonisolated struct WireStorageCommand: Sendable {
     set {action = .leaveEventSource(newValue)}
   }
 
+  /// Defines a back end to poll for notifications, or changes it.
+  var putPollSource: WirePollSource {
+    get {
+      if case .putPollSource(let v)? = action {return v}
+      return WirePollSource()
+    }
+    set {action = .putPollSource(newValue)}
+  }
+
+  /// Stops polling a back end (app id and name, as for event sources).
+  var deletePollSource: WireEventSourceName {
+    get {
+      if case .deletePollSource(let v)? = action {return v}
+      return WireEventSourceName()
+    }
+    set {action = .deletePollSource(newValue)}
+  }
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   nonisolated enum OneOf_Action: Equatable, Sendable {
@@ -220,10 +238,45 @@ nonisolated struct WireStorageCommand: Sendable {
     case joinEventSource(WireEventSourceMembers)
     /// Takes devices out of an event source.
     case leaveEventSource(WireEventSourceMembers)
+    /// Defines a back end to poll for notifications, or changes it.
+    case putPollSource(WirePollSource)
+    /// Stops polling a back end (app id and name, as for event sources).
+    case deletePollSource(WireEventSourceName)
 
   }
 
   init() {}
+}
+
+nonisolated struct WirePollSource: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var appID: String = String()
+
+  var name: String = String()
+
+  var url: String = String()
+
+  var intervalSeconds: Int32 = 0
+
+  var authorization: String {
+    get {_authorization ?? String()}
+    set {_authorization = newValue}
+  }
+  /// Returns true if `authorization` has been explicitly set.
+  var hasAuthorization: Bool {self._authorization != nil}
+  /// Clears the value of `authorization`. Subsequent reads from it will return its default value.
+  mutating func clearAuthorization() {self._authorization = nil}
+
+  var createdAtMicros: Int64 = 0
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+
+  fileprivate var _authorization: String? = nil
 }
 
 nonisolated struct WireEventSource: Sendable {
@@ -665,7 +718,7 @@ nonisolated extension WireStorageCommandBatch: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StorageCommand"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{4}\u{8}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{4}\u{8}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -868,6 +921,32 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
           self.action = .leaveEventSource(v)
         }
       }()
+      case 26: try {
+        var v: WirePollSource?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .putPollSource(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .putPollSource(v)
+        }
+      }()
+      case 27: try {
+        var v: WireEventSourceName?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .deletePollSource(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .deletePollSource(v)
+        }
+      }()
       default: break
       }
     }
@@ -949,6 +1028,14 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
       guard case .leaveEventSource(let v)? = self.action else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 25)
     }()
+    case .putPollSource?: try {
+      guard case .putPollSource(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 26)
+    }()
+    case .deletePollSource?: try {
+      guard case .deletePollSource(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 27)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -958,6 +1045,65 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
     if lhs.commandID != rhs.commandID {return false}
     if lhs.issuedAtMicros != rhs.issuedAtMicros {return false}
     if lhs.action != rhs.action {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WirePollSource: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".PollSource"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}name\0\u{1}url\0\u{3}interval_seconds\0\u{1}authorization\0\u{3}created_at_micros\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.url) }()
+      case 4: try { try decoder.decodeSingularInt32Field(value: &self.intervalSeconds) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self._authorization) }()
+      case 6: try { try decoder.decodeSingularSFixed64Field(value: &self.createdAtMicros) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+    }
+    if !self.url.isEmpty {
+      try visitor.visitSingularStringField(value: self.url, fieldNumber: 3)
+    }
+    if self.intervalSeconds != 0 {
+      try visitor.visitSingularInt32Field(value: self.intervalSeconds, fieldNumber: 4)
+    }
+    try { if let v = self._authorization {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 5)
+    } }()
+    if self.createdAtMicros != 0 {
+      try visitor.visitSingularSFixed64Field(value: self.createdAtMicros, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: WirePollSource, rhs: WirePollSource) -> Bool {
+    if lhs.appID != rhs.appID {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.url != rhs.url {return false}
+    if lhs.intervalSeconds != rhs.intervalSeconds {return false}
+    if lhs._authorization != rhs._authorization {return false}
+    if lhs.createdAtMicros != rhs.createdAtMicros {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,158 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import Logging
+import Metrics
+import NIOCore
+import NotifyModels
+import PostgresNIO
+import ServiceLifecycle
+
+/// Polls the back ends apps registered (`poll_sources`) and publishes what they answer through the normal intake.
+///
+/// Every `intervalSeconds` a source is fetched (GET, its Authorization header, 10 s, at most 1 MiB); the answer is
+/// `{"notifications": [...]}` in the publish format, and each item must carry an `appNotificationId`. An item's
+/// command id derives from the source, its appNotificationId and a digest of its JSON, so polling the same item
+/// again, by this instance after a restart or by another instance, is applied once and pushed once; a changed item
+/// replaces the notification (pushed as an update). A failing back end (a non-200 answer, no answer, a body that is not
+/// such a document) is asked again after twice the wait each time, at most an hour.
+struct PollIngestion: Service {
+    let database: PostgresClient
+    let intake: NotificationIntake
+    let targets: any TargetDirectory
+    let sender: CommandSender
+    let logger: Logger
+    var http: HTTPClient = .shared
+    /// How often the list of sources is read again.
+    var reloadInterval: Duration = .seconds(5)
+    var tick: Duration = .milliseconds(250)
+
+    private struct SourceKey: Hashable {
+        var appId: String
+        var name: String
+    }
+
+    private struct Schedule {
+        var next: ContinuousClock.Instant
+        var failures: Int
+    }
+
+    private static let polls = (ok: Counter(label: "notify_poll_requests_total", dimensions: [("result", "ok")]),
+                                failed: Counter(label: "notify_poll_requests_total", dimensions: [("result", "failed")]))
+    private static let published = Counter(label: "notify_poll_notifications_total")
+    static let maximumBody = 1 << 20
+    static let maximumBackoff: Duration = .seconds(3600)
+
+    func run() async throws {
+        var sources: [PollSourceRecord] = []
+        var schedules: [SourceKey: Schedule] = [:]
+        var lastReload: ContinuousClock.Instant?
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            let now = ContinuousClock.now
+            if lastReload.map({ now - $0 >= reloadInterval }) ?? true {
+                do {
+                    sources = try await load()
+                    lastReload = now
+                } catch {
+                    logger.debug("could not read the poll sources; will try again", metadata: ["error": "\(error)"])
+                }
+            }
+            let due = sources.filter { schedules[SourceKey(appId: $0.appId, name: $0.name)].map { $0.next <= now } ?? true }
+            if !due.isEmpty {
+                let outcomes = await withTaskGroup(of: (SourceKey, Bool).self) { group in
+                    for source in due {
+                        group.addTask { (SourceKey(appId: source.appId, name: source.name), await poll(source)) }
+                    }
+                    return await group.reduce(into: [SourceKey: Bool]()) { $0[$1.0] = $1.1 }
+                }
+                for source in due {
+                    let key = SourceKey(appId: source.appId, name: source.name)
+                    let failures = outcomes[key] == true ? 0 : (schedules[key]?.failures ?? 0) + 1
+                    let interval = Duration.seconds(source.intervalSeconds)
+                    let wait = failures == 0 ? interval : min(interval * (1 << min(failures, 20)), Self.maximumBackoff)
+                    schedules[key] = Schedule(next: .now + wait, failures: failures)
+                }
+            }
+            try? await Task.sleep(for: tick)
+        }
+    }
+
+    private func load() async throws -> [PollSourceRecord] {
+        var sources: [PollSourceRecord] = []
+        let rows = try await database.query(
+            "SELECT app_id, name, url, interval_seconds, authorization_header, created_at FROM poll_sources", logger: logger)
+        for try await (appId, name, url, interval, authorization, created) in rows.decode((String, String, String, Int32, String?, Date).self) {
+            sources.append(PollSourceRecord(
+                appId: appId, name: name, url: url, intervalSeconds: Int(interval), authorization: authorization, createdAt: created))
+        }
+        return sources
+    }
+
+    /// Fetches one source and publishes its items; answers whether the back end answered as it should.
+    private func poll(_ source: PollSourceRecord) async -> Bool {
+        let metadata: Logger.Metadata = ["appId": "\(source.appId)", "pollSource": "\(source.name)"]
+        let body: ByteBuffer
+        do {
+            var request = HTTPClientRequest(url: source.url)
+            request.headers.add(name: "Accept", value: "application/json")
+            if let authorization = source.authorization { request.headers.add(name: "Authorization", value: authorization) }
+            let response = try await http.execute(request, timeout: .seconds(10))
+            guard response.status == .ok else {
+                Self.polls.failed.increment()
+                logger.warning("a poll source answered \(response.status.code)", metadata: metadata)
+                return false
+            }
+            body = try await response.body.collect(upTo: Self.maximumBody)
+        } catch {
+            Self.polls.failed.increment()
+            logger.warning("a poll source could not be read", metadata: metadata.merging(["error": "\(error)"]) { $1 })
+            return false
+        }
+        let items: [NotificationRequest]
+        do {
+            items = try PublishBody.decode(body.readableBytesView).items.compactMap { item in
+                switch item {
+                case .success(let request) where request.appNotificationId != nil: return request
+                case .success:
+                    logger.warning("a polled notification has no appNotificationId; skipped", metadata: metadata)
+                    return nil
+                case .failure(let error):
+                    logger.warning("a polled notification is invalid; skipped", metadata: metadata.merging(["error": "\(error)"]) { $1 })
+                    return nil
+                }
+            }
+        } catch {
+            Self.polls.failed.increment()
+            logger.warning("a poll source's answer is not a publish body", metadata: metadata.merging(["error": "\(error.body.error.message)"]) { $1 })
+            return false
+        }
+        Self.polls.ok.increment()
+        guard !items.isEmpty else { return true }
+        do {
+            let resolved = try await ResolvedTargets.resolve(items, appId: source.appId, in: targets)
+            var commands: [StorageCommand] = []
+            for item in items {
+                let outcome = intake.accept([.success(item)], isBatch: false, appId: source.appId, idempotencyKey: Self.key(item, of: source), targets: resolved)
+                if let error = outcome.results.first?.error {
+                    logger.warning("a polled notification was refused", metadata: metadata.merging(["error": "\(error.message)"]) { $1 })
+                }
+                commands += outcome.commands
+            }
+            try await sender.send(commands)
+            Self.published.increment(by: Int64(commands.count))
+        } catch {
+            // The broker or the database is down: asked again at the next interval, which publishes the same commands.
+            logger.warning("polled notifications not published; will try again", metadata: metadata.merging(["error": "\(error)"]) { $1 })
+        }
+        return true
+    }
+
+    /// The item's idempotency key: the source, its appNotificationId and a digest of its JSON (keys sorted).
+    static func key(_ item: NotificationRequest, of source: PollSourceRecord) -> String {
+        let encoder = WireCoding.makeEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let json = (try? encoder.encode(item)) ?? Data()
+        let digest = SHA256.hash(data: json).prefix(16).map { String(format: "%02x", $0) }.joined()
+        return "poll:\(source.name):\(item.appNotificationId ?? ""):\(digest)"
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import Hummingbird
+import NotifyModels
+import PostgresNIO
+
+/// `PUT`/`GET`/`DELETE /v1/apps/{appId}/poll-sources[/{name}]` (API key): back ends `PollIngestion` polls for the app.
+struct PollSourceRoutes: Sendable {
+    let authenticator: Authenticator
+    let visibility: WriteVisibility
+
+    private struct Listing: Encodable {
+        var pollSources: [PollSourceView]
+    }
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.put("/v1/apps/:appId/poll-sources/:name") { request, context in
+            try await put(request, appId: try context.parameters.require("appId"), name: try context.parameters.require("name"))
+        }
+        router.get("/v1/apps/:appId/poll-sources") { request, context in
+            let appId = try context.parameters.require("appId")
+            _ = try await authenticator.requireAppServer(request, appId: appId)
+            return try JSONResponse.make(.ok, Listing(pollSources: try await sources(appId: appId, name: nil)))
+        }
+        router.delete("/v1/apps/:appId/poll-sources/:name") { request, context in
+            let (appId, name) = (try context.parameters.require("appId"), try context.parameters.require("name"))
+            _ = try await authenticator.requireAppServer(request, appId: appId)
+            guard try await !sources(appId: appId, name: name).isEmpty else { throw Self.notFound(name) }
+            let remaining = try await visibility.send(
+                StorageCommand(action: .deletePollSource(appId: appId, name: name)), thenRead: Int64.self,
+                "SELECT count(*) FROM poll_sources WHERE app_id = \(appId) AND name = \(name)")
+            return Response(status: remaining == 0 ? .noContent : .accepted)
+        }
+    }
+
+    private func put(_ request: Request, appId: String, name: String) async throws -> Response {
+        _ = try await authenticator.requireAppServer(request, appId: appId)
+        guard EventSourceRequest.isValidName(name) else {
+            throw APIFailure(ValidationError.invalid("name", "a poll source's name is 1 to 100 characters of A-Z a-z 0-9 . _ : -"))
+        }
+        let body = try await JSONResponse.decode(PollSourceRequest.self, from: request)
+        let (url, interval, authorization): (String, Int, String?)
+        do {
+            (url, interval, authorization) = try body.validated()
+        } catch {
+            throw APIFailure(error)
+        }
+        let existed = try await !sources(appId: appId, name: name).isEmpty
+        let record = PollSourceRecord(appId: appId, name: name, url: url, intervalSeconds: interval, authorization: authorization, createdAt: Date())
+        _ = try await visibility.send(
+            StorageCommand(action: .putPollSource(record)), thenRead: String.self,
+            "SELECT name FROM poll_sources WHERE app_id = \(appId) AND name = \(name) AND url = \(url) AND interval_seconds = \(interval)")
+        let stored = try await sources(appId: appId, name: name).first
+            ?? PollSourceView(name: name, url: url, intervalSeconds: interval, hasAuthorization: authorization != nil, createdAt: record.createdAt)
+        return try JSONResponse.make(existed ? .ok : .created, stored)
+    }
+
+    private func sources(appId: String, name: String?) async throws(APIFailure) -> [PollSourceView] {
+        var found: [PollSourceView] = []
+        do {
+            let rows = try await visibility.client.query(
+                """
+                SELECT name, url, interval_seconds, authorization_header IS NOT NULL, created_at FROM poll_sources
+                WHERE app_id = \(appId) AND (\(name)::text IS NULL OR name = \(name)) ORDER BY name
+                """, logger: visibility.logger)
+            for try await (name, url, interval, hasAuthorization, created) in rows.decode((String, String, Int32, Bool, Date).self) {
+                found.append(PollSourceView(name: name, url: url, intervalSeconds: Int(interval), hasAuthorization: hasAuthorization, createdAt: created))
+            }
+        } catch {
+            throw APIFailure.databaseUnavailable
+        }
+        return found
+    }
+
+    private static func notFound(_ name: String) -> APIFailure {
+        APIFailure(.notFound, code: "poll_source_not_found", message: "no poll source \(name) in this app", field: "name")
+    }
+}

@@ -41,6 +41,29 @@ struct NotifyClientTests {
         #expect(await a.readBatch(filter: NotificationFilter(userActionState: .dismissed)).map(\.id) == [id])
     }
 
+    @Test("a device joins an open event source and leaves it, an appServer one is refused 403, and a new token keeps its sources")
+    func eventSources() async throws {
+        let app = try await Stack.createApp()
+        try await Stack.defineEventSource(app, "breaking-news", policy: "open")
+        try await Stack.defineEventSource(app, "account-alerts", policy: "appServer")
+        let client = try makeClient(app, userId: "hana", storage: temporaryStorage())
+        let first = try await client.subscribe(pushToken: randomPushToken(), displayName: "phone")
+        #expect(try await client.isSubscribed(to: "breaking-news") == false)
+        try await client.subscribe(to: "breaking-news")
+        #expect(try await client.isSubscribed(to: "breaking-news"))
+        do {
+            try await client.subscribe(to: "account-alerts")
+            Issue.record("joining an appServer source should be refused")
+        } catch let error as NotifyClientError {
+            #expect(error.statusCode == 403)
+        }
+        let renewed = try await client.subscribe(pushToken: randomPushToken(), displayName: "phone")
+        #expect(renewed.id != first.id)
+        #expect(try await client.isSubscribed(to: "breaking-news"), "the new token kept the source")
+        try await client.unsubscribe(from: "breaking-news")
+        #expect(try await client.isSubscribed(to: "breaking-news") == false)
+    }
+
     @Test("the cache and cursor survive re-creating the client from the same storage")
     func cacheSurvivesRelaunch() async throws {
         let app = try await Stack.createApp()

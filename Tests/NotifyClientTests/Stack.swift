@@ -25,6 +25,11 @@ enum Stack {
         return try JSONDecoder().decode(App.self, from: data)
     }
 
+    /// Defines an event source of the app (`policy`: open or appServer).
+    static func defineEventSource(_ app: App, _ name: String, policy: String) async throws {
+        _ = try await call("POST", "/v1/apps/\(app.appId)/event-sources", token: app.apiKey, body: #"{"name":"\#(name)","policy":"\#(policy)"}"#)
+    }
+
     /// Publishes a visual notification to `userId`; answers its id.
     static func publish(_ app: App, to userId: String, title: String) async throws -> UUID {
         struct Accepted: Decodable { var id: UUID }

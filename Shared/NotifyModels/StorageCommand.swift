@@ -44,6 +44,10 @@ public struct StorageCommand: Codable, Sendable, Equatable {
         case putPollSource(PollSourceRecord)
         /// Stops polling a back end.
         case deletePollSource(appId: String, name: String)
+        /// Registers (or changes) an app's webhook.
+        case putWebhook(WebhookRecord)
+        /// Removes an app's webhook.
+        case deleteWebhook(appId: String)
     }
 
     /// The PostgreSQL channel on which storage announces, at commit, the ids of applied commands whose
@@ -55,7 +59,7 @@ public struct StorageCommand: Codable, Sendable, Equatable {
     public var isAnnouncedWhenApplied: Bool {
         switch action {
         case .createApp, .setProviderCredentials, .registerSubscription, .changeNotificationState, .putBrokerUser, .deleteApp, .putEventSource,
-            .deleteEventSource, .joinEventSource, .leaveEventSource, .putPollSource, .deletePollSource:
+            .deleteEventSource, .joinEventSource, .leaveEventSource, .putPollSource, .deletePollSource, .putWebhook, .deleteWebhook:
             true
         case .unregisterSubscription, .publishNotification, .publishBroadcast, .expireDueNotifications, .purgeTombstones, .deleteBrokerUser: false
         }
@@ -115,14 +119,14 @@ public struct PublishedNotification: Codable, Sendable, Equatable {
 extension StorageCommand.Action: Codable {
     private enum CodingKeys: String, CodingKey {
         case type, app, appId, userId, credentials, subscription, subscriptionId, notification, broadcast, change, date, brokerUser, user
-        case eventSource, name, subscriptionIds, pollSource
+        case eventSource, name, subscriptionIds, pollSource, webhook
     }
 
     private enum Kind: String, Codable {
         case createApp, setProviderCredentials, registerSubscription, unregisterSubscription, publishNotification
         case changeNotificationState, expireDueNotifications, purgeTombstones, publishBroadcast
         case putBrokerUser, deleteBrokerUser, deleteApp, putEventSource, deleteEventSource, joinEventSource, leaveEventSource
-        case putPollSource, deletePollSource
+        case putPollSource, deletePollSource, putWebhook, deleteWebhook
     }
 
     public init(from decoder: any Decoder) throws {
@@ -171,6 +175,10 @@ extension StorageCommand.Action: Codable {
             self = .putPollSource(try container.decode(PollSourceRecord.self, forKey: .pollSource))
         case .deletePollSource:
             self = .deletePollSource(appId: try container.decode(String.self, forKey: .appId), name: try container.decode(String.self, forKey: .name))
+        case .putWebhook:
+            self = .putWebhook(try container.decode(WebhookRecord.self, forKey: .webhook))
+        case .deleteWebhook:
+            self = .deleteWebhook(appId: try container.decode(String.self, forKey: .appId))
         }
     }
 
@@ -240,6 +248,12 @@ extension StorageCommand.Action: Codable {
             try container.encode(Kind.deletePollSource, forKey: .type)
             try container.encode(appId, forKey: .appId)
             try container.encode(name, forKey: .name)
+        case .putWebhook(let record):
+            try container.encode(Kind.putWebhook, forKey: .type)
+            try container.encode(record, forKey: .webhook)
+        case .deleteWebhook(let appId):
+            try container.encode(Kind.deleteWebhook, forKey: .type)
+            try container.encode(appId, forKey: .appId)
         }
     }
 }

@@ -101,6 +101,14 @@ extension StorageCommand {
         case .deletePollSource(let appId, let name):
             command.deletePollSource.appID = appId
             command.deletePollSource.name = name
+        case .putWebhook(let webhook):
+            command.putWebhook.appID = webhook.appId
+            command.putWebhook.url = webhook.url
+            command.putWebhook.events = webhook.events
+            command.putWebhook.secret = webhook.secret
+            command.putWebhook.createdAtMicros = webhook.createdAt.wireMicros
+        case .deleteWebhook(let appId):
+            command.deleteWebhook = appId
         }
         return command
     }
@@ -172,6 +180,11 @@ extension StorageCommand {
                 authorization: source.hasAuthorization ? source.authorization : nil, createdAt: Date(wireMicros: source.createdAtMicros)))
         case .deletePollSource(let source):
             action = .deletePollSource(appId: source.appID, name: source.name)
+        case .putWebhook(let webhook):
+            action = .putWebhook(WebhookRecord(
+                appId: webhook.appID, url: webhook.url, events: webhook.events, secret: webhook.secret, createdAt: Date(wireMicros: webhook.createdAtMicros)))
+        case .deleteWebhook(let appId):
+            action = .deleteWebhook(appId: appId)
         case nil:
             throw WireDecodingError(.malformed, "\(field()) has no action this build knows")
         }

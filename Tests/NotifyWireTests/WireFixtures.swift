@@ -61,6 +61,9 @@ enum WireFixtures {
         StorageCommand(issuedAt: time, action: .putPollSource(PollSourceRecord(
             appId: "app", name: "open", url: "http://127.0.0.1/feed", intervalSeconds: 1, authorization: nil, createdAt: time))),
         StorageCommand(issuedAt: time, action: .deletePollSource(appId: "app", name: "legacy")),
+        StorageCommand(issuedAt: time, action: .putWebhook(WebhookRecord(
+            appId: "app", url: "https://app.example/hooks", events: ["subscription.created", "eventSource.left"], secret: "whsec_x", createdAt: time))),
+        StorageCommand(issuedAt: time, action: .deleteWebhook(appId: "app")),
         StorageCommand(issuedAt: time, action: .joinEventSource(appId: "app", name: "breaking-news", subscriptionIds: [UUID(), UUID()])),
         StorageCommand(issuedAt: time, action: .leaveEventSource(appId: "app", name: "breaking-news", subscriptionIds: [UUID()])),
         StorageCommand(issuedAt: time, action: .publishNotification(PublishedNotification(

@@ -29,6 +29,18 @@ import Testing
         #expect(try PushOutcomeBatch(wireBytes: batch.wireBytes()).outcomes == batch.outcomes)
     }
 
+    @Test func webhookMessagesRoundTrip() throws {
+        let time = Date(timeIntervalSince1970: 1_800_000_000.123456)
+        let delivery = WebhookDelivery(
+            eventId: UUID(), appId: "app", type: "subscription.created", data: Data(#"{"subscriptionId":"x","userId":"u"}"#.utf8), createdAt: time)
+        #expect(try WebhookDelivery(wireBytes: delivery.wireBytes()) == delivery)
+        let outcomes = WebhookOutcomeBatch(outcomes: [
+            WebhookAttempt(eventId: UUID(), appId: "app", type: "eventSource.left", attempt: 2, status: 503, result: "retrying", reason: "HTTP 503", at: time),
+            WebhookAttempt(eventId: UUID(), appId: "app", type: "eventSource.left", attempt: 8, status: nil, result: "failed", reason: nil, at: time),
+        ])
+        #expect(try WebhookOutcomeBatch(wireBytes: outcomes.wireBytes()) == outcomes)
+    }
+
     @Test("ids keep every bit in their fixed64 halves")
     func idHalves() throws {
         for id in [UUID(uuidString: "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFE")!, UUID(uuidString: "00000000-0000-0000-0000-000000000001")!] + (0..<100).map({ _ in UUID() }) {

@@ -120,7 +120,7 @@ struct APNsEndpoint: Sendable {
         _ error: APNsError,
         deviceToken: Substring,
         apnsID: String,
-        retryAfter: Int? = nil,
+        retryAfter: String? = nil,
         timestamp: Int64? = nil
     ) -> APNsResponse {
         recorder.recordRejection(
@@ -139,7 +139,7 @@ struct APNsEndpoint: Sendable {
         headers.add(name: "apns-id", value: apnsID, indexing: .nonIndexable)
         headers.add(name: "content-type", value: "application/json")
         if let retryAfter {
-            headers.add(name: "retry-after", value: String(retryAfter))
+            headers.add(name: "retry-after", value: retryAfter)
         }
         return APNsResponse(headers: headers, body: body)
     }

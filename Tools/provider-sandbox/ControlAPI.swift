@@ -5,7 +5,8 @@ import Hummingbird
 
 /// The plain-HTTP control API: health, credentials and device addresses (the sandbox playing each
 /// provider's developer console and a device), recorded deliveries and rejections, and fault
-/// injection, and feeds for the service to poll (a back end's stand-in). JSON bodies, camelCase.
+/// injection, feeds for the service to poll and receivers of its webhooks (an app's back end's stand-in). JSON
+/// bodies, camelCase.
 struct ControlAPI: Sendable {
     let keys: KeyRegistry
     let fcmAccounts: FCMServiceAccounts
@@ -15,6 +16,8 @@ struct ControlAPI: Sendable {
     let faults: FaultInjector
     /// Documents served for the service to poll.
     let feeds: FeedServer
+    /// Receivers of webhook POSTs.
+    let receivers: WebhookReceiver
     /// Origin of the providers listener, for the URLs handed out.
     let providersOrigin: String
 
@@ -78,6 +81,7 @@ struct ControlAPI: Sendable {
             return Response(status: .noContent)
         }
         feeds.register(on: router)
+        receivers.register(on: router)
         return router
     }
 
@@ -233,6 +237,8 @@ struct ControlAPI: Sendable {
         let status: Int?
         let reason: String?
         let retryAfter: Int?
+        /// Send `retryAfter` as the HTTP-date that many seconds from now rather than as seconds.
+        let retryAfterAsDate: Bool?
         let delayMilliseconds: Int?
         let dropConnection: Bool?
         let times: Int?
@@ -277,7 +283,14 @@ struct ControlAPI: Sendable {
             token: token,
             status: body.status,
             reason: reason,
-            retryAfter: body.retryAfter,
+            retryAfter: body.retryAfter.map { seconds in
+                guard body.retryAfterAsDate == true else { return String(seconds) }
+                let formatter = DateFormatter()
+                formatter.locale = Locale(identifier: "en_US_POSIX")
+                formatter.timeZone = TimeZone(identifier: "GMT")
+                formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+                return formatter.string(from: Date().addingTimeInterval(TimeInterval(seconds)))
+            },
             delayMilliseconds: delay,
             dropConnection: dropConnection,
             times: body.times,

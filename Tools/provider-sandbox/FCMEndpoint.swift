@@ -173,7 +173,7 @@ struct FCMEndpoint: Sendable {
         }
     }
 
-    private func reject(_ error: FCMError, token: String, retryAfter: Int? = nil) -> Response {
+    private func reject(_ error: FCMError, token: String, retryAfter: String? = nil) -> Response {
         recorder.recordRejection(
             provider: Self.provider,
             deviceToken: token,

@@ -70,7 +70,7 @@ struct FCMError: Error, Sendable {
         }
     }
 
-    func response(retryAfter: Int? = nil) -> Response {
+    func response(retryAfter: String? = nil) -> Response {
         var body = "{\"error\":{\"code\":\(status),\"message\":\(JSONText.quoted(message))"
             + ",\"status\":\(JSONText.quoted(googleStatus))"
         if let errorCode {
@@ -80,7 +80,7 @@ struct FCMError: Error, Sendable {
         body += "}}"
         var headers: HTTPFields = [.contentType: "application/json; charset=UTF-8"]
         if let retryAfter {
-            headers[.retryAfter] = String(retryAfter)
+            headers[.retryAfter] = retryAfter
         }
         return Response(
             status: HTTPResponse.Status(code: status),

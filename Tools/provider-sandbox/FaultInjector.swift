@@ -9,8 +9,8 @@ struct Fault: Codable, Sendable {
     /// The status to answer; absent or 200 means "answer normally" (after the delay, if any).
     let status: Int?
     let reason: String?
-    /// Seconds for the `retry-after` header.
-    let retryAfter: Int?
+    /// The `retry-after` header's value: seconds, or an HTTP-date (RFC 9110 allows both).
+    let retryAfter: String?
     let delayMilliseconds: Int
     let dropConnection: Bool
     /// How many more requests this fault answers; absent means every request until removed.

@@ -119,7 +119,7 @@ struct WNSEndpoint: Sendable {
         }
     }
 
-    private func reject(_ error: WNSError, channelId: String, retryAfter: Int? = nil) -> Response {
+    private func reject(_ error: WNSError, channelId: String, retryAfter: String? = nil) -> Response {
         recorder.recordRejection(
             provider: Self.provider,
             deviceToken: channelId,

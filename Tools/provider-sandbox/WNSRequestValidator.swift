@@ -22,7 +22,7 @@ struct WNSError: Error, Sendable {
         WNSError(status: 400, description: description)
     }
 
-    func response(retryAfter: Int? = nil) -> Response {
+    func response(retryAfter: String? = nil) -> Response {
         var headers: HTTPFields = [.wnsErrorDescription: description, .wnsMessageID: WNSRequestValidator.messageID()]
         switch status {
         case 401:
@@ -32,7 +32,7 @@ struct WNSError: Error, Sendable {
         default: break
         }
         if let retryAfter {
-            headers[.retryAfter] = String(retryAfter)
+            headers[.retryAfter] = retryAfter
         }
         return Response(status: HTTPResponse.Status(code: status), headers: headers)
     }

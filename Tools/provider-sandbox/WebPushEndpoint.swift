@@ -75,7 +75,7 @@ struct WebPushEndpoint: Sendable {
         }
     }
 
-    private func reject(_ error: WebPushError, subscriptionId: String, retryAfter: Int? = nil) -> Response {
+    private func reject(_ error: WebPushError, subscriptionId: String, retryAfter: String? = nil) -> Response {
         recorder.recordRejection(
             provider: Self.provider,
             deviceToken: subscriptionId,

@@ -49,13 +49,13 @@ struct WebPushError: Error, Sendable {
         413: "Payload Too Large", 429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable",
     ]
 
-    func response(retryAfter: Int? = nil) -> Response {
+    func response(retryAfter: String? = nil) -> Response {
         let phrase = Self.statusPhrases[status] ?? "Error"
         let body = "{\"code\":\(status),\"errno\":\(errno),\"error\":\(JSONText.quoted(phrase))"
             + ",\"message\":\(JSONText.quoted(message))}"
         var headers: HTTPFields = [.contentType: "application/json"]
         if let retryAfter {
-            headers[.retryAfter] = String(retryAfter)
+            headers[.retryAfter] = retryAfter
         }
         return Response(
             status: HTTPResponse.Status(code: status),

@@ -84,6 +84,7 @@ extension SandboxCommand {
                 recorder: recorder,
                 faults: faults,
                 feeds: FeedServer(),
+                receivers: WebhookReceiver(),
                 providersOrigin: providersOrigin
             ).router(),
             configuration: ApplicationConfiguration(address: .hostname(host, port: controlPort)),

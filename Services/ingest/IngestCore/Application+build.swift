@@ -107,6 +107,7 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
     ).register(on: router)
     EventSourceRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
     PollSourceRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
+    WebhookRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
     MyNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)
     AppNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)
     StreamRoutes(authenticator: authenticator, reader: reader, hub: dependencies.hub, logger: logger).register(on: router)

@@ -26,9 +26,13 @@ public struct PushDispatchService {
         "NOTIFY_RETRY_DELAYS_MS", "comma-separated delays (ms) before each retry of a transient failure; their count bounds the retries",
         default: "1000,5000,25000,125000,600000")
 
+    static let webhookAttempts = EnvironmentVariable(
+        "NOTIFY_WEBHOOK_MAX_ATTEMPTS", "attempts to POST a webhook event (0.5 s apart, then twice as long each time) before it is dead-lettered",
+        default: "8")
+
     public static let variables: [EnvironmentVariable] = [
-        .amqpURL, .databaseURL(role: "read-only: provider credentials"), trustedCA, concurrency, prefetch, feedbackInterval, retryDelays,
-        .httpHost, .healthPort(default: 8083), .logLevel,
+        .amqpURL, .databaseURL(role: "read-only: provider credentials and webhooks"), trustedCA, concurrency, prefetch, feedbackInterval,
+        retryDelays, webhookAttempts, .httpHost, .healthPort(default: 8083), .logLevel,
     ]
 
     public init(environment: ServiceEnvironment) {
@@ -59,7 +63,8 @@ public struct PushDispatchService {
                 client: WNSClient(http: connections.client(for: "wns"), tokens: AccessTokenCache()),
                 credentials: CredentialStore(platform: .wns, client: database, logger: logger)),
         ]
-        let topology = providers.reduce(AMQPTopology.workQueue(QueueNames.pushFeedback)) { topology, provider in
+        let webhookTopology = AMQPTopology.workQueue(WebhookDelivery.queue).merging(.workQueue(WebhookOutcomeBatch.queue))
+        let topology = providers.reduce(AMQPTopology.workQueue(QueueNames.pushFeedback).merging(webhookTopology)) { topology, provider in
             topology.merging(.workQueue(QueueNames.pushQueue(provider.platform))).merging(retryPolicy.topology(provider.platform))
         }
         let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
@@ -78,12 +83,25 @@ public struct PushDispatchService {
                     metrics: DispatchMetrics(provider: provider.platform), logger: logger
                 ).handle)
         }
+        // One event at a time: a webhook's events arrive in order, a failing one holding the ones behind it.
+        let webhooks = AMQPConsumer(
+            configuration: amqp, queue: WebhookDelivery.queue, topology: topology, options: .init(prefetch: 1, maximumBatch: 1),
+            deadLetterPublisher: publisher, logger: logger,
+            handler: WebhookDispatcher(
+                http: .shared, database: database, publisher: publisher, logger: logger,
+                maximumAttempts: max(try environment.integer(Self.webhookAttempts), 1)
+            ).handle)
         let databaseHealth = DatabaseHealth(client: database, logger: logger)
         let health = HealthServer(
             host: try environment.require(.httpHost), port: try environment.integer(.healthPort(default: 8083)),
-            checks: ["amqp": { publisher.isConnected && consumers.allSatisfy(\.isConnected) }, "database": { await databaseHealth.check() }],
+            checks: [
+                "amqp": { publisher.isConnected && consumers.allSatisfy(\.isConnected) && webhooks.isConnected },
+                "database": { await databaseHealth.check() },
+            ],
             metrics: metrics, logger: logger)
-        try await ServiceRunner.run([database, ConnectionPoolService(httpClients: connections, apnsConnections: apnsConnections), publisher] + consumers + [health], logger: logger)
+        try await ServiceRunner.run(
+            [database, ConnectionPoolService(httpClients: connections, apnsConnections: apnsConnections), publisher] + consumers + [webhooks, health],
+            logger: logger)
     }
 }
 

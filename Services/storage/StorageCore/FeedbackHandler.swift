@@ -81,10 +81,15 @@ struct FeedbackHandler: Sendable {
                     DELETE FROM subscriptions s
                     USING unnest(\(ArrayParameter(invalid.map(\.subscriptionId)))::uuid[], \(ArrayParameter(invalid.map { $0.invalidSince ?? $0.at }))::timestamptz[]) AS v(id, since)
                     WHERE s.subscription_id = v.id AND s.registered_at < v.since
-                    RETURNING s.platform
+                    RETURNING s.platform, s.app_id, s.user_id, s.subscription_id
                     """, logger: logger)
                 var removed: [String: Int] = [:]
-                for try await platform in rows.decode(String.self) { removed[platform, default: 0] += 1 }
+                var subjects: [WebhookOutbox.Subject] = []
+                for try await (platform, appId, userId, subscriptionId) in rows.decode((String, String, String, UUID).self) {
+                    removed[platform, default: 0] += 1
+                    subjects.append(.init(appId: appId, userId: userId, subscriptionId: subscriptionId, platform: platform, reason: "tokenInvalid"))
+                }
+                try await WebhookOutbox(connection: connection, logger: logger).record(.subscriptionDeleted, subjects)
                 for (platform, count) in removed {
                     Counter(label: "notify_subscriptions_removed_total", dimensions: [("platform", platform)]).increment(by: count)
                 }

@@ -370,6 +370,45 @@ struct Migrations {
             )
             """,
         ]),
+        // Apps' webhooks: where to POST, the events recorded with the changes that cause them (an outbox, relayed to
+        // webhooks.deliveries in order), and every attempt to deliver one.
+        (17, [
+            """
+            CREATE TABLE app_webhooks (
+                app_id text PRIMARY KEY REFERENCES apps ON DELETE CASCADE,
+                url text NOT NULL,
+                events text[] NOT NULL,
+                secret text NOT NULL,
+                created_at timestamptz NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE webhook_events (
+                seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                event_id uuid NOT NULL UNIQUE,
+                app_id text NOT NULL,
+                type text NOT NULL,
+                data jsonb NOT NULL,
+                created_at timestamptz NOT NULL,
+                published_at timestamptz
+            )
+            """,
+            "CREATE INDEX webhook_events_unpublished ON webhook_events (seq) WHERE published_at IS NULL",
+            """
+            CREATE TABLE webhook_deliveries (
+                event_id uuid NOT NULL,
+                attempt int NOT NULL,
+                app_id text NOT NULL,
+                type text NOT NULL,
+                status int,
+                result text NOT NULL,
+                reason text,
+                at timestamptz NOT NULL,
+                PRIMARY KEY (event_id, attempt)
+            )
+            """,
+            "CREATE INDEX webhook_deliveries_by_app ON webhook_deliveries (app_id, at)",
+        ]),
     ]
 
     /// Code run before a step's statements, for what SQL alone cannot do.

@@ -47,11 +47,16 @@ struct RegistryWriter {
                 ON CONFLICT (app_id, platform, push_token) DO UPDATE SET
                     user_id = EXCLUDED.user_id, push_keys = EXCLUDED.push_keys, app_package = EXCLUDED.app_package, display_name = EXCLUDED.display_name,
                     expires_at = EXCLUDED.expires_at, registered_at = EXCLUDED.registered_at
-                RETURNING subscription_id
+                RETURNING subscription_id, (xmax = 0)
                 """, logger: logger)
             // Read the answer even when the id is not needed: an error (e.g. an unknown app) arrives with it.
             var storedId = subscription.subscriptionId
-            for try await id in stored.decode(UUID.self) { storedId = id }
+            var created = false
+            for try await (id, inserted) in stored.decode((UUID, Bool).self) { (storedId, created) = (id, inserted) }
+            if created {
+                try await webhooks.record(.subscriptionCreated, [.init(
+                    appId: subscription.appId, userId: subscription.userId, subscriptionId: storedId, platform: subscription.platform.rawValue)])
+            }
             if let replaced = subscription.replacesSubscriptionId, replaced != storedId {
                 // The same device with a new token: its memberships move here, and the old subscription goes.
                 try await connection.query(
@@ -62,15 +67,29 @@ struct RegistryWriter {
                     WHERE m.subscription_id = \(replaced) AND s.app_id = \(subscription.appId) AND s.user_id = \(subscription.userId)
                     ON CONFLICT DO NOTHING
                     """, logger: logger)
-                try await connection.query(
+                let rows = try await connection.query(
                     """
                     DELETE FROM subscriptions
                     WHERE subscription_id = \(replaced) AND app_id = \(subscription.appId) AND user_id = \(subscription.userId)
+                    RETURNING subscription_id
                     """, logger: logger)
+                var removed: [UUID] = []
+                for try await id in rows.decode(UUID.self) { removed.append(id) }
+                try await webhooks.record(.subscriptionDeleted, removed.map {
+                    .init(appId: subscription.appId, userId: subscription.userId, subscriptionId: $0, reason: "replaced")
+                })
             }
             if let sources = subscription.eventSources {
-                try await connection.query("DELETE FROM event_source_members WHERE subscription_id = \(storedId)", logger: logger)
-                try await join(appId: subscription.appId, names: Array(Set(sources)), subscriptionIds: [storedId])
+                let names = Array(Set(sources))
+                try await recordMembers(.eventSourceLeft, reason: nil, connection.query(
+                    """
+                    WITH removed AS (
+                        DELETE FROM event_source_members WHERE subscription_id = \(storedId) AND event_source <> ALL(\(ArrayParameter(names))::text[])
+                        RETURNING app_id, event_source, subscription_id
+                    )
+                    SELECT r.app_id, r.event_source, r.subscription_id, s.user_id FROM removed r JOIN subscriptions s USING (subscription_id)
+                    """, logger: logger))
+                try await join(appId: subscription.appId, names: names, subscriptionIds: [storedId])
             }
         case .putEventSource(let source):
             try await connection.query(
@@ -81,8 +100,18 @@ struct RegistryWriter {
                 ON CONFLICT (app_id, name) DO UPDATE SET policy = EXCLUDED.policy, description = EXCLUDED.description
                 """, logger: logger)
         case .deleteEventSource(let appId, let name):
-            try await connection.query("DELETE FROM event_source_members WHERE app_id = \(appId) AND event_source = \(name)", logger: logger)
+            try await leave(appId: appId, name: name, subscriptionIds: nil)
             try await connection.query("DELETE FROM event_sources WHERE app_id = \(appId) AND name = \(name)", logger: logger)
+        case .putWebhook(let webhook):
+            try await connection.query(
+                """
+                INSERT INTO app_webhooks (app_id, url, events, secret, created_at)
+                SELECT app_id, \(webhook.url), \(ArrayParameter(webhook.events))::text[], \(webhook.secret), \(webhook.createdAt) FROM apps
+                WHERE app_id = \(webhook.appId)
+                ON CONFLICT (app_id) DO UPDATE SET url = EXCLUDED.url, events = EXCLUDED.events, secret = EXCLUDED.secret
+                """, logger: logger)
+        case .deleteWebhook(let appId):
+            try await connection.query("DELETE FROM app_webhooks WHERE app_id = \(appId)", logger: logger)
         case .putPollSource(let source):
             try await connection.query(
                 """
@@ -97,30 +126,59 @@ struct RegistryWriter {
         case .joinEventSource(let appId, let name, let ids):
             try await join(appId: appId, names: [name], subscriptionIds: ids)
         case .leaveEventSource(let appId, let name, let ids):
-            try await connection.query(
-                """
-                DELETE FROM event_source_members
-                WHERE app_id = \(appId) AND event_source = \(name) AND subscription_id = ANY(\(ArrayParameter(ids))::uuid[])
-                """, logger: logger)
+            try await leave(appId: appId, name: name, subscriptionIds: ids)
         case .unregisterSubscription(let appId, let userId, let subscriptionId):
-            try await connection.query(
-                "DELETE FROM subscriptions WHERE subscription_id = \(subscriptionId) AND app_id = \(appId) AND user_id = \(userId)",
+            let rows = try await connection.query(
+                "DELETE FROM subscriptions WHERE subscription_id = \(subscriptionId) AND app_id = \(appId) AND user_id = \(userId) RETURNING subscription_id",
                 logger: logger)
+            var removed: [UUID] = []
+            for try await id in rows.decode(UUID.self) { removed.append(id) }
+            try await webhooks.record(
+                .subscriptionDeleted, removed.map { .init(appId: appId, userId: userId, subscriptionId: $0, reason: "unregistered") })
         case .publishNotification, .publishBroadcast, .changeNotificationState, .expireDueNotifications, .purgeTombstones:
             preconditionFailure("not a registry command")
         }
     }
 
+    private var webhooks: WebhookOutbox { WebhookOutbox(connection: connection, logger: logger) }
+
     /// Puts the app's subscriptions `subscriptionIds` in the sources of `names` that exist (already members stay).
     private func join(appId: String, names: [String], subscriptionIds: [UUID]) async throws {
-        try await connection.query(
+        try await recordMembers(.eventSourceJoined, reason: nil, connection.query(
             """
-            INSERT INTO event_source_members (app_id, event_source, subscription_id)
-            SELECT e.app_id, e.name, s.subscription_id FROM event_sources e
-            JOIN subscriptions s ON s.app_id = e.app_id AND s.subscription_id = ANY(\(ArrayParameter(subscriptionIds))::uuid[])
-            WHERE e.app_id = \(appId) AND e.name = ANY(\(ArrayParameter(names))::text[])
-            ON CONFLICT DO NOTHING
-            """, logger: logger)
+            WITH added AS (
+                INSERT INTO event_source_members (app_id, event_source, subscription_id)
+                SELECT e.app_id, e.name, s.subscription_id FROM event_sources e
+                JOIN subscriptions s ON s.app_id = e.app_id AND s.subscription_id = ANY(\(ArrayParameter(subscriptionIds))::uuid[])
+                WHERE e.app_id = \(appId) AND e.name = ANY(\(ArrayParameter(names))::text[])
+                ON CONFLICT DO NOTHING
+                RETURNING app_id, event_source, subscription_id
+            )
+            SELECT a.app_id, a.event_source, a.subscription_id, s.user_id FROM added a JOIN subscriptions s USING (subscription_id)
+            """, logger: logger))
+    }
+
+    /// Takes subscriptions (nil: every member, as the source is deleted) out of a source.
+    private func leave(appId: String, name: String, subscriptionIds: [UUID]?) async throws {
+        try await recordMembers(.eventSourceLeft, reason: subscriptionIds == nil ? "sourceDeleted" : nil, connection.query(
+            """
+            WITH removed AS (
+                DELETE FROM event_source_members
+                WHERE app_id = \(appId) AND event_source = \(name)
+                  AND (\(subscriptionIds.map { ArrayParameter($0) })::uuid[] IS NULL OR subscription_id = ANY(\(subscriptionIds.map { ArrayParameter($0) })::uuid[]))
+                RETURNING app_id, event_source, subscription_id
+            )
+            SELECT r.app_id, r.event_source, r.subscription_id, s.user_id FROM removed r JOIN subscriptions s USING (subscription_id)
+            """, logger: logger))
+    }
+
+    /// Records a webhook event for each membership row (app, source, subscription, user) of `rows`.
+    private func recordMembers(_ type: WebhookEventType, reason: String?, _ rows: PostgresRowSequence) async throws {
+        var subjects: [WebhookOutbox.Subject] = []
+        for try await (appId, source, subscriptionId, userId) in rows.decode((String, String, UUID, String).self) {
+            subjects.append(.init(appId: appId, userId: userId, subscriptionId: subscriptionId, eventSource: source, reason: reason))
+        }
+        try await webhooks.record(type, subjects)
     }
 
     /// Records a broker user of an app that exists (a user of an app deleted meanwhile is not recorded).
@@ -145,6 +203,7 @@ struct RegistryWriter {
     /// The tables keyed by app without a foreign key to apps.
     private static let appTables = [
         "changes", "notifications", "user_sequences", "unread_counts", "device_versions", "delivery_records", "broadcasts", "event_source_members",
+        "webhook_events", "webhook_deliveries",
     ]
 
     private static func binds(_ appId: String) -> PostgresBindings {

@@ -37,7 +37,7 @@ public struct StorageService {
         let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "writer")), logger: logger)
         let prefetch = try environment.integer(Self.prefetch)
         let topology = AMQPTopology.workQueue(QueueNames.storageCommands)
-            .merging(.workQueue(QueueNames.fanoutChanges))
+            .merging(.workQueue(QueueNames.fanoutChanges)).merging(WebhookRelay.topology)
         let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
         let confirmed = ConfirmedOutbox(client: database, logger: logger)
         let handler = StorageCommandHandler(
@@ -55,10 +55,17 @@ public struct StorageService {
             configuration: amqp, queue: QueueNames.pushFeedback, topology: feedbackTopology,
             options: .init(prefetch: 100, maximumBatch: 100), deadLetterPublisher: publisher, logger: logger,
             handler: FeedbackHandler(client: database, logger: logger).handle)
+        let webhookOutcomes = AMQPConsumer(
+            configuration: amqp, queue: WebhookOutcomeBatch.queue, topology: WebhookRelay.topology,
+            options: .init(prefetch: 100, maximumBatch: 100), deadLetterPublisher: publisher, logger: logger,
+            handler: WebhookOutcomeHandler(client: database, logger: logger).handle)
         let databaseHealth = DatabaseHealth(client: database, logger: logger)
         let health = HealthServer(
             host: try environment.require(.httpHost), port: try environment.integer(.healthPort(default: 8081)),
-            checks: ["amqp": { publisher.isConnected && consumer.isConnected && feedback.isConnected }, "database": { await databaseHealth.check() }],
+            checks: [
+                "amqp": { publisher.isConnected && consumer.isConnected && feedback.isConnected && webhookOutcomes.isConnected },
+                "database": { await databaseHealth.check() },
+            ],
             metrics: metrics, logger: logger)
 
         let sweeper = Sweeper(
@@ -69,7 +76,13 @@ public struct StorageService {
         let migrations = Migrations(client: database, readerRole: try environment.require(Self.readerRole), logger: logger)
 
         try await ServiceRunner.run(
-            [database, publisher, confirmed, MigrationGate(migrations: migrations, then: [consumer, feedback], logger: logger), sweeper, health],
+            [
+                database, publisher, confirmed,
+                MigrationGate(
+                    migrations: migrations,
+                    then: [consumer, feedback, webhookOutcomes, WebhookRelay(client: database, publisher: publisher, logger: logger)], logger: logger),
+                sweeper, health,
+            ],
             logger: logger)
     }
 }

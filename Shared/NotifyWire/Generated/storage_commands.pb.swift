@@ -210,6 +210,24 @@ nonisolated struct WireStorageCommand: Sendable {
     set {action = .deletePollSource(newValue)}
   }
 
+  /// Registers (or changes) an app's webhook.
+  var putWebhook: WireWebhook {
+    get {
+      if case .putWebhook(let v)? = action {return v}
+      return WireWebhook()
+    }
+    set {action = .putWebhook(newValue)}
+  }
+
+  /// Removes an app's webhook (by app id).
+  var deleteWebhook: String {
+    get {
+      if case .deleteWebhook(let v)? = action {return v}
+      return String()
+    }
+    set {action = .deleteWebhook(newValue)}
+  }
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   nonisolated enum OneOf_Action: Equatable, Sendable {
@@ -242,8 +260,33 @@ nonisolated struct WireStorageCommand: Sendable {
     case putPollSource(WirePollSource)
     /// Stops polling a back end (app id and name, as for event sources).
     case deletePollSource(WireEventSourceName)
+    /// Registers (or changes) an app's webhook.
+    case putWebhook(WireWebhook)
+    /// Removes an app's webhook (by app id).
+    case deleteWebhook(String)
 
   }
+
+  init() {}
+}
+
+nonisolated struct WireWebhook: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var appID: String = String()
+
+  var url: String = String()
+
+  var events: [String] = []
+
+  /// The HMAC-SHA256 key the POSTs are signed with.
+  var secret: String = String()
+
+  var createdAtMicros: Int64 = 0
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 }
@@ -718,7 +761,7 @@ nonisolated extension WireStorageCommandBatch: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StorageCommand"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{4}\u{8}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{4}\u{8}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0\u{3}put_webhook\0\u{3}delete_webhook\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -947,6 +990,27 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
           self.action = .deletePollSource(v)
         }
       }()
+      case 28: try {
+        var v: WireWebhook?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .putWebhook(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .putWebhook(v)
+        }
+      }()
+      case 29: try {
+        var v: String?
+        try decoder.decodeSingularStringField(value: &v)
+        if let v = v {
+          if self.action != nil {try decoder.handleConflictingOneOf()}
+          self.action = .deleteWebhook(v)
+        }
+      }()
       default: break
       }
     }
@@ -1036,6 +1100,14 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
       guard case .deletePollSource(let v)? = self.action else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 27)
     }()
+    case .putWebhook?: try {
+      guard case .putWebhook(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 28)
+    }()
+    case .deleteWebhook?: try {
+      guard case .deleteWebhook(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularStringField(value: v, fieldNumber: 29)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -1045,6 +1117,56 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
     if lhs.commandID != rhs.commandID {return false}
     if lhs.issuedAtMicros != rhs.issuedAtMicros {return false}
     if lhs.action != rhs.action {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireWebhook: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".Webhook"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}url\0\u{1}events\0\u{1}secret\0\u{3}created_at_micros\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.url) }()
+      case 3: try { try decoder.decodeRepeatedStringField(value: &self.events) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.secret) }()
+      case 5: try { try decoder.decodeSingularSFixed64Field(value: &self.createdAtMicros) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
+    }
+    if !self.url.isEmpty {
+      try visitor.visitSingularStringField(value: self.url, fieldNumber: 2)
+    }
+    if !self.events.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.events, fieldNumber: 3)
+    }
+    if !self.secret.isEmpty {
+      try visitor.visitSingularStringField(value: self.secret, fieldNumber: 4)
+    }
+    if self.createdAtMicros != 0 {
+      try visitor.visitSingularSFixed64Field(value: self.createdAtMicros, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: WireWebhook, rhs: WireWebhook) -> Bool {
+    if lhs.appID != rhs.appID {return false}
+    if lhs.url != rhs.url {return false}
+    if lhs.events != rhs.events {return false}
+    if lhs.secret != rhs.secret {return false}
+    if lhs.createdAtMicros != rhs.createdAtMicros {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

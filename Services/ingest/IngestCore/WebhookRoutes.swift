@@ -1,0 +1,91 @@
+import Foundation
+import Hummingbird
+import NotifyModels
+import PostgresNIO
+
+/// `PUT`/`GET`/`DELETE /v1/apps/{appId}/webhook` and `GET /v1/apps/{appId}/webhook/deliveries` (API key): where the
+/// service POSTs an app's events (`WebhookDispatcher`), and every attempt, newest first.
+struct WebhookRoutes: Sendable {
+    let authenticator: Authenticator
+    let visibility: WriteVisibility
+
+    private struct Log: Encodable {
+        var deliveries: [WebhookAttempt]
+    }
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.put("/v1/apps/:appId/webhook") { request, context in try await put(request, appId: try context.parameters.require("appId")) }
+        router.get("/v1/apps/:appId/webhook") { request, context in
+            let appId = try context.parameters.require("appId")
+            _ = try await authenticator.requireAppServer(request, appId: appId)
+            guard let stored = try await stored(appId) else { throw Self.notFound }
+            return try JSONResponse.make(.ok, WebhookView(url: stored.url, events: stored.events, secret: nil))
+        }
+        router.delete("/v1/apps/:appId/webhook") { request, context in
+            let appId = try context.parameters.require("appId")
+            _ = try await authenticator.requireAppServer(request, appId: appId)
+            guard try await stored(appId) != nil else { throw Self.notFound }
+            let remaining = try await visibility.send(
+                StorageCommand(action: .deleteWebhook(appId: appId)), thenRead: Int64.self, "SELECT count(*) FROM app_webhooks WHERE app_id = \(appId)")
+            return Response(status: remaining == 0 ? .noContent : .accepted)
+        }
+        router.get("/v1/apps/:appId/webhook/deliveries") { request, context in
+            let appId = try context.parameters.require("appId")
+            _ = try await authenticator.requireAppServer(request, appId: appId)
+            let limit = min(max(request.uri.queryParameters.get("limit").flatMap(Int.init) ?? 100, 1), 1000)
+            return try JSONResponse.make(.ok, Log(deliveries: try await attempts(appId, limit: limit)))
+        }
+    }
+
+    private func put(_ request: Request, appId: String) async throws -> Response {
+        _ = try await authenticator.requireAppServer(request, appId: appId)
+        let body = try await JSONResponse.decode(WebhookRequest.self, from: request)
+        let (url, events): (String, [WebhookEventType])
+        do {
+            (url, events) = try body.validated()
+        } catch {
+            throw APIFailure(error)
+        }
+        let existing = try await stored(appId)
+        let newSecret = existing == nil || body.rotateSecret == true ? "whsec_" + OperatorRoutes.randomToken(bytes: 32) : nil
+        guard let secret = newSecret ?? existing?.secret else { throw APIFailure.databaseUnavailable }
+        let record = WebhookRecord(appId: appId, url: url, events: events.map(\.rawValue), secret: secret, createdAt: Date())
+        _ = try await visibility.send(
+            StorageCommand(action: .putWebhook(record)), thenRead: String.self,
+            "SELECT url FROM app_webhooks WHERE app_id = \(appId) AND url = \(url) AND secret = \(secret)")
+        return try JSONResponse.make(existing == nil ? .created : .ok, WebhookView(url: url, events: events, secret: newSecret))
+    }
+
+    private func stored(_ appId: String) async throws(APIFailure) -> (url: String, events: [WebhookEventType], secret: String)? {
+        do {
+            let rows = try await visibility.client.query("SELECT url, events, secret FROM app_webhooks WHERE app_id = \(appId)", logger: visibility.logger)
+            for try await (url, events, secret) in rows.decode((String, [String], String).self) {
+                return (url, events.compactMap(WebhookEventType.init(rawValue:)), secret)
+            }
+            return nil
+        } catch {
+            throw APIFailure.databaseUnavailable
+        }
+    }
+
+    private func attempts(_ appId: String, limit: Int) async throws(APIFailure) -> [WebhookAttempt] {
+        var found: [WebhookAttempt] = []
+        do {
+            let rows = try await visibility.client.query(
+                """
+                SELECT event_id, type, attempt, status, result, reason, at FROM webhook_deliveries
+                WHERE app_id = \(appId) ORDER BY at DESC, attempt DESC LIMIT \(limit)
+                """, logger: visibility.logger)
+            for try await (id, type, attempt, status, result, reason, at) in rows.decode((UUID, String, Int32, Int32, String, String, Date).self) {
+                found.append(WebhookAttempt(
+                    eventId: id, appId: appId, type: type, attempt: Int(attempt), status: status == 0 ? nil : Int(status), result: result,
+                    reason: reason.isEmpty ? nil : reason, at: at))
+            }
+        } catch {
+            throw APIFailure.databaseUnavailable
+        }
+        return found
+    }
+
+    private static let notFound = APIFailure(.notFound, code: "webhook_not_found", message: "this app has no webhook", field: "appId")
+}

@@ -1,0 +1,117 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import Logging
+import NIOCore
+import NotifyAMQP
+import NotifyDatabase
+import NotifyModels
+import NotifyWire
+import PostgresNIO
+import ServiceLifecycle
+
+/// POSTs the events of `webhooks.deliveries` to the apps' webhooks, one at a time and in order, signed.
+///
+/// Each POST carries `X-Notify-Webhook-Id` (the event id, the same on every attempt), `X-Notify-Webhook-Timestamp`
+/// (Unix seconds) and `X-Notify-Webhook-Signature: v1=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>`; a receiver
+/// refuses a timestamp far from its clock to stop replays. A 2xx answer delivers it. No answer, a 5xx, 408 or 429 is
+/// tried again after 0.5 s, then twice as long each time, up to `maximumAttempts`, holding the events behind it, so
+/// they arrive in order; another 4xx, or the last attempt, dead-letters it (`webhooks.deliveries.dead`). Every attempt
+/// is reported on `webhooks.outcomes` for the delivery log.
+struct WebhookDispatcher: Sendable {
+    let http: HTTPClient
+    let database: PostgresClient
+    let publisher: AMQPPublisher
+    let logger: Logger
+    var maximumAttempts = 8
+    var firstDelay: Duration = .milliseconds(500)
+
+    /// The body POSTed: the event with its data.
+    static func body(of delivery: WebhookDelivery) -> Data {
+        var body = Data(#"{"id":"\#(delivery.eventId.lowercasedString)","type":"\#(delivery.type)","appId":"\#(delivery.appId)","createdAt":"\#(WireCoding.formatTimestamp(delivery.createdAt))","data":"#.utf8)
+        body.append(delivery.data)
+        body.append(UInt8(ascii: "}"))
+        return body
+    }
+
+    /// The signature header's value for `body` sent at `timestamp`.
+    static func signature(of body: Data, timestamp: Int, secret: String) -> String {
+        var signed = Data("\(timestamp).".utf8)
+        signed.append(body)
+        let mac = HMAC<SHA256>.authenticationCode(for: signed, using: SymmetricKey(data: Data(secret.utf8)))
+        return "v1=" + mac.map { String(format: "%02x", $0) }.joined()
+    }
+
+    func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
+        var dispositions: [AMQPDisposition] = []
+        for delivery in deliveries {
+            dispositions.append(await dispatch(delivery))
+        }
+        return dispositions
+    }
+
+    private func dispatch(_ message: AMQPDelivery) async -> AMQPDisposition {
+        let delivery: WebhookDelivery
+        do {
+            delivery = try WebhookDelivery(message)
+        } catch {
+            return .deadLetter(reason: "not a webhook delivery: \(error)")
+        }
+        var webhook: (url: String, secret: String)?
+        do {
+            let rows = try await database.query("SELECT url, secret FROM app_webhooks WHERE app_id = \(delivery.appId)", logger: logger)
+            for try await row in rows.decode((String, String).self) { webhook = row }
+        } catch {
+            return .requeue
+        }
+        // The webhook was removed since: nothing to send.
+        guard let webhook else { return .ack }
+        let body = Self.body(of: delivery)
+        var delay = firstDelay
+        for attempt in 1...maximumAttempts {
+            let (status, reason) = await post(body, of: delivery, to: webhook)
+            let delivered = status.map { (200..<300).contains($0) } ?? false
+            let retriable = status.map { $0 >= 500 || $0 == 408 || $0 == 429 } ?? true
+            let last = attempt == maximumAttempts || (!delivered && !retriable)
+            let result = delivered ? "delivered" : (last ? "failed" : "retrying")
+            await report(WebhookAttempt(
+                eventId: delivery.eventId, appId: delivery.appId, type: delivery.type, attempt: attempt, status: status, result: result,
+                reason: reason, at: Date()))
+            if delivered { return .ack }
+            if last { return .deadLetter(reason: "webhook answered \(status.map(String.init) ?? "nothing") after \(attempt) attempts: \(reason ?? "")") }
+            if Task.isShuttingDownGracefully { return .requeue }
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, .seconds(60))
+        }
+        return .requeue
+    }
+
+    /// POSTs once; answers the status (nil: no answer) and why it failed.
+    private func post(_ body: Data, of delivery: WebhookDelivery, to webhook: (url: String, secret: String)) async -> (Int?, String?) {
+        let timestamp = Int(Date().timeIntervalSince1970)
+        var request = HTTPClientRequest(url: webhook.url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "notify-webhooks")
+        request.headers.add(name: "X-Notify-Webhook-Id", value: delivery.eventId.lowercasedString)
+        request.headers.add(name: "X-Notify-Webhook-Timestamp", value: String(timestamp))
+        request.headers.add(name: "X-Notify-Webhook-Signature", value: Self.signature(of: body, timestamp: timestamp, secret: webhook.secret))
+        request.body = .bytes(ByteBuffer(data: body))
+        do {
+            let response = try await http.execute(request, timeout: .seconds(10))
+            _ = try? await response.body.collect(upTo: 64 << 10)
+            let status = Int(response.status.code)
+            return (status, (200..<300).contains(status) ? nil : "HTTP \(status)")
+        } catch {
+            return (nil, "\(error)")
+        }
+    }
+
+    private func report(_ outcome: WebhookAttempt) async {
+        do {
+            try await publisher.publish(AMQPOutboundMessage(routingKey: WebhookOutcomeBatch.queue, wire: WebhookOutcomeBatch(outcomes: [outcome])))
+        } catch {
+            logger.warning("could not report a webhook attempt", metadata: ["error": "\(error)", "eventId": "\(outcome.eventId)"])
+        }
+    }
+}

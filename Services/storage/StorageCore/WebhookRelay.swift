@@ -1,0 +1,89 @@
+import Foundation
+import Logging
+import NotifyAMQP
+import NotifyDatabase
+import NotifyModels
+import NotifyWire
+import PostgresNIO
+import ServiceLifecycle
+
+/// Publishes the webhook events the outbox holds (`webhook_events`) to `webhooks.deliveries`, oldest first, and marks
+/// them published once the broker confirmed them. The rows are locked while they are published, so two storage
+/// instances never relay the same events; a crash before the mark relays them again (at least once, in order).
+struct WebhookRelay: Service {
+    let client: PostgresClient
+    let publisher: AMQPPublisher
+    let logger: Logger
+    var interval: Duration = .milliseconds(200)
+    var pageSize = 200
+
+    /// `webhooks.deliveries` with its dead-letter queue, and `webhooks.outcomes`.
+    static let topology = AMQPTopology.workQueue(WebhookDelivery.queue).merging(.workQueue(WebhookOutcomeBatch.queue))
+
+    func run() async throws {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            var relayed = 0
+            do {
+                relayed = try await relayPage()
+            } catch {
+                logger.debug("could not relay webhook events; will try again", metadata: ["error": "\(error)"])
+            }
+            if relayed < pageSize { try? await Task.sleep(for: interval) }
+        }
+    }
+
+    /// Relays one page; answers how many events it held.
+    private func relayPage() async throws -> Int {
+        try await client.withTransaction(logger: logger) { connection in
+            var deliveries: [WebhookDelivery] = []
+            let rows = try await connection.query(
+                """
+                SELECT event_id, app_id, type, data::text, created_at FROM webhook_events WHERE published_at IS NULL
+                ORDER BY seq LIMIT \(pageSize) FOR UPDATE SKIP LOCKED
+                """, logger: logger)
+            for try await (id, appId, type, data, created) in rows.decode((UUID, String, String, String, Date).self) {
+                deliveries.append(WebhookDelivery(eventId: id, appId: appId, type: type, data: Data(data.utf8), createdAt: created))
+            }
+            guard !deliveries.isEmpty else { return 0 }
+            try await publisher.publish(deliveries.map { AMQPOutboundMessage(routingKey: WebhookDelivery.queue, wire: $0) })
+            try await connection.query(
+                "UPDATE webhook_events SET published_at = now() WHERE event_id = ANY(\(ArrayParameter(deliveries.map(\.eventId)))::uuid[])",
+                logger: logger)
+            return deliveries.count
+        }
+    }
+}
+
+/// Writes each attempt push-dispatch reports on `webhooks.outcomes` to the webhook delivery log.
+struct WebhookOutcomeHandler: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
+        var outcomes: [WebhookAttempt] = []
+        var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
+        for (index, delivery) in deliveries.enumerated() {
+            do {
+                outcomes += try WebhookOutcomeBatch(delivery).outcomes
+            } catch {
+                dispositions[index] = .deadLetter(reason: "not a webhook outcome batch: \(error)")
+            }
+        }
+        guard !outcomes.isEmpty else { return dispositions }
+        do {
+            try await client.query(
+                """
+                INSERT INTO webhook_deliveries (event_id, attempt, app_id, type, status, result, reason, at)
+                SELECT * FROM unnest(\(ArrayParameter(outcomes.map(\.eventId)))::uuid[], \(ArrayParameter(outcomes.map { Int32($0.attempt) }))::int4[],
+                                     \(ArrayParameter(outcomes.map(\.appId)))::text[], \(ArrayParameter(outcomes.map(\.type)))::text[],
+                                     \(ArrayParameter(outcomes.map { Int32($0.status ?? 0) }))::int4[], \(ArrayParameter(outcomes.map(\.result)))::text[],
+                                     \(ArrayParameter(outcomes.map { $0.reason ?? "" }))::text[], \(ArrayParameter(outcomes.map(\.at)))::timestamptz[])
+                ON CONFLICT DO NOTHING
+                """, logger: logger)
+        } catch {
+            logger.warning("could not record webhook outcomes; they are redelivered", metadata: ["error": "\(error)"])
+            return deliveries.map { _ in .requeue }
+        }
+        return dispositions
+    }
+}

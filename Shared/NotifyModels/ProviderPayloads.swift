@@ -74,8 +74,21 @@ public enum ProviderPayloads {
         return Array(xml.utf8)
     }
 
-    /// Top-level keys app data may not use: they are the payloads' own.
-    public static let reservedKeys: Set<String> = ["aps", "notify", "rawContent", "alert"]
+    /// The largest Web Push message body push services take (RFC 8030 §7.2).
+    public static let webPushMaximumBody = 4096
+    /// What aes128gcm encryption adds to the plaintext (RFC 8188, RFC 8291): the header (16-byte salt, 4-byte record
+    /// size, 1-byte key id length, 65-byte P-256 key), the padding delimiter and the 16-byte tag.
+    public static let webPushEncryptionOverhead = 16 + 4 + 1 + 65 + 1 + 16
+
+    /// The Web Push body `content` can become at most, encrypted: its largest marker (sequence) and badge counted.
+    public static func webPushWorstCaseBody(of content: NotificationContent) -> Int {
+        let marker = PushMarker(notificationId: UUID(), sequence: Int64.max, kind: .created)
+        return data(for: content, marker: marker, badge: Int.max).count + webPushEncryptionOverhead
+    }
+
+    /// Top-level keys app data may not use: they are the payloads' own (APNs' `aps`, the marker, the Web Push JSON's
+    /// `title`, `body` and `badge`, which app data would otherwise write a second time and override).
+    public static let reservedKeys: Set<String> = ["aps", "notify", "rawContent", "alert", "title", "body", "badge"]
 
     /// `rawContent` and the app's data keys, in a stable order (every payload that carries the content ends so).
     public static func writeAppContent(_ writer: inout JSONWriter, _ content: NotificationContent) {

@@ -96,6 +96,22 @@ extension EndToEndTests {
             #expect(try await Sandbox.deliveries(to: phone.pushToken).map(\.notificationId) == [ordinary], "the alert token got the call")
         }
 
+        @Test("a Retry-After given as an HTTP-date (RFC 9110) is honoured: the retry waits until then")
+        func retryAfterDateIsHonoured() async throws {
+            let app = try await TestApp.create()
+            let user = "user-\(uniqueSuffix())"
+            let phone = try await app.registerDevice(of: user)
+            try await ProviderSandbox.fault("apns", token: phone, status: 503, retryAfter: 4, retryAfterAsDate: true)
+            let published = Date()
+            let id = try await app.publishAccepted(.alert(to: user, title: "after the date"))
+            #expect(try await Sandbox.missingNotifications([id], at: phone, timeout: .seconds(30)).isEmpty, "the retry was delivered")
+            let receivedAt = try await Sandbox.deliveries(to: phone).first?.receivedAt
+                .flatMap { try? Date($0, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }
+            let waited = try #require(receivedAt).timeIntervalSince(published)
+            // The date is 4 s after the fault was made, to the second: at least 3 s. Read as nothing, the retry came after 1 s.
+            #expect(waited >= 3, "the retry came \(waited) s after the publish")
+        }
+
         @Test("push-dispatch SIGKILLed while pushes wait in a delay queue: once started again, they are delivered")
         func retryBacklogSurvivesAKill() async throws {
             try await Services.restoringAll {

@@ -38,16 +38,19 @@ enum ProviderSandbox {
         var status: Int
         var reason: String?
         var retryAfter: Int?
+        var retryAfterAsDate: Bool?
         var times: Int?
         var timestamp: Int64?
     }
 
     /// `POST /faults`: the next `times` pushes to `token` (every one if nil) are answered with `status`.
     static func fault(
-        _ provider: String, token: String, status: Int, reason: String? = nil, retryAfter: Int? = nil, times: Int? = 1, timestamp: Date? = nil
+        _ provider: String, token: String, status: Int, reason: String? = nil, retryAfter: Int? = nil, retryAfterAsDate: Bool = false,
+        times: Int? = 1, timestamp: Date? = nil
     ) async throws {
         let request = FaultRequest(
-            provider: provider, token: token, status: status, reason: reason, retryAfter: retryAfter, times: times,
+            provider: provider, token: token, status: status, reason: reason, retryAfter: retryAfter,
+            retryAfterAsDate: retryAfterAsDate ? true : nil, times: times,
             timestamp: timestamp.map { Int64($0.timeIntervalSince1970 * 1000) })
         let answer = try await StackClient.send(.POST, "\(Stack.sandboxURL)/faults", json: StackClient.encode(request))
         guard answer.status == 201 else { throw TestFailure("POST /faults answered \(answer.status): \(answer.text)") }

@@ -14,6 +14,8 @@ struct SandboxKey: Sendable {
 struct Delivery: Decodable, Sendable {
     var headers: [String: String]
     var payload: JSONValue
+    /// When the sandbox took it (ISO 8601).
+    var receivedAt: String?
 
     /// `notify.id` of the payload: the notification the push is about.
     var notificationId: String? { payload["notify"]?["id"]?.stringValue }

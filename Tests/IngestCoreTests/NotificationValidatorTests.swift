@@ -65,9 +65,27 @@ import Testing
         }
     }
 
-    @Test func reservedDataKeysAreRefused() {
-        let request = NotificationRequest(userId: "a", payload: visual(), push: PushOptions(data: ["aps": .string("x")]))
-        #expect(field(of: request) == "push.data.aps")
+    @Test("a notification whose Web Push body would pass 4,096 octets once encrypted is refused naming payload, unless it cannot go to Web Push")
+    func webPushSizeIsChecked() {
+        // Grows app data until the Web Push body, not the APNs payload, is what is too large.
+        var pad = 3000
+        func request(_ platforms: [Platform]?) -> NotificationRequest {
+            NotificationRequest(
+                userId: "a", targetPolicy: platforms.map { TargetPolicy(platformTypes: $0) },
+                payload: NotificationPayload(rawContent: "r"), push: PushOptions(data: ["pad": .string(String(repeating: "x", count: pad))]))
+        }
+        while field(of: request(nil)) == nil, pad < 5000 { pad += 1 }
+        #expect(field(of: request(nil)) == "payload", "refused for Web Push at \(pad) bytes of data")
+        #expect(field(of: request([.apns, .fcm])) == nil, "the same notification for APNs and FCM only is accepted at \(pad) bytes")
+    }
+
+    @Test("app data may not use a key the payloads write themselves (Web Push's title, body and badge included)")
+    func reservedDataKeysAreRefused() {
+        for key in ["aps", "notify", "rawContent", "alert", "title", "body", "badge"] {
+            let request = NotificationRequest(userId: "a", payload: visual(), push: PushOptions(data: [key: .string("x")]))
+            #expect(field(of: request) == "push.data.\(key)")
+        }
+        #expect(field(of: NotificationRequest(userId: "a", payload: visual(), push: PushOptions(data: ["orderId": .string("x")]))) == nil)
     }
 }
 

@@ -101,6 +101,15 @@ public struct NotificationValidator: Sendable {
                 message: "the APNs payload would be \(size) bytes; APNs accepts at most \(APNsPayloadBuilder.maximumPayloadBytes)",
                 field: "payload")
         }
+        if content.platformTypes?.contains(.webpush) ?? true {
+            let body = ProviderPayloads.webPushWorstCaseBody(of: content)
+            if body > ProviderPayloads.webPushMaximumBody {
+                throw ValidationError(
+                    code: "payload_too_large",
+                    message: "the Web Push body would be \(body) octets once encrypted; push services accept at most \(ProviderPayloads.webPushMaximumBody) (RFC 8030); leave webpush out of targetPolicy.platformTypes or send less",
+                    field: "payload")
+            }
+        }
         return Validated(userId: userId, subscriptionId: subscriptionId, eventSource: eventSource, content: content)
     }
 

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NotifyModels
 
 /// What an HTTP provider endpoint (FCM, WNS, Web Push, or their token endpoints) answered.
 enum ProviderAnswer: Sendable, Equatable {
@@ -22,7 +23,7 @@ enum ProviderAnswer: Sendable, Equatable {
             if (200..<300).contains(response.status.code) { return (.accepted(status: Int(response.status.code)), body) }
             let answer = ProviderAnswer.rejected(
                 status: Int(response.status.code), reason: reason(response, body),
-                retryAfter: response.headers.first(name: "retry-after").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) })
+                retryAfter: response.headers.first(name: "retry-after").flatMap { RetryAfter.seconds($0) })
             return (answer, body)
         } catch {
             return (.unreachable(String(describing: error)), ByteBuffer())

@@ -66,7 +66,7 @@ public struct APNsClient: Sendable {
             let error = response.body.flatMap { try? JSONDecoder().decode(APNsErrorBody.self, from: Data($0.readableBytesView)) }
             return .rejected(
                 status: response.status, reason: error?.reason ?? "HTTP \(response.status)",
-                retryAfter: response.retryAfter.flatMap { Int($0) },
+                retryAfter: response.retryAfter.flatMap { RetryAfter.seconds($0) },
                 invalidSince: error?.timestamp.map { Date(timeIntervalSince1970: $0 / 1000) })
         }
     }

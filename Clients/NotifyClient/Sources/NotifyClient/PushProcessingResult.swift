@@ -9,16 +9,22 @@ public enum PushProcessingResult: Sendable, Equatable {
     case processed([NotificationChange])
 }
 
-/// The `{"notify": {"id", "seq", "kind"}}` part of this service's pushes.
-/// A push is ours when that dictionary names a notification id.
+/// The marker of this service's pushes: `{"notify": {"id", "seq", "kind"}}` (APNs, Web Push, WNS raw), or FCM's flat
+/// string data keys `notifyId`, `notifySeq`, `notifyKind` (an Android `RemoteMessage.data`). A push is ours when its
+/// marker names a notification id.
 struct PushMarker: Sendable, Equatable {
     /// The sequence of the change the push announces, when it names one.
     var sequence: Int64?
 
     init?(userInfo: [AnyHashable: Any]) {
-        guard let notify = userInfo["notify"] as? [AnyHashable: Any],
-              let id = notify["id"] as? String, UUID(uuidString: id) != nil
-        else { return nil }
-        sequence = (notify["seq"] as? NSNumber)?.int64Value ?? (notify["seq"] as? String).flatMap { Int64($0) }
+        let id: Any?
+        let sequence: Any?
+        if let notify = userInfo["notify"] as? [AnyHashable: Any] {
+            (id, sequence) = (notify["id"], notify["seq"])
+        } else {
+            (id, sequence) = (userInfo["notifyId"], userInfo["notifySeq"])
+        }
+        guard let id = id as? String, UUID(uuidString: id) != nil else { return nil }
+        self.sequence = (sequence as? NSNumber)?.int64Value ?? (sequence as? String).flatMap { Int64($0) }
     }
 }

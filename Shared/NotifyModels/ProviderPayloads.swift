@@ -45,9 +45,22 @@ public enum ProviderPayloads {
         writer.key("notifySeq"); writer.string(String(marker.sequence))
         writer.key("notifyKind"); writer.string(marker.kind.rawValue)
         if let badge { writer.key("badge"); writer.string(String(badge)) }
-        if let content, marker.kind.isContentChange, let raw = content.payload.rawContent { writer.key("rawContent"); writer.string(raw) }
+        let content = marker.kind.isContentChange ? content : nil
+        if let raw = content?.payload.rawContent { writer.key("rawContent"); writer.string(raw) }
+        // App data: FCM data values are strings, so a value that is not one goes as its JSON text.
+        for (name, value) in (content?.push?.data ?? [:]).sorted(by: { $0.key < $1.key }) {
+            writer.key(name)
+            if case .string(let text) = value {
+                writer.string(text)
+            } else {
+                var json = JSONWriter(capacity: 64)
+                json.value(value)
+                writer.string(String(decoding: json.bytes, as: UTF8.self))
+            }
+        }
         writer.endObject()
-        if let content, marker.kind.isContentChange, let visual = content.payload.visualContent {
+        let visual = content?.payload.visualContent
+        if let visual {
             writer.key("notification")
             writer.beginObject()
             if let title = visual.title { writer.key("title"); writer.string(title) }
@@ -59,6 +72,15 @@ public enum ProviderPayloads {
         writer.key("collapse_key"); writer.string(collapseKey)
         writer.key("priority"); writer.string(highPriority ? "HIGH" : "NORMAL")
         writer.key("ttl"); writer.string("\(max(ttlSeconds, 0))s")
+        // The alert's sound, the activity a tap opens (category), and the group it replaces within (groupName).
+        if visual != nil, let content, content.push?.sound != nil || content.push?.category != nil || content.groupName != nil {
+            writer.key("notification")
+            writer.beginObject()
+            if let sound = content.push?.sound { writer.key("sound"); writer.string(sound) }
+            if let category = content.push?.category { writer.key("click_action"); writer.string(category) }
+            if let group = content.groupName { writer.key("tag"); writer.string(group) }
+            writer.endObject()
+        }
         writer.endObject()
         writer.endObject()
         return writer.bytes
@@ -86,9 +108,12 @@ public enum ProviderPayloads {
         return data(for: content, marker: marker, badge: Int.max).count + webPushEncryptionOverhead
     }
 
-    /// Top-level keys app data may not use: they are the payloads' own (APNs' `aps`, the marker, the Web Push JSON's
-    /// `title`, `body` and `badge`, which app data would otherwise write a second time and override).
-    public static let reservedKeys: Set<String> = ["aps", "notify", "rawContent", "alert", "title", "body", "badge"]
+    /// Top-level keys app data may not use: they are the payloads' own (APNs' `aps`, the marker in both its forms, the
+    /// Web Push JSON's `title`, `body` and `badge`, which app data would otherwise write a second time and override) or
+    /// FCM's reserved data keys.
+    public static let reservedKeys: Set<String> = [
+        "aps", "notify", "rawContent", "alert", "title", "body", "badge", "notifyId", "notifySeq", "notifyKind", "from", "notification", "message_type",
+    ]
 
     /// `rawContent` and the app's data keys, in a stable order (every payload that carries the content ends so).
     public static func writeAppContent(_ writer: inout JSONWriter, _ content: NotificationContent) {

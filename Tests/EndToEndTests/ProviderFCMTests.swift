@@ -44,6 +44,23 @@ extension EndToEndTests {
             #expect(log.map(\.result) == ["accepted"])
         }
 
+        @Test("push options reach FCM where v1 has them: sound, click_action and the group's tag under android.notification, app data as strings")
+        func pushOptionsAreMapped() async throws {
+            let setup = try await setUp()
+            let request = NotificationRequest(
+                userId: setup.user, groupName: "orders",
+                payload: NotificationPayload(visualContent: VisualContent(title: "Order shipped", body: "On its way")),
+                push: PushOptions(sound: "chime.caf", category: "OPEN_ORDER", data: ["orderId": .string("42"), "items": .number(3), "gift": .bool(true)]))
+            _ = try await setup.app.publishAccepted(request)
+            let message = try #require(try await ProviderSandbox.waitForDeliveries("fcm", to: setup.token).first?.payload)
+            #expect(message["android"]?["notification"]?["sound"]?.stringValue == "chime.caf")
+            #expect(message["android"]?["notification"]?["click_action"]?.stringValue == "OPEN_ORDER")
+            #expect(message["android"]?["notification"]?["tag"]?.stringValue == "orders")
+            #expect(message["data"]?["orderId"]?.stringValue == "42")
+            #expect(message["data"]?["items"]?.stringValue == "3")
+            #expect(message["data"]?["gift"]?.stringValue == "true")
+        }
+
         @Test("503 UNAVAILABLE once: retried through a delay queue, then delivered", arguments: [(503, "UNAVAILABLE"), (500, "INTERNAL")])
         func unavailableIsRetried(status: Int, reason: String) async throws {
             let setup = try await setUp()

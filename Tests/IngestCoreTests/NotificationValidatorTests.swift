@@ -81,7 +81,7 @@ import Testing
 
     @Test("app data may not use a key the payloads write themselves (Web Push's title, body and badge included)")
     func reservedDataKeysAreRefused() {
-        for key in ["aps", "notify", "rawContent", "alert", "title", "body", "badge"] {
+        for key in ["aps", "notify", "rawContent", "alert", "title", "body", "badge", "notifyId", "notification", "message_type"] {
             let request = NotificationRequest(userId: "a", payload: visual(), push: PushOptions(data: [key: .string("x")]))
             #expect(field(of: request) == "push.data.\(key)")
         }

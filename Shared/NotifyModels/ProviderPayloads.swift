@@ -50,9 +50,11 @@ public enum ProviderPayloads {
         // App data: FCM data values are strings, so a value that is not one goes as its JSON text.
         for (name, value) in (content?.push?.data ?? [:]).sorted(by: { $0.key < $1.key }) {
             writer.key(name)
-            if case .string(let text) = value {
-                writer.string(text)
-            } else {
+            switch value {
+            case .string(let text): writer.string(text)
+            case .bool(let flag): writer.string(flag ? "true" : "false")
+            case .number(let number) where number.rounded() == number && abs(number) < 1e15: writer.string(String(Int64(number)))
+            default:
                 var json = JSONWriter(capacity: 64)
                 json.value(value)
                 writer.string(String(decoding: json.bytes, as: UTF8.self))

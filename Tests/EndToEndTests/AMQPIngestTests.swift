@@ -79,6 +79,7 @@ extension EndToEndTests {
                 }
                 let push = try await Sandbox.deliveries(to: phone).first
                 #expect(push?.payload["aps"]?["alert"]?["title"]?.stringValue == "over AMQP")
+                #expect(push?.payload["aps"]?["content-available"]?.numberValue == 1, "an alert also wakes the app to sync")
             }
         }
 

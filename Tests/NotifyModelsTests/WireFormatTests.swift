@@ -19,7 +19,7 @@ import Testing
         #expect(aps["badge"] as? Int == 3)
         #expect(aps["sound"] as? String == "default")
         #expect(aps["thread-id"] as? String == "orders")
-        #expect(aps["content-available"] == nil)
+        #expect(aps["content-available"] as? Int == 1, "an alert also wakes the app to sync")
         let marker = try #require(json["notify"] as? [String: Any])
         #expect(marker["id"] as? String == id.uuidString.lowercased())
         #expect(marker["seq"] as? Int == 7)

@@ -1,7 +1,6 @@
 import Foundation
 import NotifyJSON
 import NotifyModels
-import NotifyJSON
 
 /// Builds the JSON body of an APNs push for one change.
 ///
@@ -11,7 +10,8 @@ public enum APNsPayloadBuilder {
     /// APNs rejects larger payloads (VoIP aside) with 413 PayloadTooLarge.
     public static let maximumPayloadBytes = 4096
 
-    /// An alert (visual content) or a background shoulder tap (`content-available: 1`).
+    /// An alert (visual content) or a background shoulder tap. Both carry `content-available: 1`: an alert also wakes
+    /// the app, so it syncs on receipt as for a shoulder tap.
     public static func payload(for content: NotificationContent?, marker: PushMarker, badge: Int?) -> [UInt8] {
         var writer = JSONWriter(capacity: 384)
         writer.beginObject()
@@ -26,10 +26,9 @@ public enum APNsPayloadBuilder {
             if let sound = content.push?.sound { writer.key("sound"); writer.string(sound) }
             if let category = content.push?.category { writer.key("category"); writer.string(category) }
             if let threadId = content.push?.threadId ?? content.groupName { writer.key("thread-id"); writer.string(threadId) }
-        } else {
-            writer.key("content-available")
-            writer.integer(1)
         }
+        writer.key("content-available")
+        writer.integer(1)
         if let badge { writer.key("badge"); writer.integer(Int64(badge)) }
         writer.endObject()
         ProviderPayloads.writeMarker(&writer, marker)

@@ -106,7 +106,8 @@ public enum ProviderPayloads {
 
     /// The Web Push body `content` can become at most, encrypted: its largest marker (sequence) and badge counted.
     public static func webPushWorstCaseBody(of content: NotificationContent) -> Int {
-        let marker = PushMarker(notificationId: UUID(), sequence: Int64.max, kind: .created)
+        // Any id will do: every id is written with 36 characters.
+        let marker = PushMarker(notificationId: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), sequence: Int64.max, kind: .created)
         return data(for: content, marker: marker, badge: Int.max).count + webPushEncryptionOverhead
     }
 

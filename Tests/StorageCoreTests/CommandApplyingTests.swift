@@ -125,6 +125,35 @@ struct CommandApplyingTests {
         }
     }
 
+    @Test("a purge forgets webhook events relayed before the cutoff and their delivery log; an event not yet relayed stays")
+    func purgeForgetsOldWebhookEvents() async throws {
+        try await withApplier { applier, client in
+            let app = Self.app()
+            guard case .createApp(let record) = app.action else { return }
+            _ = try await applier.apply([app])
+            let logger = Logger(label: "query")
+            let (relayed, waiting) = (UUID(), UUID())
+            let old = Date().addingTimeInterval(-40 * 86400)
+            try await client.query(
+                """
+                INSERT INTO webhook_events (event_id, app_id, type, data, created_at, published_at) VALUES
+                    (\(relayed), \(record.appId), 'subscription.created', '{}', \(old), \(old)),
+                    (\(waiting), \(record.appId), 'subscription.created', '{}', \(old), NULL)
+                """, logger: logger)
+            try await client.query(
+                "INSERT INTO webhook_deliveries (event_id, attempt, app_id, type, status, result, at) VALUES (\(relayed), 1, \(record.appId), 'subscription.created', 204, 'delivered', \(old))",
+                logger: logger)
+            _ = try await applier.apply([StorageCommand(action: .purgeTombstones(olderThan: Date().addingTimeInterval(-30 * 86400)))])
+            var left: [UUID] = []
+            for try await id in try await client.query("SELECT event_id FROM webhook_events WHERE app_id = \(record.appId)", logger: logger).decode(UUID.self) {
+                left.append(id)
+            }
+            #expect(left == [waiting], "the relayed event goes, the waiting one stays")
+            let rows = try await client.query("SELECT count(*)::int8 FROM webhook_deliveries WHERE app_id = \(record.appId)", logger: logger).collect()
+            #expect(try rows.first?.decode(Int64.self) == 0)
+        }
+    }
+
     @Test("publishing the same appNotificationId again replaces it: an updated event with a new sequence")
     func replaceIsAnUpdate() async throws {
         try await withApplier { applier, _ in

@@ -3,7 +3,8 @@ import Logging
 import PostgresNIO
 
 /// Forgets what is older than the retention: change-log rows, tombstones (deleted and expired
-/// notifications), applied-command records and the delivery log. Each user's `purged_through` records the newest
+/// notifications), applied-command records, the delivery log, and webhook events already relayed with their
+/// delivery log. Each user's `purged_through` records the newest
 /// sequence forgotten, so a device whose cursor is older is told to resync rather than silently
 /// missing a change.
 struct TombstonePurger {
@@ -27,6 +28,10 @@ struct TombstonePurger {
             "DELETE FROM applied_commands WHERE applied_at < \(cutoff)", logger: logger)
         try await connection.query(
             "DELETE FROM delivery_records WHERE recorded_at < \(cutoff)", logger: logger)
+        try await connection.query(
+            "DELETE FROM webhook_events WHERE published_at < \(cutoff)", logger: logger)
+        try await connection.query(
+            "DELETE FROM webhook_deliveries WHERE at < \(cutoff)", logger: logger)
         logger.info("purged changes and tombstones", metadata: ["olderThan": "\(cutoff)"])
     }
 }

@@ -204,7 +204,7 @@ let package = Package(
         .target(
             name: "PushDispatchCore",
             dependencies: [
-                "NotifyAPNs", "NotifyAPNsCore", "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
+                "NotifyAPNs", "NotifyAPNsCore", "NotifyModels", "NotifyJSON", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

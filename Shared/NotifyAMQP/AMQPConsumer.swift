@@ -242,10 +242,10 @@ public final class AMQPConsumer: Service, Sendable {
         properties.userId = nil
         do {
             try await deadLetterPublisher.publish(AMQPOutboundMessage(
-                exchange: AMQPTopology.deadLetterExchange, routingKey: "\(queue).dead", body: delivery.body, properties: properties))
+                exchange: AMQPTopology.deadLetterExchange, routingKey: AMQPTopology.deadLetterQueue(of: queue), body: delivery.body, properties: properties))
             return .kept
         } catch let error as AMQPError where error.code == .nacked {
-            logger.error("the dead-letter queue refused the copy (full): the message is dropped", metadata: ["queue": "\(queue).dead"])
+            logger.error("the dead-letter queue refused the copy (full): the message is dropped", metadata: ["queue": "\(AMQPTopology.deadLetterQueue(of: queue))"])
             deadLettersDropped.increment()
             return .dropped
         } catch {

@@ -65,9 +65,12 @@ public struct AMQPTopology: Sendable {
         self.bindings = bindings
     }
 
+    /// The dead-letter queue of the work queue `name`.
+    public static func deadLetterQueue(of name: String) -> String { "\(name).dead" }
+
     /// A durable quorum work queue with its dead-letter queue `<name>.dead`.
     public static func workQueue(_ name: String, deliveryLimit: Int = 20) -> AMQPTopology {
-        let deadLetter = "\(name).dead"
+        let deadLetter = deadLetterQueue(of: name)
         return AMQPTopology(
             exchanges: [Exchange(name: deadLetterExchange, type: "direct")],
             queues: [

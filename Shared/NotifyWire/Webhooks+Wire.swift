@@ -1,4 +1,5 @@
 import Foundation
+import NotifyAMQP
 import NotifyModels
 
 extension WebhookDelivery: WireMessage {
@@ -51,4 +52,10 @@ extension WebhookOutcomeBatch: WireMessage {
         }
         self.init(outcomes: outcomes)
     }
+}
+
+extension AMQPTopology {
+    /// `webhooks.deliveries` and `webhooks.outcomes`, each with its dead-letter queue: storage relays to the first and
+    /// reads the second, push-dispatch the other way round.
+    public static let webhooks = AMQPTopology.workQueue(WebhookDelivery.queue).merging(.workQueue(WebhookOutcomeBatch.queue))
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NotifyAMQP
 import NotifyBrokerAdmin
 import NotifyModels
 import PostgresNIO
@@ -19,7 +20,7 @@ struct BrokerMaintenance: Service {
     /// The policy for `notify.ingest.dead`.
     static func deadLetterPolicy(_ bounds: DeadLetterBounds) -> BrokerPolicy {
         .forQueue(
-            QueueNames.ingestQueue + ".dead", name: "notify-ingest-dead",
+            AMQPTopology.deadLetterQueue(of: QueueNames.ingestQueue), name: "notify-ingest-dead",
             definition: [
                 "max-length": .integer(bounds.maximumMessages), "max-length-bytes": .integer(bounds.maximumBytes),
                 "overflow": .string("reject-publish"),

@@ -110,7 +110,7 @@ struct PushDispatchHandler: Sendable {
         }
         for (job, reason) in dead {
             messages.append(AMQPOutboundMessage(
-                routingKey: "\(QueueNames.pushQueue(job.platform.provider)).dead", wire: PushJobBatch(jobs: [job]),
+                routingKey: AMQPTopology.deadLetterQueue(of: QueueNames.pushQueue(job.platform.provider)), wire: PushJobBatch(jobs: [job]),
                 properties: AMQPProperties(headers: ["x-notify-reason": .string(reason), "x-notify-queue": .string(QueueNames.pushQueue(job.platform.provider))])))
         }
         return (messages, outcomes, tally)

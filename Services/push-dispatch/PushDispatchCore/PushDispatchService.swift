@@ -63,8 +63,7 @@ public struct PushDispatchService {
                 client: WNSClient(http: connections.client(for: "wns"), tokens: AccessTokenCache()),
                 credentials: CredentialStore(platform: .wns, client: database, logger: logger)),
         ]
-        let webhookTopology = AMQPTopology.workQueue(WebhookDelivery.queue).merging(.workQueue(WebhookOutcomeBatch.queue))
-        let topology = providers.reduce(AMQPTopology.workQueue(QueueNames.pushFeedback).merging(webhookTopology)) { topology, provider in
+        let topology = providers.reduce(AMQPTopology.workQueue(QueueNames.pushFeedback).merging(.webhooks)) { topology, provider in
             topology.merging(.workQueue(QueueNames.pushQueue(provider.platform))).merging(retryPolicy.topology(provider.platform))
         }
         let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Logging
 import NIOCore
+import NotifyJSON
 import NotifyAMQP
 import NotifyDatabase
 import NotifyModels
@@ -26,9 +27,16 @@ struct WebhookDispatcher: Sendable {
     var maximumAttempts = 8
     var firstDelay: Duration = .milliseconds(500)
 
-    /// The body POSTed: the event with its data.
+    /// The body POSTed: the event with its data (already JSON, stored by storage).
     static func body(of delivery: WebhookDelivery) -> Data {
-        var body = Data(#"{"id":"\#(delivery.eventId.lowercasedString)","type":"\#(delivery.type)","appId":"\#(delivery.appId)","createdAt":"\#(WireCoding.formatTimestamp(delivery.createdAt))","data":"#.utf8)
+        var writer = JSONWriter(capacity: 192 + delivery.data.count)
+        writer.beginObject()
+        writer.key("id"); writer.uuid(delivery.eventId)
+        writer.key("type"); writer.string(delivery.type)
+        writer.key("appId"); writer.string(delivery.appId)
+        writer.key("createdAt"); writer.string(WireCoding.formatTimestamp(delivery.createdAt))
+        writer.key("data")
+        var body = Data(writer.bytes)
         body.append(delivery.data)
         body.append(UInt8(ascii: "}"))
         return body

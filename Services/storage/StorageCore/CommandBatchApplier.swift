@@ -117,9 +117,7 @@ struct CommandBatchApplier: Sendable {
             let recorded = try await record(fresh, events: eventsByCommand, clearing: clearing, on: connection)
             if recorded < fresh.count { throw earlier == nil ? AppliedBefore() : ConcurrentApplication() }
         } else if !clearing.isEmpty {
-            try await connection.query(
-                "UPDATE applied_commands SET wire_events = NULL WHERE command_id = ANY(\(ArrayParameter(clearing))::uuid[]) AND wire_events IS NOT NULL",
-                logger: logger)
+            try await connection.query(ConfirmedOutbox.clearing(clearing), logger: logger)
         }
         return commands.compactMap { command in
             eventsByCommand[command.commandId].flatMap { $0.isEmpty ? nil : (command.commandId, $0) }

@@ -37,7 +37,7 @@ public struct StorageService {
         let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "writer")), logger: logger)
         let prefetch = try environment.integer(Self.prefetch)
         let topology = AMQPTopology.workQueue(QueueNames.storageCommands)
-            .merging(.workQueue(QueueNames.fanoutChanges)).merging(WebhookRelay.topology)
+            .merging(.workQueue(QueueNames.fanoutChanges)).merging(AMQPTopology.webhooks)
         let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
         let confirmed = ConfirmedOutbox(client: database, logger: logger)
         let handler = StorageCommandHandler(
@@ -56,7 +56,7 @@ public struct StorageService {
             options: .init(prefetch: 100, maximumBatch: 100), deadLetterPublisher: publisher, logger: logger,
             handler: FeedbackHandler(client: database, logger: logger).handle)
         let webhookOutcomes = AMQPConsumer(
-            configuration: amqp, queue: WebhookOutcomeBatch.queue, topology: WebhookRelay.topology,
+            configuration: amqp, queue: WebhookOutcomeBatch.queue, topology: AMQPTopology.webhooks,
             options: .init(prefetch: 100, maximumBatch: 100), deadLetterPublisher: publisher, logger: logger,
             handler: WebhookOutcomeHandler(client: database, logger: logger).handle)
         let databaseHealth = DatabaseHealth(client: database, logger: logger)

@@ -17,9 +17,6 @@ struct WebhookRelay: Service {
     var interval: Duration = .milliseconds(200)
     var pageSize = 200
 
-    /// `webhooks.deliveries` with its dead-letter queue, and `webhooks.outcomes`.
-    static let topology = AMQPTopology.workQueue(WebhookDelivery.queue).merging(.workQueue(WebhookOutcomeBatch.queue))
-
     func run() async throws {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             var relayed = 0

@@ -11,14 +11,19 @@ public struct AppRecord: Codable, Sendable, Equatable {
     /// The app's first RabbitMQ user (ingest created it with the app), which it publishes to `notify.ingest` as.
     public var brokerUser: String?
     public var createdAt: Date
+    public var badgeMode: BadgeMode
 
-    public init(appId: String, name: String, apiKeyHash: String, clientSigningKey: String, brokerUser: String?, createdAt: Date) {
+    public init(
+        appId: String, name: String, apiKeyHash: String, clientSigningKey: String, brokerUser: String?, createdAt: Date,
+        badgeMode: BadgeMode = .unread
+    ) {
         self.appId = appId
         self.name = name
         self.apiKeyHash = apiKeyHash
         self.clientSigningKey = clientSigningKey
         self.brokerUser = brokerUser
         self.createdAt = createdAt
+        self.badgeMode = badgeMode
     }
 }
 

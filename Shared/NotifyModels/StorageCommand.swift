@@ -48,6 +48,8 @@ public struct StorageCommand: Codable, Sendable, Equatable {
         case putWebhook(WebhookRecord)
         /// Removes an app's webhook.
         case deleteWebhook(appId: String)
+        /// Sets what the badge of the app's pushes counts.
+        case setBadgeMode(appId: String, mode: BadgeMode)
     }
 
     /// The PostgreSQL channel on which storage announces, at commit, the ids of applied commands whose
@@ -59,7 +61,7 @@ public struct StorageCommand: Codable, Sendable, Equatable {
     public var isAnnouncedWhenApplied: Bool {
         switch action {
         case .createApp, .setProviderCredentials, .registerSubscription, .changeNotificationState, .putBrokerUser, .deleteApp, .putEventSource,
-            .deleteEventSource, .joinEventSource, .leaveEventSource, .putPollSource, .deletePollSource, .putWebhook, .deleteWebhook:
+            .deleteEventSource, .joinEventSource, .leaveEventSource, .putPollSource, .deletePollSource, .putWebhook, .deleteWebhook, .setBadgeMode:
             true
         case .unregisterSubscription, .publishNotification, .publishBroadcast, .expireDueNotifications, .purgeTombstones, .deleteBrokerUser: false
         }
@@ -119,14 +121,14 @@ public struct PublishedNotification: Codable, Sendable, Equatable {
 extension StorageCommand.Action: Codable {
     private enum CodingKeys: String, CodingKey {
         case type, app, appId, userId, credentials, subscription, subscriptionId, notification, broadcast, change, date, brokerUser, user
-        case eventSource, name, subscriptionIds, pollSource, webhook
+        case eventSource, name, subscriptionIds, pollSource, webhook, badgeMode
     }
 
     private enum Kind: String, Codable {
         case createApp, setProviderCredentials, registerSubscription, unregisterSubscription, publishNotification
         case changeNotificationState, expireDueNotifications, purgeTombstones, publishBroadcast
         case putBrokerUser, deleteBrokerUser, deleteApp, putEventSource, deleteEventSource, joinEventSource, leaveEventSource
-        case putPollSource, deletePollSource, putWebhook, deleteWebhook
+        case putPollSource, deletePollSource, putWebhook, deleteWebhook, setBadgeMode
     }
 
     public init(from decoder: any Decoder) throws {
@@ -179,6 +181,8 @@ extension StorageCommand.Action: Codable {
             self = .putWebhook(try container.decode(WebhookRecord.self, forKey: .webhook))
         case .deleteWebhook:
             self = .deleteWebhook(appId: try container.decode(String.self, forKey: .appId))
+        case .setBadgeMode:
+            self = .setBadgeMode(appId: try container.decode(String.self, forKey: .appId), mode: try container.decode(BadgeMode.self, forKey: .badgeMode))
         }
     }
 
@@ -254,6 +258,10 @@ extension StorageCommand.Action: Codable {
         case .deleteWebhook(let appId):
             try container.encode(Kind.deleteWebhook, forKey: .type)
             try container.encode(appId, forKey: .appId)
+        case .setBadgeMode(let appId, let mode):
+            try container.encode(Kind.setBadgeMode, forKey: .type)
+            try container.encode(appId, forKey: .appId)
+            try container.encode(mode, forKey: .badgeMode)
         }
     }
 }

@@ -109,6 +109,9 @@ extension StorageCommand {
             command.putWebhook.createdAtMicros = webhook.createdAt.wireMicros
         case .deleteWebhook(let appId):
             command.deleteWebhook = appId
+        case .setBadgeMode(let appId, let mode):
+            command.setBadgeMode.appID = appId
+            command.setBadgeMode.mode = mode.wire
         }
         return command
     }
@@ -117,7 +120,7 @@ extension StorageCommand {
         let action: Action
         switch wire.action {
         case .createApp(let app):
-            action = .createApp(AppRecord(wire: app))
+            action = .createApp(try AppRecord(wire: app, "\(field()).create_app"))
         case .setProviderCredentials(let set):
             let platform = try Platform(wire: set.provider, "\(field()).set_provider_credentials.provider")
             do {
@@ -185,6 +188,8 @@ extension StorageCommand {
                 appId: webhook.appID, url: webhook.url, events: webhook.events, secret: webhook.secret, createdAt: Date(wireMicros: webhook.createdAtMicros)))
         case .deleteWebhook(let appId):
             action = .deleteWebhook(appId: appId)
+        case .setBadgeMode(let set):
+            action = .setBadgeMode(appId: set.appID, mode: try BadgeMode(wire: set.mode, "\(field()).set_badge_mode.mode"))
         case nil:
             throw WireDecodingError(.malformed, "\(field()) has no action this build knows")
         }
@@ -202,13 +207,15 @@ extension AppRecord {
         app.clientSigningKey = clientSigningKey
         if let brokerUser { app.brokerUser = brokerUser }
         app.createdAtMicros = createdAt.wireMicros
+        app.badgeMode = badgeMode.wire
         return app
     }
 
-    init(wire: WireAppRecord) {
+    init(wire: WireAppRecord, _ field: @autoclosure () -> String) throws(WireDecodingError) {
         self.init(
             appId: wire.appID, name: wire.name, apiKeyHash: wire.apiKeyHash, clientSigningKey: wire.clientSigningKey,
-            brokerUser: wire.hasBrokerUser ? wire.brokerUser : nil, createdAt: Date(wireMicros: wire.createdAtMicros))
+            brokerUser: wire.hasBrokerUser ? wire.brokerUser : nil, createdAt: Date(wireMicros: wire.createdAtMicros),
+            badgeMode: wire.badgeMode == .unspecified ? .unread : try BadgeMode(wire: wire.badgeMode, "\(field()).badge_mode"))
     }
 }
 

@@ -45,6 +45,23 @@ extension EventSourcePolicy {
     }
 }
 
+extension BadgeMode {
+    var wire: WireBadgeMode {
+        switch self {
+        case .unread: .unread
+        case .unreadIncludingBroadcasts: .unreadIncludingBroadcasts
+        }
+    }
+
+    init(wire: WireBadgeMode, _ field: @autoclosure () -> String) throws(WireDecodingError) {
+        switch wire {
+        case .unread: self = .unread
+        case .unreadIncludingBroadcasts: self = .unreadIncludingBroadcasts
+        case .unspecified, .UNRECOGNIZED: throw invalidEnum(field(), wire)
+        }
+    }
+}
+
 extension UUID {
     /// The first and last 8 bytes, each read as a big-endian integer (the fixed64 halves of the per-push messages).
     var wireHalves: (high: UInt64, low: UInt64) {

@@ -70,7 +70,7 @@ extension EndToEndTests {
             let before = try await app.publishAccepted(.alert(to: userId, title: "before"))
             _ = try await user.waitForChanges(after: nil) { !$0.isEmpty }
             let cursor = try await user.currentCursor()
-            let start = try SyncCursor.decode(cursor)
+            let start = try SyncCursor.decode(cursor).sequence
             #expect(start == 1)
 
             // 30 changes while it is offline: 20 publishes, 9 state changes, 1 delete.

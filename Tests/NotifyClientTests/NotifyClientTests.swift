@@ -64,6 +64,41 @@ struct NotifyClientTests {
         #expect(try await client.isSubscribed(to: "breaking-news") == false)
     }
 
+    @Test("a broadcast's push syncs it into the cache; read on one device, it turns read on the other; neither lists it twice")
+    func broadcastInFeed() async throws {
+        let app = try await Stack.createApp()
+        try await Stack.defineEventSource(app, "breaking-news", policy: "open")
+        let phone = try makeClient(app, userId: "ines", storage: temporaryStorage())
+        let tablet = try makeClient(app, userId: "ines", storage: temporaryStorage())
+        for client in [phone, tablet] {
+            try await client.subscribe(pushToken: randomPushToken(), displayName: "device")
+            try await client.subscribe(to: "breaking-news")
+        }
+        let id = try await Stack.broadcast(app, to: "breaking-news", title: "Extra")
+        _ = try await eventually("the broadcast stored") { try await Stack.notification(app, id) }
+
+        // What APNs delivers for a broadcast: the marker with sequence 0 (broadcasts are numbered apart from the user's changes).
+        let payload = APNsPayloadBuilder.payload(for: nil, marker: .init(notificationId: id, sequence: 0, kind: .created), badge: nil)
+        let userInfo = try #require(try JSONSerialization.jsonObject(with: Data(payload)) as? [AnyHashable: Any])
+        for client in [phone, tablet] {
+            guard case .processed(let changes) = try await client.processPushNotification(userInfo) else {
+                Issue.record("the broadcast's push was not processed")
+                return
+            }
+            #expect(changes.map(\.notification.id) == [id])
+            #expect(await client.notification(id: id)?.eventSource == "breaking-news")
+        }
+        #expect(try await phone.sync().isEmpty, "the broadcast was listed again")
+
+        try await phone.setState(of: id, readState: .read)
+        let read = try await eventually("the read on the tablet") { () async throws -> NotificationChange? in
+            try await tablet.sync().first { $0.notification.id == id && $0.kind == .stateChanged }
+        }
+        #expect(read.notification.readState == .read)
+        #expect(await tablet.notification(id: id)?.readState == .read)
+        #expect(try await tablet.sync().isEmpty)
+    }
+
     @Test("the cache and cursor survive re-creating the client from the same storage")
     func cacheSurvivesRelaunch() async throws {
         let app = try await Stack.createApp()

@@ -38,6 +38,14 @@ enum Stack {
         return try JSONDecoder().decode(Accepted.self, from: data).id
     }
 
+    /// Publishes a visual notification to every member of `source`; answers its id.
+    static func broadcast(_ app: App, to source: String, title: String) async throws -> UUID {
+        struct Accepted: Decodable { var id: UUID }
+        let body = #"{"eventSource":"\#(source)","payload":{"visualContent":{"title":"\#(title)","body":"test"}}}"#
+        let data = try await call("POST", "/v1/apps/\(app.appId)/notifications", token: app.apiKey, body: body)
+        return try JSONDecoder().decode(Accepted.self, from: data).id
+    }
+
     /// The notification as the app server reads it; nil while storage has not applied it (or it is gone).
     static func notification(_ app: App, _ id: UUID) async throws -> NotificationView? {
         do {

@@ -23,7 +23,8 @@ enum WireFixtures {
         StorageCommand(issuedAt: time, action: .createApp(AppRecord(
             appId: "app", name: "App", apiKeyHash: "ab12", clientSigningKey: "key", brokerUser: "app-user", createdAt: time))),
         StorageCommand(issuedAt: time, action: .createApp(AppRecord(
-            appId: "app2", name: "", apiKeyHash: "", clientSigningKey: "", brokerUser: nil, createdAt: time))),
+            appId: "app2", name: "", apiKeyHash: "", clientSigningKey: "", brokerUser: nil, createdAt: time,
+            badgeMode: .unreadIncludingBroadcasts))),
         StorageCommand(issuedAt: time, action: .setProviderCredentials(appId: "app", credentials: .wns(WNSCredentials(
             packageSid: "ms-app://s-1-15-2-1", clientSecret: "secret", tokenURL: nil)))),
         StorageCommand(issuedAt: time, action: .registerSubscription(DeviceSubscription(
@@ -64,6 +65,8 @@ enum WireFixtures {
         StorageCommand(issuedAt: time, action: .putWebhook(WebhookRecord(
             appId: "app", url: "https://app.example/hooks", events: ["subscription.created", "eventSource.left"], secret: "whsec_x", createdAt: time))),
         StorageCommand(issuedAt: time, action: .deleteWebhook(appId: "app")),
+        StorageCommand(issuedAt: time, action: .setBadgeMode(appId: "app", mode: .unreadIncludingBroadcasts)),
+        StorageCommand(issuedAt: time, action: .setBadgeMode(appId: "app", mode: .unread)),
         StorageCommand(issuedAt: time, action: .joinEventSource(appId: "app", name: "breaking-news", subscriptionIds: [UUID(), UUID()])),
         StorageCommand(issuedAt: time, action: .leaveEventSource(appId: "app", name: "breaking-news", subscriptionIds: [UUID()])),
         StorageCommand(issuedAt: time, action: .publishNotification(PublishedNotification(

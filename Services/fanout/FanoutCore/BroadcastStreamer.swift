@@ -16,23 +16,46 @@ struct BroadcastStreamer: Sendable {
     let logger: Logger
     var pageSize = 5000
 
-    /// Calls `page` with each page of the event source's active subscriptions, in order.
-    func forEachPage(appId: String, eventSource: String, _ page: ([SubscriptionResolver.Device]) async throws -> Void) async throws {
+    /// A page of the audience: the devices, and with each its user's badge where the app's badge counts broadcasts.
+    struct Page {
+        var devices: [SubscriptionResolver.Device] = []
+        /// Parallel to `devices`; empty where the app's badge does not count broadcasts.
+        var badges: [Int] = []
+    }
+
+    /// Calls `page` with each page of the event source's active subscriptions that joined by `joinedBy` (the
+    /// broadcast's time: a device that joined later does not have it in its feed, so it is not pushed), in order.
+    func forEachPage(appId: String, eventSource: String, joinedBy: Date, _ page: (Page) async throws -> Void) async throws {
+        let countsBroadcasts = try await client.query(
+            "SELECT badge_mode = \(BadgeMode.unreadIncludingBroadcasts.rawValue) FROM apps WHERE app_id = \(appId)", logger: logger)
+            .decode(Bool.self).first { _ in true } ?? false
+        // The badge of a member: the user's unread notifications and unread broadcasts (`unread_broadcasts`).
+        let badge = countsBroadcasts
+            ? ", coalesce((SELECT unread FROM unread_counts c WHERE c.app_id = $1 AND c.user_id = s.user_id), 0) + unread_broadcasts($1, s.user_id)"
+            : ""
         var after = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
         while true {
+            var bindings = PostgresBindings()
+            bindings.append(appId)
+            bindings.append(eventSource)
+            bindings.append(after)
+            bindings.append(joinedBy)
+            bindings.append(pageSize)
             let rows = try await client.query(
-                """
-                SELECT m.subscription_id, coalesce(s.platform, ''), coalesce(s.push_token, ''), s.push_keys::text,
-                       coalesce(s.expires_at, 'epoch')
-                FROM (SELECT subscription_id FROM event_source_members
-                      WHERE app_id = \(appId) AND event_source = \(eventSource) AND subscription_id > \(after)
-                      ORDER BY subscription_id LIMIT \(pageSize)) m
-                LEFT JOIN LATERAL (SELECT platform, push_token, push_keys, expires_at FROM subscriptions
-                                   WHERE subscription_id = m.subscription_id AND expires_at > now() LIMIT 1) s ON true
-                ORDER BY m.subscription_id
-                """, logger: logger)
-            var devices: [SubscriptionResolver.Device] = []
-            devices.reserveCapacity(pageSize)
+                PostgresQuery(
+                    unsafeSQL: """
+                    SELECT m.subscription_id, coalesce(s.platform, ''), coalesce(s.push_token, ''), s.push_keys::text,
+                           coalesce(s.expires_at, 'epoch')\(badge)
+                    FROM (SELECT subscription_id FROM event_source_members
+                          WHERE app_id = $1 AND event_source = $2 AND subscription_id > $3 AND joined_at <= $4
+                          ORDER BY subscription_id LIMIT $5) m
+                    LEFT JOIN LATERAL (SELECT platform, push_token, push_keys, expires_at, user_id FROM subscriptions
+                                       WHERE subscription_id = m.subscription_id AND expires_at > now() LIMIT 1) s ON true
+                    ORDER BY m.subscription_id
+                    """, binds: bindings),
+                logger: logger)
+            var found = Page()
+            found.devices.reserveCapacity(pageSize)
             var rowCount = 0
             for try await row in rows {
                 rowCount += 1
@@ -40,9 +63,10 @@ struct BroadcastStreamer: Sendable {
                 // The page's last row is the next page's key even if its platform is unknown or its subscription expired.
                 after = try cells.nextColumn().decode(UUID.self)
                 guard let device = try SubscriptionResolver.Device(subscriptionId: after, reading: &cells) else { continue }
-                devices.append(device)
+                found.devices.append(device)
+                if countsBroadcasts { found.badges.append(Int(try cells.nextColumn().decode(Int64?.self) ?? 0)) }
             }
-            if !devices.isEmpty { try await page(devices) }
+            if !found.devices.isEmpty { try await page(found) }
             if rowCount < pageSize { return }
         }
     }

@@ -64,9 +64,17 @@ struct ChangeFanoutHandler: Sendable {
     /// A redelivered broadcast starts over: the repeated pushes carry the same ids and collapse ids.
     private func broadcast(_ event: ChangeEvent) async throws {
         var pushed = 0
-        try await broadcasts.forEachPage(appId: event.appId, eventSource: event.eventSource ?? "") { devices in
+        try await broadcasts.forEachPage(appId: event.appId, eventSource: event.eventSource ?? "", joinedBy: event.changedAt) { page in
             var pushes = PushJobMessages(jobsPerMessage: jobsPerMessage)
-            let jobs = PushJobBuilder.jobs(for: event, devices: devices)
+            var jobs: [PushJob] = []
+            if page.badges.isEmpty {
+                jobs = PushJobBuilder.jobs(for: event, devices: page.devices)
+            } else {
+                // Each user's own badge: the devices are grouped by it, so each payload is still built once per group.
+                for (badge, devices) in Dictionary(grouping: zip(page.badges, page.devices), by: \.0) {
+                    jobs += PushJobBuilder.jobs(for: event, devices: devices.map(\.1), broadcastBadge: badge)
+                }
+            }
             pushed += jobs.count
             pushes.add(jobs)
             try await publisher.publish(pushes.finish())

@@ -7,7 +7,8 @@ enum PushJobBuilder {
     /// FCM refuses a TTL over 28 days (INVALID_ARGUMENT).
     static let fcmMaximumTTL = 28 * 24 * 3600
 
-    static func jobs(for event: ChangeEvent, devices: [SubscriptionResolver.Device]) -> [PushJob] {
+    /// `broadcastBadge`: the badge of a broadcast's push (its users' badge where the app counts broadcasts, else none).
+    static func jobs(for event: ChangeEvent, devices: [SubscriptionResolver.Device], broadcastBadge: Int? = nil) -> [PushJob] {
         let targets = devices.filter { device in
             guard device.subscriptionId != event.originSubscriptionId else { return false }
             // A publish that named devices (a subscriptionId, or the user's members of an event source) pushes only those.
@@ -24,8 +25,7 @@ enum PushJobBuilder {
         let priority: NotificationPriority = isAlert ? (event.content?.priority ?? .high) : .low
         let expiration = event.content?.expirationDateTime ?? event.changedAt.addingTimeInterval(24 * 3600)
         let collapseId = event.notificationId.lowercasedString
-        // A broadcast is not counted in any user's unread count, so it leaves the badge alone.
-        let badge = event.eventSource == nil ? event.unreadCount : nil
+        let badge = event.eventSource == nil ? event.unreadCount : broadcastBadge
         var payloads: [Platform: String] = [:]
         func payload(_ platform: Platform) -> String {
             if let built = payloads[platform] { return built }

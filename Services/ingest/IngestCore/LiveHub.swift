@@ -55,11 +55,22 @@ final class LiveHub: Service, Sendable {
         // No open stream on this instance (the usual case): nothing to wake, nothing to decode.
         guard listeners.withLock({ !$0.isEmpty }) else { return deliveries.map { _ in .ack } }
         var users = Set<String>()
+        // A broadcast (no user) may be in the feed of any user of its app.
+        var broadcastApps = Set<String>()
         for delivery in deliveries {
             guard let batch = try? ChangeEventBatch(delivery) else { continue }
-            for event in batch.events { users.insert(Self.key(event.appId, event.userId)) }
+            for event in batch.events {
+                if event.userId.isEmpty {
+                    broadcastApps.insert(Self.key(event.appId, ""))
+                } else {
+                    users.insert(Self.key(event.appId, event.userId))
+                }
+            }
         }
-        let woken = listeners.withLock { all in users.flatMap { all[$0].map { Array($0.values) } ?? [] } }
+        let woken = listeners.withLock { all in
+            users.flatMap { all[$0].map { Array($0.values) } ?? [] }
+                + all.filter { key, _ in broadcastApps.contains { key.hasPrefix($0) } }.flatMap { Array($0.value.values) }
+        }
         for continuation in woken { continuation.yield() }
         return deliveries.map { _ in .ack }
     }

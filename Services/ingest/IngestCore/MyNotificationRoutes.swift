@@ -18,7 +18,7 @@ struct MyNotificationRoutes: Sendable {
         router.get("/v1/me/notifications/:id") { request, context in
             let user = try await authenticator.requireUser(request)
             let id = try ReaderQuery.uuid(try context.parameters.require("id"), field: "id")
-            guard let view = try await reader.notification(appId: user.appId, id: id), view.userId == user.userId else {
+            guard let view = try await reader.notification(appId: user.appId, id: id, userId: user.userId) else {
                 throw APIFailure(.notFound, code: "notification_not_found", message: "no notification with id \(id)", field: "id")
             }
             return try JSONResponse.make(.ok, view)
@@ -68,7 +68,7 @@ struct MyNotificationRoutes: Sendable {
         }
     }
 
-    private func cursor(_ request: Request) throws(APIFailure) -> Int64 {
+    private func cursor(_ request: Request) throws(APIFailure) -> SyncPosition {
         do {
             return try SyncCursor.decode(request.uri.queryParameters.get("cursor").map { String($0) })
         } catch {

@@ -3,7 +3,7 @@ import Foundation
 import Hummingbird
 import NotifyModels
 
-/// The operator's calls (operator token): `POST /v1/apps`, `DELETE /v1/apps/{appId}`,
+/// The operator's calls (operator token): `POST /v1/apps`, `PATCH` and `DELETE /v1/apps/{appId}`,
 /// `POST /v1/apps/{appId}/broker-credentials` and `PUT /v1/apps/{appId}/providers/{provider}`.
 struct OperatorRoutes: Sendable {
     let authenticator: Authenticator
@@ -18,6 +18,13 @@ struct OperatorRoutes: Sendable {
         var brokerAccess: Bool?
         /// Refused: the service creates broker users itself now.
         var brokerUser: String?
+        /// Default `unread`.
+        var badgeMode: BadgeMode?
+    }
+
+    /// `PATCH /v1/apps/{appId}`: the app's settings to change.
+    private struct AppSettings: Codable {
+        var badgeMode: BadgeMode?
     }
 
     private struct CreatedApp: Encodable {
@@ -25,6 +32,7 @@ struct OperatorRoutes: Sendable {
         var name: String
         var apiKey: String
         var clientSigningKey: String
+        var badgeMode: BadgeMode
         /// The broker user's credentials, answered this once.
         var broker: BrokerCredentials?
     }
@@ -84,6 +92,7 @@ struct OperatorRoutes: Sendable {
     func register(on router: Router<BasicRequestContext>) {
         router.post("/v1/apps") { request, _ in try await createApp(request) }
         router.delete("/v1/apps/:appId") { request, context in try await deleteApp(request, appId: try context.parameters.require("appId")) }
+        router.patch("/v1/apps/:appId") { request, context in try await changeSettings(request, appId: try context.parameters.require("appId")) }
         router.post("/v1/apps/:appId/broker-credentials") { request, context in
             try await rotateBrokerCredentials(request, appId: try context.parameters.require("appId"))
         }
@@ -107,7 +116,7 @@ struct OperatorRoutes: Sendable {
         let broker = body.brokerAccess == true ? try await requireBrokerAccess().createUser(for: appId) : nil
         let app = AppRecord(
             appId: appId, name: name, apiKeyHash: AppDirectory.hashAPIKey(apiKey), clientSigningKey: Self.randomToken(bytes: 32),
-            brokerUser: broker?.user, createdAt: Date())
+            brokerUser: broker?.user, createdAt: Date(), badgeMode: body.badgeMode ?? .unread)
         let stored: Bool
         do {
             stored = try await visibility.send(
@@ -119,7 +128,7 @@ struct OperatorRoutes: Sendable {
         }
         return try JSONResponse.make(
             stored ? .created : .accepted,
-            CreatedApp(appId: appId, name: name, apiKey: apiKey, clientSigningKey: app.clientSigningKey, broker: broker),
+            CreatedApp(appId: appId, name: name, apiKey: apiKey, clientSigningKey: app.clientSigningKey, badgeMode: app.badgeMode, broker: broker),
             headers: [.location: "/v1/apps/\(appId)"])
     }
 
@@ -152,6 +161,22 @@ struct OperatorRoutes: Sendable {
             thenRead: String.self, "SELECT user_name FROM app_broker_users WHERE user_name = \(credentials.user)") != nil
         authenticator.apps.forget(appId)
         return try JSONResponse.make(stored ? .created : .accepted, RotatedCredentials(broker: credentials, retiring: retiring))
+    }
+
+    /// Changes the app's settings (today its badge mode); answers them as stored.
+    private func changeSettings(_ request: Request, appId: String) async throws -> Response {
+        try authenticator.requireOperator(request)
+        let body = try await JSONResponse.decode(AppSettings.self, from: request)
+        guard let badgeMode = body.badgeMode else {
+            throw APIFailure(ValidationError.invalid("badgeMode", "badgeMode is required (the only setting to change)"))
+        }
+        guard try await authenticator.apps.app(appId) != nil else {
+            throw APIFailure(.notFound, code: "app_not_found", message: "no app with id \(appId)", field: "appId")
+        }
+        let stored = try await visibility.send(
+            StorageCommand(action: .setBadgeMode(appId: appId, mode: badgeMode)), thenRead: String.self,
+            "SELECT badge_mode FROM apps WHERE app_id = \(appId) AND badge_mode = \(badgeMode.rawValue)") != nil
+        return try JSONResponse.make(stored ? .ok : .accepted, AppSettings(badgeMode: badgeMode))
     }
 
     /// Deletes the app's broker users from RabbitMQ, then the app and everything stored for it.

@@ -9,15 +9,16 @@ struct StateChanger: Sendable {
     let reader: NotificationReader
     let visibility: WriteVisibility
 
-    /// The current notification; 404 if it is not the caller's (or is already deleted/expired).
+    /// The current notification (for a user, a broadcast in its feed too); 404 if it is not the caller's (or is already
+    /// deleted/expired).
     func activeNotification(appId: String, id: UUID, userId: String?) async throws -> NotificationView {
         let view: NotificationView?
         do {
-            view = try await reader.notification(appId: appId, id: id)
+            view = try await reader.notification(appId: appId, id: id, userId: userId)
         } catch {
             throw APIFailure.databaseUnavailable
         }
-        guard let view, userId == nil || view.userId == userId, view.status == .active else {
+        guard let view, view.status == .active else {
             throw APIFailure(.notFound, code: "notification_not_found", message: "no active notification with id \(id)", field: "id")
         }
         return view
@@ -34,6 +35,11 @@ struct StateChanger: Sendable {
             }
         }
         let current = try await activeNotification(appId: appId, id: id, userId: userId)
+        if current.eventSource != nil && userId == nil {
+            throw APIFailure(
+                .conflict, code: "broadcast_state_is_per_user",
+                message: "a broadcast is read, dismissed or deleted by each user in its own feed, not by the app server", field: "id")
+        }
         let changesSomething = delete
             || (request?.readState.map { $0 != current.readState } ?? false)
             || (request?.userActionState.map { $0 != current.userActionState } ?? false)
@@ -44,10 +50,15 @@ struct StateChanger: Sendable {
         let change = StorageCommand(action: .changeNotificationState(NotificationStateChange(
             appId: appId, userId: current.userId, notificationId: id, readState: request?.readState,
             userActionState: request?.userActionState, delete: delete, originSubscriptionId: origin, requestedAt: Date())))
-        let applied = try await visibility.send(
-            change, thenRead: Int64.self, "SELECT sequence FROM notifications WHERE notification_id = \(id) AND sequence > \(current.sequence)") != nil
+        let visible: PostgresQuery = current.eventSource == nil
+            ? "SELECT sequence FROM notifications WHERE notification_id = \(id) AND sequence > \(current.sequence)"
+            : """
+              SELECT sequence FROM broadcast_states
+              WHERE app_id = \(appId) AND user_id = \(current.userId) AND notification_id = \(id) AND sequence > \(current.sequence)
+              """
+        let applied = try await visibility.send(change, thenRead: Int64.self, visible) != nil
         if delete { return Response(status: applied ? .noContent : .accepted) }
-        guard applied, let updated = try? await reader.notification(appId: appId, id: id) else {
+        guard applied, let updated = try? await reader.notification(appId: appId, id: id, userId: userId) else {
             return Response(status: .accepted)
         }
         return try JSONResponse.make(.ok, updated)

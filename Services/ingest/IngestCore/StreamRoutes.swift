@@ -24,13 +24,19 @@ struct StreamRoutes: Sendable {
 
     private func stream(_ request: Request) async throws -> Response {
         let user = try await authenticator.requireUser(request)
-        let start: Int64
+        let start: SyncPosition
         do {
             if let lastEventID = request.headers[Self.lastEventID] {
-                guard let sequence = Int64(lastEventID), sequence >= 0 else {
-                    throw ValidationError.invalid("Last-Event-ID", "Last-Event-ID must be a sequence number this stream sent")
+                // An event id is the cursor after that event (a bare sequence from streams before broadcasts were in feeds).
+                if let sequence = Int64(lastEventID), sequence >= 0 {
+                    start = SyncPosition(sequence: sequence)
+                } else {
+                    do {
+                        start = try SyncCursor.decode(lastEventID)
+                    } catch {
+                        throw ValidationError.invalid("Last-Event-ID", "Last-Event-ID must be an event id this stream sent")
+                    }
                 }
-                start = sequence
             } else {
                 start = try SyncCursor.decode(request.uri.queryParameters.get("cursor").map { String($0) })
             }
@@ -38,7 +44,7 @@ struct StreamRoutes: Sendable {
             throw APIFailure(error)
         }
         do {
-            try await reader.ensureRetained(appId: user.appId, userId: user.userId, after: start)
+            try await reader.ensureRetained(appId: user.appId, userId: user.userId, after: start.sequence)
         } catch is NotificationReader.CursorExpired {
             throw APIFailure.cursorExpired
         } catch {
@@ -76,7 +82,12 @@ struct StreamRoutes: Sendable {
                                 while more {
                                     let page = try await reader.changes(appId: user.appId, userId: user.userId, after: last, limit: 500, filter: .init())
                                     for change in page.changes {
-                                        var text = "id: \(change.sequence)\nevent: change\ndata: "
+                                        if let broadcastSequence = change.broadcastSequence {
+                                            last.broadcastSequence = broadcastSequence
+                                        } else {
+                                            last.sequence = change.sequence
+                                        }
+                                        var text = "id: \(SyncCursor.encode(last))\nevent: change\ndata: "
                                         text += String(decoding: try encoder.encode(change), as: UTF8.self)
                                         text += "\n\n"
                                         try await writer.write(ByteBuffer(string: text))

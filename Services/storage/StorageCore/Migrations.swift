@@ -409,6 +409,62 @@ struct Migrations {
             """,
             "CREATE INDEX webhook_deliveries_by_app ON webhook_deliveries (app_id, at)",
         ]),
+        // A broadcast in every member user's feed without a row per member: broadcasts are numbered per app (one counter
+        // row per app, locked by the writing transaction, so numbers become visible in order, as a user's do), a member
+        // sees the broadcasts of its sources published after it joined, and a user's read, dismiss or delete of one is a
+        // row of its own, numbered in the user's sequence like any change. `user_broadcasts` is the one definition of
+        // "the broadcasts in this user's feed", used by sync, history, state changes and the badge.
+        (18, [
+            "ALTER TABLE event_source_members ADD COLUMN joined_at timestamptz NOT NULL DEFAULT '-infinity'",
+            "ALTER TABLE event_source_members ALTER COLUMN joined_at SET DEFAULT now()",
+            "ALTER TABLE broadcasts ADD COLUMN seq bigint, ADD COLUMN expires_at timestamptz NOT NULL DEFAULT 'infinity'",
+            """
+            UPDATE broadcasts b SET seq = o.seq
+            FROM (SELECT notification_id, row_number() OVER (PARTITION BY app_id ORDER BY updated_at, notification_id) AS seq FROM broadcasts) o
+            WHERE o.notification_id = b.notification_id
+            """,
+            "ALTER TABLE broadcasts ALTER COLUMN seq SET NOT NULL",
+            "CREATE UNIQUE INDEX broadcasts_in_order ON broadcasts (app_id, seq)",
+            """
+            CREATE TABLE broadcast_sequences (
+                app_id text PRIMARY KEY,
+                last_seq bigint NOT NULL
+            )
+            """,
+            "INSERT INTO broadcast_sequences (app_id, last_seq) SELECT app_id, max(seq) FROM broadcasts GROUP BY app_id",
+            """
+            CREATE TABLE broadcast_states (
+                app_id text NOT NULL,
+                user_id text NOT NULL,
+                notification_id uuid NOT NULL,
+                read_state text NOT NULL,
+                user_action_state text NOT NULL,
+                status text NOT NULL,
+                sequence bigint NOT NULL,
+                updated_at timestamptz NOT NULL,
+                PRIMARY KEY (app_id, user_id, notification_id)
+            )
+            """,
+            "CREATE INDEX broadcast_states_by_notification ON broadcast_states (notification_id)",
+            """
+            CREATE FUNCTION user_broadcasts(p_app text, p_user text) RETURNS SETOF broadcasts LANGUAGE sql STABLE AS $$
+                SELECT b.* FROM broadcasts b
+                JOIN (SELECT m.event_source, min(m.joined_at) AS joined_at
+                      FROM subscriptions s JOIN event_source_members m ON m.subscription_id = s.subscription_id
+                      WHERE s.user_id = p_user AND s.app_id = p_app AND m.app_id = p_app
+                      GROUP BY m.event_source) j ON j.event_source = b.event_source AND b.created_at >= j.joined_at
+                WHERE b.app_id = p_app
+            $$
+            """,
+            """
+            CREATE FUNCTION unread_broadcasts(p_app text, p_user text) RETURNS bigint LANGUAGE sql STABLE AS $$
+                SELECT count(*) FROM user_broadcasts(p_app, p_user) b
+                LEFT JOIN broadcast_states t ON t.app_id = p_app AND t.user_id = p_user AND t.notification_id = b.notification_id
+                WHERE b.expires_at > now() AND coalesce(t.read_state, 'unread') = 'unread' AND coalesce(t.status, 'active') = 'active'
+            $$
+            """,
+            "ALTER TABLE apps ADD COLUMN badge_mode text NOT NULL DEFAULT 'unread'",
+        ]),
     ]
 
     /// Code run before a step's statements, for what SQL alone cannot do.

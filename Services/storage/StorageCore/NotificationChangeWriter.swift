@@ -69,15 +69,23 @@ struct NotificationChangeWriter {
         return [Produced(commandId: commandId, events: events)]
     }
 
-    /// Stores a notification for an event source's subscribers. Broadcasts are not part of any user's
-    /// change log (one row, whatever the audience); fanout streams the audience.
+    /// Stores a notification for an event source's subscribers: one row, whatever the audience, numbered in the app's
+    /// broadcast order (a replace takes a new number, so devices that synced it see it again). Member users see it in
+    /// their feeds (`user_broadcasts`); fanout streams the audience.
     func broadcast(_ broadcast: PublishedBroadcast, commandId: UUID) async throws -> Produced {
         let content = broadcast.content.encodedJSONString()
         let rows = try await connection.query(
             """
-            INSERT INTO broadcasts (notification_id, app_id, event_source, content, created_at, updated_at)
-            VALUES (\(broadcast.notificationId), \(broadcast.appId), \(broadcast.eventSource), \(content)::jsonb, \(broadcast.receivedAt), \(broadcast.receivedAt))
-            ON CONFLICT (notification_id) DO UPDATE SET content = EXCLUDED.content, updated_at = EXCLUDED.updated_at
+            WITH numbered AS (
+                INSERT INTO broadcast_sequences AS s (app_id, last_seq) VALUES (\(broadcast.appId), 1)
+                ON CONFLICT (app_id) DO UPDATE SET last_seq = s.last_seq + 1
+                RETURNING last_seq
+            )
+            INSERT INTO broadcasts (notification_id, app_id, event_source, content, created_at, updated_at, seq, expires_at)
+            SELECT \(broadcast.notificationId), \(broadcast.appId), \(broadcast.eventSource), \(content)::jsonb,
+                   \(broadcast.receivedAt), \(broadcast.receivedAt), last_seq, \(broadcast.content.expirationDateTime) FROM numbered
+            ON CONFLICT (notification_id) DO UPDATE SET
+                content = EXCLUDED.content, updated_at = EXCLUDED.updated_at, seq = EXCLUDED.seq, expires_at = EXCLUDED.expires_at
             RETURNING (xmax = 0)
             """, logger: logger)
         var created = true
@@ -189,20 +197,7 @@ struct NotificationChangeWriter {
     /// PATCH is harmless). One statement: lock, filter, number, update, log.
     private func writeStateChanges(_ changes: [(commandId: UUID, change: NotificationStateChange)]) async throws -> [Produced] {
         guard !changes.isEmpty else { return [] }
-        let ids = changes.map(\.change.notificationId)
-        let appIds = changes.map(\.change.appId), userIds = changes.map(\.change.userId)
-        let readStates = changes.map { $0.change.readState?.rawValue ?? "" }
-        let actionStates = changes.map { $0.change.userActionState?.rawValue ?? "" }
-        let deletes = changes.map(\.change.delete)
-        let times = changes.map(\.change.requestedAt)
-        let rows = try await connection.query(
-            """
-            WITH input AS (
-                SELECT * FROM unnest(\(ArrayParameter(ids))::uuid[], \(ArrayParameter(appIds))::text[], \(ArrayParameter(userIds))::text[],
-                                     \(ArrayParameter(readStates))::text[], \(ArrayParameter(actionStates))::text[],
-                                     \(ArrayParameter(deletes))::bool[], \(ArrayParameter(times))::timestamptz[])
-                     WITH ORDINALITY AS t(id, app, usr, rs, uas, del, at, ord)
-            ),
+        let rows = try await connection.query(Self.stateChangeStatement(changes.map(\.change), """
             -- The notifications this would change, locked (and, if another transaction changed one meanwhile, checked
             -- again in its new version) in one scan: no join of two CTEs, whose sizes a plan cannot know.
             applicable AS (
@@ -212,7 +207,7 @@ struct NotificationChangeWriter {
                 ORDER BY i.id
                 FOR UPDATE OF n
             ),
-            \(unescaped: ChangeSequencing.numbering(from: "applicable")),
+            \(ChangeSequencing.numbering(from: "applicable")),
             updated AS (
                 UPDATE notifications AS n SET
                     read_state = COALESCE(NULLIF(v.rs, ''), n.read_state),
@@ -222,19 +217,88 @@ struct NotificationChangeWriter {
                 FROM numbered v WHERE n.notification_id = v.id
                 RETURNING v.ord, v.seq, n.read_state, n.user_action_state
             ),
-            \(unescaped: ChangeSequencing.logging(
+            \(ChangeSequencing.logging(
                 from: "numbered", kind: "CASE WHEN del THEN \(ChangeSequencing.literal(.deleted)) ELSE \(ChangeSequencing.literal(.stateChanged)) END"))
             SELECT * FROM updated ORDER BY ord
-            """, logger: logger)
+            """), logger: logger)
+        var produced: [Produced] = []
+        var applied = Set<Int>()
+        for try await (ord, sequence, readState, actionState) in rows.decode((Int64, Int64, String, String).self) {
+            applied.insert(Int(ord) - 1)
+            produced.append(Self.produced(changes[Int(ord) - 1], sequence: sequence, readState: readState, actionState: actionState))
+        }
+        // What no notification took is a change to a broadcast in the user's feed, or changes nothing.
+        let rest = changes.indices.filter { !applied.contains($0) }.map { changes[$0] }
+        return try await produced + writeBroadcastStateChanges(rest)
+    }
+
+    /// A user's read, dismiss or delete of a broadcast in its feed: the user's own state row for it, numbered in the
+    /// user's sequence and logged like a change to a notification, so the user's other devices sync it. Applies the
+    /// changes whose broadcast is in the user's feed (`user_broadcasts`), not deleted for the user, and would change
+    /// something.
+    private func writeBroadcastStateChanges(_ changes: [(commandId: UUID, change: NotificationStateChange)]) async throws -> [Produced] {
+        guard !changes.isEmpty else { return [] }
+        let rows = try await connection.query(Self.stateChangeStatement(changes.map(\.change), """
+            applicable AS (
+                SELECT i.*, NULLIF(i.rs, '') AS new_rs, NULLIF(i.uas, '') AS new_uas,
+                       coalesce(t.read_state, 'unread') AS cur_rs, coalesce(t.user_action_state, 'noInteraction') AS cur_uas
+                FROM input i
+                LEFT JOIN broadcast_states t ON t.app_id = i.app AND t.user_id = i.usr AND t.notification_id = i.id
+                WHERE coalesce(t.status, 'active') = 'active'
+                  AND (i.del OR (i.rs <> '' AND i.rs <> coalesce(t.read_state, 'unread'))
+                       OR (i.uas <> '' AND i.uas <> coalesce(t.user_action_state, 'noInteraction')))
+                  AND EXISTS (SELECT 1 FROM user_broadcasts(i.app, i.usr) b WHERE b.notification_id = i.id)
+            ),
+            \(ChangeSequencing.numbering(from: "applicable")),
+            stated AS (
+                SELECT numbered.*, coalesce(new_rs, cur_rs) AS rs_after, coalesce(new_uas, cur_uas) AS uas_after FROM numbered
+            ),
+            stored AS (
+                INSERT INTO broadcast_states AS t (app_id, user_id, notification_id, read_state, user_action_state, status, sequence, updated_at)
+                SELECT app, usr, id, rs_after, uas_after, CASE WHEN del THEN 'deleted' ELSE 'active' END, seq, at FROM stated
+                ON CONFLICT (app_id, user_id, notification_id) DO UPDATE SET
+                    read_state = EXCLUDED.read_state, user_action_state = EXCLUDED.user_action_state, status = EXCLUDED.status,
+                    sequence = EXCLUDED.sequence, updated_at = EXCLUDED.updated_at
+            ),
+            \(ChangeSequencing.logging(
+                from: "numbered", kind: "CASE WHEN del THEN \(ChangeSequencing.literal(.deleted)) ELSE \(ChangeSequencing.literal(.stateChanged)) END"))
+            SELECT ord, seq, rs_after, uas_after FROM stated ORDER BY ord
+            """), logger: logger)
         var produced: [Produced] = []
         for try await (ord, sequence, readState, actionState) in rows.decode((Int64, Int64, String, String).self) {
-            let (commandId, change) = changes[Int(ord) - 1]
-            produced.append(Produced(commandId: commandId, events: [ChangeEvent(
-                appId: change.appId, userId: change.userId, sequence: sequence,
-                kind: change.delete ? .deleted : .stateChanged, notificationId: change.notificationId, content: nil,
-                readState: ReadState(rawValue: readState) ?? .unread, userActionState: UserActionState(rawValue: actionState) ?? .noInteraction,
-                originSubscriptionId: change.originSubscriptionId, unreadCount: 0, changedAt: change.requestedAt)]))
+            produced.append(Self.produced(changes[Int(ord) - 1], sequence: sequence, readState: readState, actionState: actionState))
         }
         return produced
+    }
+
+    /// A state-change statement: `rest` (CTEs, then the final SELECT) after the CTE `input`, the changes as rows
+    /// (columns `id`, `app`, `usr`, `rs`, `uas`, `del`, `at` and `ord`, the position from 1; "" for a state left as it is).
+    private static func stateChangeStatement(_ changes: [NotificationStateChange], _ rest: String) -> PostgresQuery {
+        var bindings = PostgresBindings()
+        bindings.append(ArrayParameter(changes.map(\.notificationId)))
+        bindings.append(ArrayParameter(changes.map(\.appId)))
+        bindings.append(ArrayParameter(changes.map(\.userId)))
+        bindings.append(ArrayParameter(changes.map { $0.readState?.rawValue ?? "" }))
+        bindings.append(ArrayParameter(changes.map { $0.userActionState?.rawValue ?? "" }))
+        bindings.append(ArrayParameter(changes.map(\.delete)))
+        bindings.append(ArrayParameter(changes.map(\.requestedAt)))
+        return PostgresQuery(unsafeSQL: """
+            WITH input AS (
+                SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bool[], $7::timestamptz[])
+                     WITH ORDINALITY AS t(id, app, usr, rs, uas, del, at, ord)
+            ),
+            \(rest)
+            """, binds: bindings)
+    }
+
+    private static func produced(
+        _ entry: (commandId: UUID, change: NotificationStateChange), sequence: Int64, readState: String, actionState: String
+    ) -> Produced {
+        let change = entry.change
+        return Produced(commandId: entry.commandId, events: [ChangeEvent(
+            appId: change.appId, userId: change.userId, sequence: sequence,
+            kind: change.delete ? .deleted : .stateChanged, notificationId: change.notificationId, content: nil,
+            readState: ReadState(rawValue: readState) ?? .unread, userActionState: UserActionState(rawValue: actionState) ?? .noInteraction,
+            originSubscriptionId: change.originSubscriptionId, unreadCount: 0, changedAt: change.requestedAt)])
     }
 }

@@ -14,8 +14,8 @@ struct RegistryWriter {
         case .createApp(let app):
             try await connection.query(
                 """
-                INSERT INTO apps (app_id, name, api_key_hash, client_signing_key, created_at)
-                VALUES (\(app.appId), \(app.name), \(app.apiKeyHash), \(app.clientSigningKey), \(app.createdAt))
+                INSERT INTO apps (app_id, name, api_key_hash, client_signing_key, created_at, badge_mode)
+                VALUES (\(app.appId), \(app.name), \(app.apiKeyHash), \(app.clientSigningKey), \(app.createdAt), \(app.badgeMode.rawValue))
                 ON CONFLICT (app_id) DO NOTHING
                 """, logger: logger)
             if let user = app.brokerUser {
@@ -61,8 +61,8 @@ struct RegistryWriter {
                 // The same device with a new token: its memberships move here, and the old subscription goes.
                 try await connection.query(
                     """
-                    INSERT INTO event_source_members (app_id, event_source, subscription_id)
-                    SELECT m.app_id, m.event_source, \(storedId) FROM event_source_members m
+                    INSERT INTO event_source_members (app_id, event_source, subscription_id, joined_at)
+                    SELECT m.app_id, m.event_source, \(storedId), m.joined_at FROM event_source_members m
                     JOIN subscriptions s ON s.subscription_id = m.subscription_id
                     WHERE m.subscription_id = \(replaced) AND s.app_id = \(subscription.appId) AND s.user_id = \(subscription.userId)
                     ON CONFLICT DO NOTHING
@@ -112,6 +112,8 @@ struct RegistryWriter {
                 """, logger: logger)
         case .deleteWebhook(let appId):
             try await connection.query("DELETE FROM app_webhooks WHERE app_id = \(appId)", logger: logger)
+        case .setBadgeMode(let appId, let mode):
+            try await connection.query("UPDATE apps SET badge_mode = \(mode.rawValue) WHERE app_id = \(appId)", logger: logger)
         case .putPollSource(let source):
             try await connection.query(
                 """
@@ -202,7 +204,7 @@ struct RegistryWriter {
 
     /// The tables keyed by app without a foreign key to apps.
     private static let appTables = [
-        "changes", "notifications", "user_sequences", "unread_counts", "device_versions", "delivery_records", "broadcasts", "event_source_members",
+        "changes", "notifications", "user_sequences", "unread_counts", "device_versions", "delivery_records", "broadcasts", "broadcast_sequences", "broadcast_states", "event_source_members",
         "webhook_events", "webhook_deliveries",
     ]
 

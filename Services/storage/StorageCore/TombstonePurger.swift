@@ -3,7 +3,7 @@ import Logging
 import PostgresNIO
 
 /// Forgets what is older than the retention: change-log rows, tombstones (deleted and expired
-/// notifications), applied-command records, the delivery log, and webhook events already relayed with their
+/// notifications), broadcasts expired before it, applied-command records, the delivery log, and webhook events already relayed with their
 /// delivery log. Each user's `purged_through` records the newest
 /// sequence forgotten, so a device whose cursor is older is told to resync rather than silently
 /// missing a change.
@@ -24,6 +24,13 @@ struct TombstonePurger {
             """, logger: logger)
         try await connection.query(
             "DELETE FROM notifications WHERE status <> 'active' AND updated_at < \(cutoff)", logger: logger)
+        // A broadcast goes once it expired before the cutoff, with its users' states (a state row stays while its broadcast
+        // does: a user's deletion of it must last as long as the broadcast).
+        try await connection.query(
+            """
+            WITH gone AS (DELETE FROM broadcasts WHERE expires_at < \(cutoff) RETURNING notification_id)
+            DELETE FROM broadcast_states WHERE notification_id IN (SELECT notification_id FROM gone)
+            """, logger: logger)
         try await connection.query(
             "DELETE FROM applied_commands WHERE applied_at < \(cutoff)", logger: logger)
         try await connection.query(

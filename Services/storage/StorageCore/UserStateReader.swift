@@ -4,7 +4,8 @@ import PostgresNIO
 
 /// Reads, inside the writing transaction, what every change event of a user carries once the batch is applied:
 /// the count of unread, active notifications (the badge) and the version of the user's set of devices. Both are
-/// kept by triggers (schema migrations 7 and 9), so reading them costs one row each per user.
+/// kept by triggers (schema migrations 7 and 9), so reading them costs one row each per user. Where the app's badge
+/// mode counts broadcasts, the unread broadcasts in the user's feed are counted too (`unread_broadcasts`).
 struct UserStateReader {
     struct UserState {
         var unreadCount: Int
@@ -26,8 +27,11 @@ struct UserStateReader {
     /// Prepared once per connection: it runs with every batch.
     struct Statement: PostgresPreparedStatement {
         static let sql = """
-            SELECT u.app, u.usr, coalesce(c.unread, 0), coalesce(d.version, 0)
+            SELECT u.app, u.usr,
+                   coalesce(c.unread, 0) + CASE WHEN a.badge_mode = 'unreadIncludingBroadcasts' THEN unread_broadcasts(u.app, u.usr) ELSE 0 END,
+                   coalesce(d.version, 0)
             FROM (SELECT DISTINCT app, usr FROM unnest($1::text[], $2::text[]) AS t(app, usr)) u
+            LEFT JOIN apps a ON a.app_id = u.app
             LEFT JOIN unread_counts c ON c.app_id = u.app AND c.user_id = u.usr
             LEFT JOIN device_versions d ON d.app_id = u.app AND d.user_id = u.usr
             """

@@ -116,6 +116,45 @@ nonisolated enum WireEventSourcePolicy: SwiftProtobuf.Enum, Swift.CaseIterable {
 
 }
 
+/// What the badge of an app's pushes counts.
+nonisolated enum WireBadgeMode: SwiftProtobuf.Enum, Swift.CaseIterable {
+  typealias RawValue = Int
+  case unspecified // = 0
+  case unread // = 1
+  case unreadIncludingBroadcasts // = 2
+  case UNRECOGNIZED(Int)
+
+  init() {
+    self = .unspecified
+  }
+
+  init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .unread
+    case 2: self = .unreadIncludingBroadcasts
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .unread: return 1
+    case .unreadIncludingBroadcasts: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  static let allCases: [WireBadgeMode] = [
+    .unspecified,
+    .unread,
+    .unreadIncludingBroadcasts,
+  ]
+
+}
+
 nonisolated enum WirePriority: SwiftProtobuf.Enum, Swift.CaseIterable {
   typealias RawValue = Int
   case unspecified // = 0
@@ -512,6 +551,10 @@ nonisolated extension WirePlatform: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension WireEventSourcePolicy: SwiftProtobuf._ProtoNameProviding {
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0EVENT_SOURCE_POLICY_UNSPECIFIED\0\u{1}EVENT_SOURCE_POLICY_OPEN\0\u{1}EVENT_SOURCE_POLICY_APP_SERVER\0")
+}
+
+nonisolated extension WireBadgeMode: SwiftProtobuf._ProtoNameProviding {
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0BADGE_MODE_UNSPECIFIED\0\u{1}BADGE_MODE_UNREAD\0\u{1}BADGE_MODE_UNREAD_INCLUDING_BROADCASTS\0")
 }
 
 nonisolated extension WirePriority: SwiftProtobuf._ProtoNameProviding {

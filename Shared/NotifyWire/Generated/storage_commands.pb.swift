@@ -228,6 +228,15 @@ nonisolated struct WireStorageCommand: Sendable {
     set {action = .deleteWebhook(newValue)}
   }
 
+  /// Sets what the badge of an app's pushes counts.
+  var setBadgeMode: WireAppBadgeMode {
+    get {
+      if case .setBadgeMode(let v)? = action {return v}
+      return WireAppBadgeMode()
+    }
+    set {action = .setBadgeMode(newValue)}
+  }
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   nonisolated enum OneOf_Action: Equatable, Sendable {
@@ -264,6 +273,8 @@ nonisolated struct WireStorageCommand: Sendable {
     case putWebhook(WireWebhook)
     /// Removes an app's webhook (by app id).
     case deleteWebhook(String)
+    /// Sets what the badge of an app's pushes counts.
+    case setBadgeMode(WireAppBadgeMode)
 
   }
 
@@ -405,11 +416,28 @@ nonisolated struct WireAppRecord: Sendable {
 
   var createdAtMicros: Int64 = 0
 
+  /// Unspecified: the default (unread).
+  var badgeMode: WireBadgeMode = .unspecified
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 
   fileprivate var _brokerUser: String? = nil
+}
+
+nonisolated struct WireAppBadgeMode: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var appID: String = String()
+
+  var mode: WireBadgeMode = .unspecified
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
 }
 
 /// A RabbitMQ user an app server publishes to notify.ingest as.
@@ -761,7 +789,7 @@ nonisolated extension WireStorageCommandBatch: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StorageCommand"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{4}\u{8}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0\u{3}put_webhook\0\u{3}delete_webhook\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{4}\u{8}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0\u{3}put_webhook\0\u{3}delete_webhook\0\u{3}set_badge_mode\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1011,6 +1039,19 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
           self.action = .deleteWebhook(v)
         }
       }()
+      case 30: try {
+        var v: WireAppBadgeMode?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .setBadgeMode(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .setBadgeMode(v)
+        }
+      }()
       default: break
       }
     }
@@ -1107,6 +1148,10 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
     case .deleteWebhook?: try {
       guard case .deleteWebhook(let v)? = self.action else { preconditionFailure() }
       try visitor.visitSingularStringField(value: v, fieldNumber: 29)
+    }()
+    case .setBadgeMode?: try {
+      guard case .setBadgeMode(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 30)
     }()
     case nil: break
     }
@@ -1362,7 +1407,7 @@ nonisolated extension WireEventSourceMembers: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension WireAppRecord: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".AppRecord"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}name\0\u{3}api_key_hash\0\u{3}client_signing_key\0\u{3}broker_user\0\u{3}created_at_micros\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}name\0\u{3}api_key_hash\0\u{3}client_signing_key\0\u{3}broker_user\0\u{3}created_at_micros\0\u{3}badge_mode\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1376,6 +1421,7 @@ nonisolated extension WireAppRecord: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 4: try { try decoder.decodeSingularStringField(value: &self.clientSigningKey) }()
       case 5: try { try decoder.decodeSingularStringField(value: &self._brokerUser) }()
       case 6: try { try decoder.decodeSingularSFixed64Field(value: &self.createdAtMicros) }()
+      case 7: try { try decoder.decodeSingularEnumField(value: &self.badgeMode) }()
       default: break
       }
     }
@@ -1404,6 +1450,9 @@ nonisolated extension WireAppRecord: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if self.createdAtMicros != 0 {
       try visitor.visitSingularSFixed64Field(value: self.createdAtMicros, fieldNumber: 6)
     }
+    if self.badgeMode != .unspecified {
+      try visitor.visitSingularEnumField(value: self.badgeMode, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1414,6 +1463,42 @@ nonisolated extension WireAppRecord: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.clientSigningKey != rhs.clientSigningKey {return false}
     if lhs._brokerUser != rhs._brokerUser {return false}
     if lhs.createdAtMicros != rhs.createdAtMicros {return false}
+    if lhs.badgeMode != rhs.badgeMode {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireAppBadgeMode: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".AppBadgeMode"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}mode\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.mode) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
+    }
+    if self.mode != .unspecified {
+      try visitor.visitSingularEnumField(value: self.mode, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: WireAppBadgeMode, rhs: WireAppBadgeMode) -> Bool {
+    if lhs.appID != rhs.appID {return false}
+    if lhs.mode != rhs.mode {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

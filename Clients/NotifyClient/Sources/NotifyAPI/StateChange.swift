@@ -35,12 +35,15 @@ public struct NotificationView: Codable, Sendable, Equatable {
     public var sequence: Int64
     public var createdDateTime: Date
     public var lastModifiedDateTime: Date
+    /// The event source of a broadcast in the user's feed; absent for a notification sent to the user.
+    public var eventSource: String?
 
     public init(
         id: UUID, userId: String, content: NotificationContent?, readState: ReadState, userActionState: UserActionState,
-        status: NotificationStatus, sequence: Int64, createdDateTime: Date, lastModifiedDateTime: Date
+        status: NotificationStatus, sequence: Int64, createdDateTime: Date, lastModifiedDateTime: Date, eventSource: String? = nil
     ) {
         self.id = id
+        self.eventSource = eventSource
         self.userId = userId
         self.appNotificationId = content?.appNotificationId
         self.groupName = content?.groupName
@@ -61,13 +64,18 @@ public struct NotificationView: Codable, Sendable, Equatable {
 
 /// One entry of `GET /v1/me/notifications/changes`: a change and the notification as it is now.
 public struct NotificationChange: Codable, Sendable, Equatable {
+    /// The user's sequence of this change. For a broadcast listed from the app's broadcasts (`broadcastSequence` set),
+    /// the user's position the page had reached, not a change of its own.
     public var sequence: Int64
+    /// Set on a broadcast in the user's feed listed as published or replaced: its place in the app's broadcasts.
+    public var broadcastSequence: Int64?
     public var kind: ChangeKind
     public var changedDateTime: Date
     public var notification: NotificationView
 
-    public init(sequence: Int64, kind: ChangeKind, changedDateTime: Date, notification: NotificationView) {
+    public init(sequence: Int64, broadcastSequence: Int64? = nil, kind: ChangeKind, changedDateTime: Date, notification: NotificationView) {
         self.sequence = sequence
+        self.broadcastSequence = broadcastSequence
         self.kind = kind
         self.changedDateTime = changedDateTime
         self.notification = notification
@@ -88,20 +96,37 @@ public struct ChangePage: Codable, Sendable, Equatable {
     }
 }
 
-/// The opaque sync cursor: the last sequence a device has seen.
+/// Where a device's sync has reached: the user's last sequence it has seen, and the last of the app's broadcasts.
+public struct SyncPosition: Sendable, Equatable {
+    public var sequence: Int64
+    public var broadcastSequence: Int64
+
+    public init(sequence: Int64 = 0, broadcastSequence: Int64 = 0) {
+        self.sequence = sequence
+        self.broadcastSequence = broadcastSequence
+    }
+}
+
+/// The opaque sync cursor: a `SyncPosition`. Cursors of the first version (the user's sequence alone) are still read,
+/// as a position before every broadcast.
 public enum SyncCursor {
-    public static func encode(_ sequence: Int64) -> String {
-        Data("v1.\(sequence)".utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
+    public static func encode(_ position: SyncPosition) -> String {
+        Data("v2.\(position.sequence).\(position.broadcastSequence)".utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
     }
 
-    /// The sequence in a cursor; an absent cursor is 0 (everything).
-    public static func decode(_ cursor: String?) throws(ValidationError) -> Int64 {
-        guard let cursor, !cursor.isEmpty else { return 0 }
+    /// The position in a cursor; an absent cursor is the start (everything).
+    public static func decode(_ cursor: String?) throws(ValidationError) -> SyncPosition {
+        guard let cursor, !cursor.isEmpty else { return SyncPosition() }
         var text = cursor
         while text.count % 4 != 0 { text += "=" }
-        guard let data = Data(base64Encoded: text), let plain = String(data: data, encoding: .utf8),
-              plain.hasPrefix("v1."), let sequence = Int64(plain.dropFirst(3)), sequence >= 0
-        else { throw .invalid("cursor", "the cursor is not one this service gave out") }
-        return sequence
+        let invalid = ValidationError.invalid("cursor", "the cursor is not one this service gave out")
+        guard let data = Data(base64Encoded: text), let plain = String(data: data, encoding: .utf8) else { throw invalid }
+        let fields = plain.split(separator: ".", omittingEmptySubsequences: false)
+        let numbers = fields.dropFirst().compactMap { Int64($0) }.filter { $0 >= 0 }
+        switch (fields.first, numbers.count, fields.count) {
+        case ("v1", 1, 2): return SyncPosition(sequence: numbers[0])
+        case ("v2", 2, 3): return SyncPosition(sequence: numbers[0], broadcastSequence: numbers[1])
+        default: throw invalid
+        }
     }
 }

@@ -6,11 +6,16 @@ import NotifyAPI
 struct CacheState: Codable, Sendable, Equatable {
     /// The sequence of the last change applied (0: nothing synced yet).
     var sequence: Int64 = 0
+    /// The last of the app's broadcasts applied (0: none).
+    var broadcastSequence: Int64 = 0
+
+    /// Where the sync has reached, as the cursor carries it.
+    var position: SyncPosition { SyncPosition(sequence: sequence, broadcastSequence: broadcastSequence) }
     var notifications: [UUID: NotificationView] = [:]
     var subscription: Subscription?
     var outbox: [PendingChange] = []
 
-    private enum CodingKeys: String, CodingKey { case version, sequence, notifications, subscription, outbox }
+    private enum CodingKeys: String, CodingKey { case version, sequence, broadcastSequence, notifications, subscription, outbox }
     private static let version = 1
 
     init() {}
@@ -22,6 +27,8 @@ struct CacheState: Codable, Sendable, Equatable {
             throw DecodingError.dataCorruptedError(forKey: .version, in: container, debugDescription: "unknown cache version \(version)")
         }
         sequence = try container.decode(Int64.self, forKey: .sequence)
+        // A cache written before broadcasts were in feeds has none.
+        broadcastSequence = try container.decodeIfPresent(Int64.self, forKey: .broadcastSequence) ?? 0
         let views = try container.decode([NotificationView].self, forKey: .notifications)
         notifications = Dictionary(views.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         subscription = try container.decodeIfPresent(Subscription.self, forKey: .subscription)
@@ -32,6 +39,7 @@ struct CacheState: Codable, Sendable, Equatable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(Self.version, forKey: .version)
         try container.encode(sequence, forKey: .sequence)
+        try container.encode(broadcastSequence, forKey: .broadcastSequence)
         try container.encode(notifications.values.sorted { $0.sequence < $1.sequence }, forKey: .notifications)
         try container.encodeIfPresent(subscription, forKey: .subscription)
         try container.encode(outbox, forKey: .outbox)

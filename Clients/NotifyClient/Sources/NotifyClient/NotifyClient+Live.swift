@@ -41,7 +41,7 @@ extension NotifyClient {
     /// Opens the stream after the cursor (refreshing the token once on 401).
     private func openStream() async throws -> LiveConnection {
         var request = transport.request(
-            "GET", "/v1/me/stream", headers: ["Last-Event-ID": String(state.sequence), "Accept": "text/event-stream"])
+            "GET", "/v1/me/stream", headers: ["Last-Event-ID": SyncCursor.encode(state.position), "Accept": "text/event-stream"])
         // The service sends a keep-alive comment every 15 s; silence for longer means the connection is dead.
         request.timeoutInterval = 45
         return try await transport.authorized(request) { request throws(NotifyClientError) in

@@ -29,6 +29,7 @@ extension NotifyClient {
             return try await fetchChanges()
         } catch let error as NotifyClientError where error.isServer(410, "cursor_expired") {
             state.sequence = 0
+            state.broadcastSequence = 0
             state.notifications = [:]
             try save()
             try await reloadHistory()
@@ -45,8 +46,9 @@ extension NotifyClient {
         return .processed(try await sync(reaching: marker.sequence))
     }
 
+    /// A broadcast's push carries sequence 0 (it is numbered in the app's broadcasts, not the user's changes): it syncs.
     private func sync(reaching sequence: Int64?) async throws -> [NotificationChange] {
-        if let sequence, sequence <= state.sequence { return [] }
+        if let sequence, sequence > 0, sequence <= state.sequence { return [] }
         return try await sync()
     }
 
@@ -54,16 +56,19 @@ extension NotifyClient {
         var applied: [NotificationChange] = []
         while true {
             var query = [URLQueryItem(name: "limit", value: String(Self.pageSize))]
-            if state.sequence > 0 { query.append(URLQueryItem(name: "cursor", value: SyncCursor.encode(state.sequence))) }
+            if state.position != SyncPosition() { query.append(URLQueryItem(name: "cursor", value: SyncCursor.encode(state.position))) }
             let (data, _) = try await transport.send(transport.request("GET", "/v1/me/notifications/changes", query: query))
             let page = try decode(ChangePage.self, from: data)
-            let before = state.sequence
+            let before = state.position
             let fresh = page.changes.filter(apply)
-            if let through = try? SyncCursor.decode(page.cursor), through > state.sequence { state.sequence = through }
+            if let through = try? SyncCursor.decode(page.cursor) {
+                state.sequence = max(state.sequence, through.sequence)
+                state.broadcastSequence = max(state.broadcastSequence, through.broadcastSequence)
+            }
             try save()
             broadcaster.emit(fresh)
             applied += fresh
-            if !page.hasMore || state.sequence == before { return applied }
+            if !page.hasMore || state.position == before { return applied }
         }
     }
 
@@ -80,11 +85,16 @@ extension NotifyClient {
         try save()
     }
 
-    /// Applies one change to the cache unless it is not newer than the cursor; answers whether it applied.
-    /// The caller saves and emits.
+    /// Applies one change to the cache unless it is not newer than the cursor (a broadcast listed from the app's
+    /// broadcasts: than the cursor's broadcast); answers whether it applied. The caller saves and emits.
     func apply(_ change: NotificationChange) -> Bool {
-        guard change.sequence > state.sequence else { return false }
-        state.sequence = change.sequence
+        if let broadcastSequence = change.broadcastSequence {
+            guard broadcastSequence > state.broadcastSequence else { return false }
+            state.broadcastSequence = broadcastSequence
+        } else {
+            guard change.sequence > state.sequence else { return false }
+            state.sequence = change.sequence
+        }
         let view = change.notification
         let removes = change.kind == .deleted || change.kind == .expired || view.status != .active
         state.notifications[view.id] = removes ? nil : overlaid(view)

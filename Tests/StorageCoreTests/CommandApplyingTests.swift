@@ -172,4 +172,67 @@ struct CommandApplyingTests {
             #expect(events.map(\.sequence) == [2])
         }
     }
+
+    @Test("broadcasts are numbered per app (a replace takes a new number); a member's read is its own state, in its sequence, counted in its badge; a non-member's or a repeated change does nothing; the purge forgets an expired broadcast with its states")
+    func broadcastsInFeeds() async throws {
+        try await withApplier { applier, client in
+            let app = Self.app()
+            guard case .createApp(var record) = app.action else { return }
+            record.badgeMode = .unreadIncludingBroadcasts
+            _ = try await applier.apply([StorageCommand(action: .createApp(record))])
+            let appId = record.appId
+            let logger = Logger(label: "query")
+            // Users a and b each have a device in "news" since before the broadcasts; c has a device in no source.
+            try await client.query(
+                """
+                WITH added AS (
+                    INSERT INTO subscriptions (subscription_id, app_id, user_id, platform, push_token, expires_at, registered_at)
+                    SELECT gen_random_uuid(), \(appId), u, 'apns', md5(\(appId) || u), now() + interval '1 day', now()
+                    FROM unnest(ARRAY['a', 'b', 'c']) AS u
+                    RETURNING subscription_id, user_id
+                )
+                INSERT INTO event_source_members (app_id, event_source, subscription_id, joined_at)
+                SELECT \(appId), 'news', subscription_id, now() - interval '1 minute' FROM added WHERE user_id <> 'c'
+                """, logger: logger)
+            func broadcast(_ id: UUID) -> StorageCommand {
+                StorageCommand(action: .publishBroadcast(PublishedBroadcast(
+                    appId: appId, eventSource: "news", notificationId: id,
+                    content: NotificationContent(
+                        appNotificationId: nil, groupName: nil, priority: .high, expirationDateTime: Date().addingTimeInterval(3600),
+                        displayTimeToLive: nil, platformTypes: nil, payload: NotificationPayload(visualContent: VisualContent(title: "b")), push: nil),
+                    receivedAt: Date())))
+            }
+            func read(_ id: UUID, by user: String) -> StorageCommand {
+                StorageCommand(action: .changeNotificationState(NotificationStateChange(
+                    appId: appId, userId: user, notificationId: id, readState: .read, userActionState: nil, delete: false,
+                    originSubscriptionId: nil, requestedAt: Date())))
+            }
+            func integer(_ query: PostgresQuery) async throws -> Int64? {
+                try await client.query(query, logger: logger).collect().first?.decode(Int64.self)
+            }
+            func events(_ commands: [StorageCommand]) async throws -> [ChangeEvent] {
+                try ChangeEventBatch(wireBytes: ChangeEventBatch.wireBytes(joining: try await applier.apply(commands).map(\.events))).events
+            }
+            let (first, second) = (UUID(), UUID())
+            _ = try await applier.apply([broadcast(first)])
+            _ = try await applier.apply([broadcast(second)])
+            #expect(try await integer("SELECT seq FROM broadcasts WHERE notification_id = \(first)") == 1)
+            #expect(try await integer("SELECT seq FROM broadcasts WHERE notification_id = \(second)") == 2)
+            #expect(try await events([broadcast(first)]).map(\.kind) == [.updated])
+            #expect(try await integer("SELECT seq FROM broadcasts WHERE notification_id = \(first)") == 3, "a replace is listed again")
+
+            let readByA = try await events([read(first, by: "a"), read(first, by: "c")])
+            #expect(readByA.map(\.userId) == ["a"], "only the member's change applies: \(readByA)")
+            #expect(readByA.map(\.kind) == [.stateChanged] && readByA.map(\.sequence) == [1] && readByA.map(\.readState) == [.read])
+            #expect(readByA.map(\.unreadCount) == [1], "a's badge: the other broadcast")
+            #expect(try await events([read(first, by: "a")]).isEmpty, "reading it again changes nothing")
+            #expect(try await integer("SELECT unread_broadcasts(\(appId), 'b')") == 2)
+            #expect(try await integer("SELECT count(*)::int8 FROM changes WHERE app_id = \(appId) AND user_id = 'a'") == 1)
+
+            try await client.query("UPDATE broadcasts SET expires_at = now() - interval '40 days' WHERE notification_id = \(first)", logger: logger)
+            _ = try await applier.apply([StorageCommand(action: .purgeTombstones(olderThan: Date().addingTimeInterval(-30 * 86400)))])
+            #expect(try await integer("SELECT count(*)::int8 FROM broadcasts WHERE app_id = \(appId)") == 1)
+            #expect(try await integer("SELECT count(*)::int8 FROM broadcast_states WHERE app_id = \(appId)") == 0)
+        }
+    }
 }

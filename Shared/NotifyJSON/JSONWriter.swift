@@ -46,6 +46,12 @@ public struct JSONWriter: Sendable {
         appendString(value)
     }
 
+    @inlinable public mutating func strings(_ values: [String]) {
+        beginArray()
+        for value in values { string(value) }
+        endArray()
+    }
+
     @inlinable public mutating func integer(_ value: Int64) {
         separate()
         value.appendDecimal(to: &bytes)

@@ -12,6 +12,7 @@ extension NotificationRequest {
         var userId: String??, subscriptionId: String??, eventSource: String??, appNotificationId: String??
         var groupName: String??, priority: NotificationPriority??, expirationDateTime: Date??
         var displayTimeToLive: Int??, targetPolicy: TargetPolicy??, payload: NotificationPayload??, push: PushOptions??
+        var recipients: [Recipient]??
         try reader.readObject { reader, key in
             switch key {
             case "userId" where userId == nil: userId = .some(try reader.readOptional { try $0.readString() })
@@ -25,6 +26,7 @@ extension NotificationRequest {
             case "targetPolicy" where targetPolicy == nil: targetPolicy = .some(try reader.readOptional { try TargetPolicy(reading: &$0) })
             case "payload" where payload == nil: payload = .some(try reader.readOptional { try NotificationPayload(reading: &$0) })
             case "push" where push == nil: push = .some(try reader.readOptional { try PushOptions(reading: &$0) })
+            case "recipients": try first(&recipients, &reader) { try $0.readArray { try Recipient(reading: &$0) } }
             default: try reader.skipValue()
             }
         }
@@ -32,7 +34,21 @@ extension NotificationRequest {
             userId: userId ?? nil, subscriptionId: subscriptionId ?? nil, eventSource: eventSource ?? nil,
             appNotificationId: appNotificationId ?? nil, groupName: groupName ?? nil, priority: priority ?? nil,
             expirationDateTime: expirationDateTime ?? nil, displayTimeToLive: displayTimeToLive ?? nil,
-            targetPolicy: targetPolicy ?? nil, payload: payload ?? nil, push: push ?? nil)
+            targetPolicy: targetPolicy ?? nil, payload: payload ?? nil, push: push ?? nil, recipients: recipients ?? nil)
+    }
+}
+
+extension Recipient {
+    init(reading reader: inout JSONReader) throws {
+        var userId: String??, push: PushOptions??
+        try reader.readObject { reader, key in
+            switch key {
+            case "userId": try first(&userId, &reader) { try $0.readString() }
+            case "push": try first(&push, &reader) { try PushOptions(reading: &$0) }
+            default: try reader.skipValue()
+            }
+        }
+        self.init(userId: userId ?? nil, push: push ?? nil)
     }
 }
 
@@ -80,16 +96,47 @@ extension VisualContent {
 
 extension PushOptions {
     init(reading reader: inout JSONReader) throws {
-        var sound: String??, category: String??, threadId: String??, data: [String: JSONValue]??
+        var sound: String??, criticalSound: Bool??, category: String??, threadId: String??, subtitle: String??
+        var titleLocKey: String??, titleLocArgs: [String]??, bodyLocKey: String??, bodyLocArgs: [String]??
+        var imageUrl: String??, launchImage: String??, mutableContent: Bool??, interruptionLevel: InterruptionLevel??
+        var relevanceScore: Double??, badge: Int??, delivery: PushDelivery??, data: [String: JSONValue]??
         try reader.readObject { reader, key in
             switch key {
-            case "sound" where sound == nil: sound = .some(try reader.readOptional { try $0.readString() })
-            case "category" where category == nil: category = .some(try reader.readOptional { try $0.readString() })
-            case "threadId" where threadId == nil: threadId = .some(try reader.readOptional { try $0.readString() })
-            case "data" where data == nil: data = .some(try reader.readOptional { try $0.readObjectValue() })
+            case "sound": try first(&sound, &reader) { try $0.readString() }
+            case "criticalSound": try first(&criticalSound, &reader) { try $0.readBool() }
+            case "category": try first(&category, &reader) { try $0.readString() }
+            case "threadId": try first(&threadId, &reader) { try $0.readString() }
+            case "subtitle": try first(&subtitle, &reader) { try $0.readString() }
+            case "titleLocKey": try first(&titleLocKey, &reader) { try $0.readString() }
+            case "titleLocArgs": try first(&titleLocArgs, &reader) { try $0.readArray { try $0.readString() } }
+            case "bodyLocKey": try first(&bodyLocKey, &reader) { try $0.readString() }
+            case "bodyLocArgs": try first(&bodyLocArgs, &reader) { try $0.readArray { try $0.readString() } }
+            case "imageUrl": try first(&imageUrl, &reader) { try $0.readString() }
+            case "launchImage": try first(&launchImage, &reader) { try $0.readString() }
+            case "mutableContent": try first(&mutableContent, &reader) { try $0.readBool() }
+            case "interruptionLevel": try first(&interruptionLevel, &reader) { try $0.readEnum(InterruptionLevel.self) }
+            case "relevanceScore": try first(&relevanceScore, &reader) { try $0.readDouble() }
+            case "badge": try first(&badge, &reader) { try $0.readInt() }
+            case "delivery": try first(&delivery, &reader) { try $0.readEnum(PushDelivery.self) }
+            case "data": try first(&data, &reader) { try $0.readObjectValue() }
             default: try reader.skipValue()
             }
         }
-        self.init(sound: sound ?? nil, category: category ?? nil, threadId: threadId ?? nil, data: data ?? nil)
+        self.init(
+            sound: sound ?? nil, criticalSound: criticalSound ?? nil, category: category ?? nil, threadId: threadId ?? nil,
+            subtitle: subtitle ?? nil, titleLocKey: titleLocKey ?? nil, titleLocArgs: titleLocArgs ?? nil, bodyLocKey: bodyLocKey ?? nil,
+            bodyLocArgs: bodyLocArgs ?? nil, imageUrl: imageUrl ?? nil, launchImage: launchImage ?? nil, mutableContent: mutableContent ?? nil,
+            interruptionLevel: interruptionLevel ?? nil, relevanceScore: relevanceScore ?? nil, badge: badge ?? nil,
+            delivery: delivery ?? nil, data: data ?? nil)
+    }
+}
+
+/// Reads a field's value (nil for null) the first time its key appears; a repeated key is skipped, as JSONDecoder
+/// keeps the first.
+private func first<Value>(_ slot: inout Value??, _ reader: inout JSONReader, _ read: (inout JSONReader) throws -> Value) throws {
+    if slot == nil {
+        slot = .some(try reader.readOptional(read))
+    } else {
+        try reader.skipValue()
     }
 }

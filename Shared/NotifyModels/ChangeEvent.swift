@@ -13,8 +13,9 @@ public struct ChangeEvent: Codable, Sendable, Equatable {
     public var userActionState: UserActionState
     /// The device that caused the change; it is not pushed its own change.
     public var originSubscriptionId: UUID?
-    /// The user's unread count for the app once this change committed (the badge).
-    public var unreadCount: Int
+    /// The badge the user's pushes show once this change committed, as the app's badge mode counts it (the unread
+    /// count by default); nil: the app's pushes carry no badge.
+    public var badge: Int?
     public var changedAt: Date
     /// Set for a broadcast: every device subscribed to this event source is a target (and `userId` is empty).
     public var eventSource: String?
@@ -27,7 +28,7 @@ public struct ChangeEvent: Codable, Sendable, Equatable {
     public init(
         appId: String, userId: String, sequence: Int64, kind: ChangeKind, notificationId: UUID,
         content: NotificationContent?, readState: ReadState, userActionState: UserActionState,
-        originSubscriptionId: UUID?, unreadCount: Int, changedAt: Date, eventSource: String? = nil, devicesVersion: Int64? = nil,
+        originSubscriptionId: UUID?, badge: Int?, changedAt: Date, eventSource: String? = nil, devicesVersion: Int64? = nil,
         pushSubscriptionIds: [UUID]? = nil
     ) {
         self.pushSubscriptionIds = pushSubscriptionIds
@@ -42,7 +43,7 @@ public struct ChangeEvent: Codable, Sendable, Equatable {
         self.readState = readState
         self.userActionState = userActionState
         self.originSubscriptionId = originSubscriptionId
-        self.unreadCount = unreadCount
+        self.badge = badge
         self.changedAt = changedAt
     }
 }

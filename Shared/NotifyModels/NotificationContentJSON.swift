@@ -38,8 +38,21 @@ extension NotificationContent {
             writer.key("push")
             writer.beginObject()
             if let sound = push.sound { writer.key("sound"); writer.string(sound) }
+            if let criticalSound = push.criticalSound { writer.key("criticalSound"); writer.bool(criticalSound) }
             if let category = push.category { writer.key("category"); writer.string(category) }
             if let threadId = push.threadId { writer.key("threadId"); writer.string(threadId) }
+            if let subtitle = push.subtitle { writer.key("subtitle"); writer.string(subtitle) }
+            if let key = push.titleLocKey { writer.key("titleLocKey"); writer.string(key) }
+            if let args = push.titleLocArgs { writer.key("titleLocArgs"); writer.strings(args) }
+            if let key = push.bodyLocKey { writer.key("bodyLocKey"); writer.string(key) }
+            if let args = push.bodyLocArgs { writer.key("bodyLocArgs"); writer.strings(args) }
+            if let imageUrl = push.imageUrl { writer.key("imageUrl"); writer.string(imageUrl) }
+            if let launchImage = push.launchImage { writer.key("launchImage"); writer.string(launchImage) }
+            if let mutableContent = push.mutableContent { writer.key("mutableContent"); writer.bool(mutableContent) }
+            if let level = push.interruptionLevel { writer.key("interruptionLevel"); writer.string(level.rawValue) }
+            if let score = push.relevanceScore { writer.key("relevanceScore"); writer.value(.number(score)) }
+            if let badge = push.badge { writer.key("badge"); writer.integer(Int64(badge)) }
+            if let delivery = push.delivery { writer.key("delivery"); writer.string(delivery.rawValue) }
             if let data = push.data { writer.key("data"); writer.value(.object(data)) }
             writer.endObject()
         }

@@ -11,6 +11,10 @@ public struct PushMarker: Sendable, Equatable {
         self.sequence = sequence
         self.kind = kind
     }
+
+    /// The marker that writes the most bytes (any id writes 36 characters), for the largest payload a content can become.
+    public static let worstCase = PushMarker(
+        notificationId: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), sequence: Int64.max, kind: .created)
 }
 
 /// Payloads for the providers other than APNs. Each carries the same `notify` marker
@@ -23,8 +27,18 @@ public enum ProviderPayloads {
         writer.beginObject()
         writeMarker(&writer, marker)
         if let content, marker.kind.isContentChange {
-            if let title = content.payload.visualContent?.title { writer.key("title"); writer.string(title) }
-            if let body = content.payload.visualContent?.body { writer.key("body"); writer.string(body) }
+            if content.isAlert, let visual = content.payload.visualContent {
+                // What a service worker shows (`showNotification(title, {body, image, tag, ...})`) and may use.
+                let push = content.push
+                if let title = visual.title { writer.key("title"); writer.string(title) }
+                if let subtitle = push?.subtitle { writer.key("subtitle"); writer.string(subtitle) }
+                if let body = visual.body { writer.key("body"); writer.string(body) }
+                if let image = push?.imageUrl { writer.key("image"); writer.string(image) }
+                if let tag = push?.threadId ?? content.groupName { writer.key("tag"); writer.string(tag) }
+                if let sound = push?.sound { writer.key("sound"); writer.string(sound) }
+                if let category = push?.category { writer.key("category"); writer.string(category) }
+                if let level = push?.interruptionLevel { writer.key("interruptionLevel"); writer.string(level.rawValue) }
+            }
             writeAppContent(&writer, content)
         }
         if let badge { writer.key("badge"); writer.integer(Int64(badge)) }
@@ -39,15 +53,49 @@ public enum ProviderPayloads {
     ) -> [UInt8] {
         var writer = JSONWriter(capacity: 512)
         writer.beginObject()
+        let content = marker.kind.isContentChange ? content : nil
         writer.key("data")
+        writeFCMData(&writer, content, marker: marker, badge: badge)
+        let visual = content?.isAlert == true ? content?.payload.visualContent : nil
+        let push = content?.push
+        if let visual {
+            writer.key("notification")
+            writeFCMNotification(&writer, visual, push: push)
+        }
+        writer.key("android")
+        writer.beginObject()
+        writer.key("collapse_key"); writer.string(collapseKey)
+        writer.key("priority"); writer.string(highPriority ? "HIGH" : "NORMAL")
+        writer.key("ttl"); writer.string("\(max(ttlSeconds, 0))s")
+        // The alert's sound, the activity a tap opens (category), the group it replaces within (groupName), its
+        // localized texts and how it may interrupt.
+        if visual != nil, let content, let android = androidNotification(content) {
+            writer.key("notification")
+            writer.beginObject()
+            if let sound = android.sound { writer.key("sound"); writer.string(sound) }
+            if let category = android.clickAction { writer.key("click_action"); writer.string(category) }
+            if let group = android.tag { writer.key("tag"); writer.string(group) }
+            if let key = push?.titleLocKey { writer.key("title_loc_key"); writer.string(key) }
+            if let args = push?.titleLocArgs { writer.key("title_loc_args"); writer.strings(args) }
+            if let key = push?.bodyLocKey { writer.key("body_loc_key"); writer.string(key) }
+            if let args = push?.bodyLocArgs { writer.key("body_loc_args"); writer.strings(args) }
+            if let priority = android.priority { writer.key("notification_priority"); writer.string(priority) }
+            writer.endObject()
+        }
+        writer.endObject()
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// FCM's `data`: the marker's flat keys, the badge, `rawContent` and the app's data, every value a string (FCM's rule;
+    /// a value that is not a string goes as its JSON text).
+    private static func writeFCMData(_ writer: inout JSONWriter, _ content: NotificationContent?, marker: PushMarker, badge: Int?) {
         writer.beginObject()
         writer.key("notifyId"); writer.uuid(marker.notificationId)
         writer.key("notifySeq"); writer.string(String(marker.sequence))
         writer.key("notifyKind"); writer.string(marker.kind.rawValue)
         if let badge { writer.key("badge"); writer.string(String(badge)) }
-        let content = marker.kind.isContentChange ? content : nil
         if let raw = content?.payload.rawContent { writer.key("rawContent"); writer.string(raw) }
-        // App data: FCM data values are strings, so a value that is not one goes as its JSON text.
         for (name, value) in (content?.push?.data ?? [:]).sorted(by: { $0.key < $1.key }) {
             writer.key(name)
             switch value {
@@ -61,40 +109,74 @@ public enum ProviderPayloads {
             }
         }
         writer.endObject()
-        let visual = content?.payload.visualContent
-        if let visual {
-            writer.key("notification")
-            writer.beginObject()
-            if let title = visual.title { writer.key("title"); writer.string(title) }
-            if let body = visual.body { writer.key("body"); writer.string(body) }
-            writer.endObject()
-        }
-        writer.key("android")
-        writer.beginObject()
-        writer.key("collapse_key"); writer.string(collapseKey)
-        writer.key("priority"); writer.string(highPriority ? "HIGH" : "NORMAL")
-        writer.key("ttl"); writer.string("\(max(ttlSeconds, 0))s")
-        // The alert's sound, the activity a tap opens (category), and the group it replaces within (groupName).
-        if visual != nil, let content, content.push?.sound != nil || content.push?.category != nil || content.groupName != nil {
-            writer.key("notification")
-            writer.beginObject()
-            if let sound = content.push?.sound { writer.key("sound"); writer.string(sound) }
-            if let category = content.push?.category { writer.key("click_action"); writer.string(category) }
-            if let group = content.groupName { writer.key("tag"); writer.string(group) }
-            writer.endObject()
-        }
-        writer.endObject()
-        writer.endObject()
-        return writer.bytes
     }
 
-    /// A WNS toast (`X-WNS-Type: wns/toast`) showing the title and body; the marker rides in `launch`.
+    /// FCM's `notification`: what every platform shows.
+    private static func writeFCMNotification(_ writer: inout JSONWriter, _ visual: VisualContent, push: PushOptions?) {
+        writer.beginObject()
+        if let title = visual.title { writer.key("title"); writer.string(title) }
+        if let body = visual.body { writer.key("body"); writer.string(body) }
+        if let image = push?.imageUrl { writer.key("image"); writer.string(image) }
+        writer.endObject()
+    }
+
+    /// FCM's limit on an Android message: its `data` and `notification` together, in bytes.
+    public static let fcmMaximumPayload = 4096
+
+    /// The size FCM counts of the message `content` can become at most (its largest marker and badge): `data` and
+    /// `notification` together.
+    public static func fcmWorstCasePayload(of content: NotificationContent) -> Int {
+        let marker = PushMarker.worstCase
+        var data = JSONWriter(capacity: 512)
+        writeFCMData(&data, content, marker: marker, badge: Int.max)
+        guard content.isAlert, let visual = content.payload.visualContent else { return data.bytes.count }
+        var notification = JSONWriter(capacity: 256)
+        writeFCMNotification(&notification, visual, push: content.push)
+        return data.bytes.count + notification.bytes.count
+    }
+
+    /// WNS's limit on a notification's body, in bytes.
+    public static let wnsMaximumPayload = 5000
+
+    /// The size of the WNS body `content` can become at most: its toast when it is an alert, else its raw JSON.
+    public static func wnsWorstCasePayload(of content: NotificationContent) -> Int {
+        let marker = PushMarker.worstCase
+        return content.isAlert ? wnsToast(for: content, marker: marker).count : data(for: content, marker: marker, badge: Int.max).count
+    }
+
+    /// What an alert's `android.notification` holds; nil when it would be empty.
+    private static func androidNotification(_ content: NotificationContent) -> (sound: String?, clickAction: String?, tag: String?, priority: String?)? {
+        let push = content.push
+        let priority: String? = switch push?.interruptionLevel {
+        case .passive: "PRIORITY_LOW"
+        case .active: "PRIORITY_DEFAULT"
+        case .timeSensitive: "PRIORITY_HIGH"
+        case .critical: "PRIORITY_MAX"
+        case nil: nil
+        }
+        let localized = push?.titleLocKey != nil || push?.titleLocArgs != nil || push?.bodyLocKey != nil || push?.bodyLocArgs != nil
+        guard push?.sound != nil || push?.category != nil || content.groupName != nil || priority != nil || localized else { return nil }
+        return (push?.sound, push?.category, content.groupName, priority)
+    }
+
+    /// A WNS toast (`X-WNS-Type: wns/toast`) showing the title, subtitle and body, with the image as its hero and the
+    /// sound when it names one of Windows' (`ms-winsoundevent:`) or the app's (`ms-appx:`) sounds; a time-sensitive or
+    /// critical one is an urgent toast. The marker rides in `launch`.
     public static func wnsToast(for content: NotificationContent, marker: PushMarker) -> [UInt8] {
         let visual = content.payload.visualContent
+        let push = content.push
         let launch = "notifyId=\(marker.notificationId.lowercasedString)&notifySeq=\(marker.sequence)"
-        let xml = "<toast launch=\"\(escapeXML(launch))\"><visual><binding template=\"ToastGeneric\">"
-            + "<text>\(escapeXML(visual?.title ?? ""))</text><text>\(escapeXML(visual?.body ?? ""))</text>"
-            + "</binding></visual></toast>"
+        let urgent = push?.interruptionLevel == .timeSensitive || push?.interruptionLevel == .critical
+        var xml = "<toast launch=\"\(escapeXML(launch))\"\(urgent ? " scenario=\"urgent\"" : "")><visual><binding template=\"ToastGeneric\">"
+        xml += "<text>\(escapeXML(visual?.title ?? ""))</text>"
+        if let subtitle = push?.subtitle { xml += "<text>\(escapeXML(subtitle))</text>" }
+        xml += "<text>\(escapeXML(visual?.body ?? ""))</text>"
+        if let image = push?.imageUrl { xml += "<image placement=\"hero\" src=\"\(escapeXML(image))\"/>" }
+        xml += "</binding></visual>"
+        if let sound = push?.sound, sound.hasPrefix("ms-winsoundevent:") || sound.hasPrefix("ms-appx:") {
+            xml += "<audio src=\"\(escapeXML(sound))\"/>"
+        }
+        xml += "</toast>"
         return Array(xml.utf8)
     }
 
@@ -106,16 +188,17 @@ public enum ProviderPayloads {
 
     /// The Web Push body `content` can become at most, encrypted: its largest marker (sequence) and badge counted.
     public static func webPushWorstCaseBody(of content: NotificationContent) -> Int {
-        // Any id will do: every id is written with 36 characters.
-        let marker = PushMarker(notificationId: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), sequence: Int64.max, kind: .created)
+        let marker = PushMarker.worstCase
         return data(for: content, marker: marker, badge: Int.max).count + webPushEncryptionOverhead
     }
 
-    /// Top-level keys app data may not use: they are the payloads' own (APNs' `aps`, the marker in both its forms, the
-    /// Web Push JSON's `title`, `body` and `badge`, which app data would otherwise write a second time and override) or
-    /// FCM's reserved data keys.
+    /// Top-level keys app data may not use: they are the payloads' own (APNs' `aps` and `imageUrl`, the marker in both
+    /// its forms, the Web Push JSON's `title`, `subtitle`, `body`, `image`, `tag`, `sound`, `category`,
+    /// `interruptionLevel` and `badge`, which app data would otherwise write a second time and override) or FCM's
+    /// reserved data keys.
     public static let reservedKeys: Set<String> = [
         "aps", "notify", "rawContent", "alert", "title", "body", "badge", "notifyId", "notifySeq", "notifyKind", "from", "notification", "message_type",
+        "subtitle", "image", "imageUrl", "tag", "sound", "category", "interruptionLevel",
     ]
 
     /// `rawContent` and the app's data keys, in a stable order (every payload that carries the content ends so).

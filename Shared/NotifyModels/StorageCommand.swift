@@ -50,6 +50,8 @@ public struct StorageCommand: Codable, Sendable, Equatable {
         case deleteWebhook(appId: String)
         /// Sets what the badge of the app's pushes counts.
         case setBadgeMode(appId: String, mode: BadgeMode)
+        /// Sets the badge number of a user of an app whose badge mode is external (a later `at` wins).
+        case setExternalBadge(appId: String, userId: String, badge: Int, at: Date)
     }
 
     /// The PostgreSQL channel on which storage announces, at commit, the ids of applied commands whose
@@ -61,7 +63,7 @@ public struct StorageCommand: Codable, Sendable, Equatable {
     public var isAnnouncedWhenApplied: Bool {
         switch action {
         case .createApp, .setProviderCredentials, .registerSubscription, .changeNotificationState, .putBrokerUser, .deleteApp, .putEventSource,
-            .deleteEventSource, .joinEventSource, .leaveEventSource, .putPollSource, .deletePollSource, .putWebhook, .deleteWebhook, .setBadgeMode:
+            .deleteEventSource, .joinEventSource, .leaveEventSource, .putPollSource, .deletePollSource, .putWebhook, .deleteWebhook, .setBadgeMode, .setExternalBadge:
             true
         case .unregisterSubscription, .publishNotification, .publishBroadcast, .expireDueNotifications, .purgeTombstones, .deleteBrokerUser: false
         }
@@ -121,14 +123,14 @@ public struct PublishedNotification: Codable, Sendable, Equatable {
 extension StorageCommand.Action: Codable {
     private enum CodingKeys: String, CodingKey {
         case type, app, appId, userId, credentials, subscription, subscriptionId, notification, broadcast, change, date, brokerUser, user
-        case eventSource, name, subscriptionIds, pollSource, webhook, badgeMode
+        case eventSource, name, subscriptionIds, pollSource, webhook, badgeMode, badge
     }
 
     private enum Kind: String, Codable {
         case createApp, setProviderCredentials, registerSubscription, unregisterSubscription, publishNotification
         case changeNotificationState, expireDueNotifications, purgeTombstones, publishBroadcast
         case putBrokerUser, deleteBrokerUser, deleteApp, putEventSource, deleteEventSource, joinEventSource, leaveEventSource
-        case putPollSource, deletePollSource, putWebhook, deleteWebhook, setBadgeMode
+        case putPollSource, deletePollSource, putWebhook, deleteWebhook, setBadgeMode, setExternalBadge
     }
 
     public init(from decoder: any Decoder) throws {
@@ -183,6 +185,10 @@ extension StorageCommand.Action: Codable {
             self = .deleteWebhook(appId: try container.decode(String.self, forKey: .appId))
         case .setBadgeMode:
             self = .setBadgeMode(appId: try container.decode(String.self, forKey: .appId), mode: try container.decode(BadgeMode.self, forKey: .badgeMode))
+        case .setExternalBadge:
+            self = .setExternalBadge(
+                appId: try container.decode(String.self, forKey: .appId), userId: try container.decode(String.self, forKey: .userId),
+                badge: try container.decode(Int.self, forKey: .badge), at: try container.decode(Date.self, forKey: .date))
         }
     }
 
@@ -262,6 +268,12 @@ extension StorageCommand.Action: Codable {
             try container.encode(Kind.setBadgeMode, forKey: .type)
             try container.encode(appId, forKey: .appId)
             try container.encode(mode, forKey: .badgeMode)
+        case .setExternalBadge(let appId, let userId, let badge, let at):
+            try container.encode(Kind.setExternalBadge, forKey: .type)
+            try container.encode(appId, forKey: .appId)
+            try container.encode(userId, forKey: .userId)
+            try container.encode(badge, forKey: .badge)
+            try container.encode(at, forKey: .date)
         }
     }
 }

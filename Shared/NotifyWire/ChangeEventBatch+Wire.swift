@@ -50,7 +50,7 @@ extension ChangeEvent {
         event.readState = readState.wire
         event.userActionState = userActionState.wire
         if let originSubscriptionId { event.originSubscriptionID = originSubscriptionId.wireBytes }
-        event.unreadCount = Int64(unreadCount)
+        if let badge { event.unreadCount = Int64(badge) } else { event.badgeOmitted = true }
         event.changedAtMicros = changedAt.wireMicros
         if let eventSource { event.eventSource = eventSource }
         if let devicesVersion { event.devicesVersion = devicesVersion }
@@ -66,7 +66,7 @@ extension ChangeEvent {
             readState: try ReadState(wire: wire.readState, "\(field()).read_state"),
             userActionState: try UserActionState(wire: wire.userActionState, "\(field()).user_action_state"),
             originSubscriptionId: wire.hasOriginSubscriptionID ? try UUID(wire: wire.originSubscriptionID, "\(field()).origin_subscription_id") : nil,
-            unreadCount: Int(wire.unreadCount), changedAt: Date(wireMicros: wire.changedAtMicros),
+            badge: wire.badgeOmitted ? nil : Int(wire.unreadCount), changedAt: Date(wireMicros: wire.changedAtMicros),
             eventSource: wire.hasEventSource ? wire.eventSource : nil, devicesVersion: wire.hasDevicesVersion ? wire.devicesVersion : nil,
             pushSubscriptionIds: wire.hasPushSubscriptionIds ? try [UUID](wire: wire.pushSubscriptionIds, "\(field()).push_subscription_ids") : nil)
     }

@@ -112,6 +112,11 @@ extension StorageCommand {
         case .setBadgeMode(let appId, let mode):
             command.setBadgeMode.appID = appId
             command.setBadgeMode.mode = mode.wire
+        case .setExternalBadge(let appId, let userId, let badge, let at):
+            command.setExternalBadge.appID = appId
+            command.setExternalBadge.userID = userId
+            command.setExternalBadge.badge = Int64(badge)
+            command.setExternalBadge.atMicros = at.wireMicros
         }
         return command
     }
@@ -190,6 +195,8 @@ extension StorageCommand {
             action = .deleteWebhook(appId: appId)
         case .setBadgeMode(let set):
             action = .setBadgeMode(appId: set.appID, mode: try BadgeMode(wire: set.mode, "\(field()).set_badge_mode.mode"))
+        case .setExternalBadge(let set):
+            action = .setExternalBadge(appId: set.appID, userId: set.userID, badge: Int(set.badge), at: Date(wireMicros: set.atMicros))
         case nil:
             throw WireDecodingError(.malformed, "\(field()) has no action this build knows")
         }

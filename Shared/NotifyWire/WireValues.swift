@@ -45,11 +45,53 @@ extension EventSourcePolicy {
     }
 }
 
+extension InterruptionLevel {
+    var wire: WireInterruptionLevel {
+        switch self {
+        case .passive: .passive
+        case .active: .active
+        case .timeSensitive: .timeSensitive
+        case .critical: .critical
+        }
+    }
+
+    init(wire: WireInterruptionLevel, _ field: @autoclosure () -> String) throws(WireDecodingError) {
+        switch wire {
+        case .passive: self = .passive
+        case .active: self = .active
+        case .timeSensitive: self = .timeSensitive
+        case .critical: self = .critical
+        case .unspecified, .UNRECOGNIZED: throw invalidEnum(field(), wire)
+        }
+    }
+}
+
+extension PushDelivery {
+    var wire: WirePushDelivery {
+        switch self {
+        case .alert: .alert
+        case .silent: .silent
+        case .none: .none
+        }
+    }
+
+    init(wire: WirePushDelivery, _ field: @autoclosure () -> String) throws(WireDecodingError) {
+        switch wire {
+        case .alert: self = .alert
+        case .silent: self = .silent
+        case .none: self = .none
+        case .unspecified, .UNRECOGNIZED: throw invalidEnum(field(), wire)
+        }
+    }
+}
+
 extension BadgeMode {
     var wire: WireBadgeMode {
         switch self {
         case .unread: .unread
         case .unreadIncludingBroadcasts: .unreadIncludingBroadcasts
+        case .external: .external
+        case .none: .none
         }
     }
 
@@ -57,6 +99,8 @@ extension BadgeMode {
         switch wire {
         case .unread: self = .unread
         case .unreadIncludingBroadcasts: self = .unreadIncludingBroadcasts
+        case .external: self = .external
+        case .none: self = .none
         case .unspecified, .UNRECOGNIZED: throw invalidEnum(field(), wire)
         }
     }
@@ -223,8 +267,21 @@ extension NotificationContent {
         if let push {
             content.push = WirePushOptions()
             if let sound = push.sound { content.push.sound = sound }
+            if let criticalSound = push.criticalSound { content.push.criticalSound = criticalSound }
             if let category = push.category { content.push.category = category }
             if let threadId = push.threadId { content.push.threadID = threadId }
+            if let subtitle = push.subtitle { content.push.subtitle = subtitle }
+            if let key = push.titleLocKey { content.push.titleLocKey = key }
+            if let args = push.titleLocArgs { content.push.titleLocArgs.values = args }
+            if let key = push.bodyLocKey { content.push.bodyLocKey = key }
+            if let args = push.bodyLocArgs { content.push.bodyLocArgs.values = args }
+            if let imageUrl = push.imageUrl { content.push.imageURL = imageUrl }
+            if let launchImage = push.launchImage { content.push.launchImage = launchImage }
+            if let mutableContent = push.mutableContent { content.push.mutableContent = mutableContent }
+            if let level = push.interruptionLevel { content.push.interruptionLevel = level.wire }
+            if let score = push.relevanceScore { content.push.relevanceScore = score }
+            if let badge = push.badge { content.push.badge = Int64(badge) }
+            if let delivery = push.delivery { content.push.delivery = delivery.wire }
             if let data = push.data { content.push.data = Google_Protobuf_Struct(fields: data.mapValues(\.wire)) }
         }
         return content
@@ -248,10 +305,19 @@ extension NotificationContent {
                         title: wire.visualContent.hasTitle ? wire.visualContent.title : nil,
                         body: wire.visualContent.hasBody ? wire.visualContent.body : nil)
                     : nil),
-            push: push.map { push in
+            push: try push.map { push throws(WireDecodingError) in
                 PushOptions(
-                    sound: push.hasSound ? push.sound : nil, category: push.hasCategory ? push.category : nil,
-                    threadId: push.hasThreadID ? push.threadID : nil, data: push.hasData ? push.data.fields.mapValues(JSONValue.init(wire:)) : nil)
+                    sound: push.hasSound ? push.sound : nil, criticalSound: push.hasCriticalSound ? push.criticalSound : nil,
+                    category: push.hasCategory ? push.category : nil, threadId: push.hasThreadID ? push.threadID : nil,
+                    subtitle: push.hasSubtitle ? push.subtitle : nil, titleLocKey: push.hasTitleLocKey ? push.titleLocKey : nil,
+                    titleLocArgs: push.hasTitleLocArgs ? push.titleLocArgs.values : nil, bodyLocKey: push.hasBodyLocKey ? push.bodyLocKey : nil,
+                    bodyLocArgs: push.hasBodyLocArgs ? push.bodyLocArgs.values : nil, imageUrl: push.hasImageURL ? push.imageURL : nil,
+                    launchImage: push.hasLaunchImage ? push.launchImage : nil, mutableContent: push.hasMutableContent ? push.mutableContent : nil,
+                    interruptionLevel: push.interruptionLevel == .unspecified
+                        ? nil : try InterruptionLevel(wire: push.interruptionLevel, "\(field()).push.interruption_level"),
+                    relevanceScore: push.hasRelevanceScore ? push.relevanceScore : nil, badge: push.hasBadge ? Int(push.badge) : nil,
+                    delivery: push.delivery == .unspecified ? nil : try PushDelivery(wire: push.delivery, "\(field()).push.delivery"),
+                    data: push.hasData ? push.data.fields.mapValues(JSONValue.init(wire:)) : nil)
             })
     }
 }

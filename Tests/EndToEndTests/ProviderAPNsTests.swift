@@ -5,6 +5,37 @@ import Testing
 extension EndToEndTests {
     @Suite("APNs token feedback and retries that survive a crash", .serialized)
     struct ProviderAPNsTests {
+        @Test("every push option arrives where the README's table puts it on APNs: aps alert keys, sound, category, thread-id, mutable-content, interruption level, relevance, the image for the extension")
+        func pushOptionsAreMapped() async throws {
+            let app = try await TestApp.create()
+            let user = "user-\(uniqueSuffix())"
+            let token = try await app.registerDevice(of: user)
+            _ = try await app.publishAccepted(.alert(to: user, push: .everyOption))
+            let payload = try #require(try await Sandbox.waitForDeliveries(to: token) { !$0.isEmpty }.first?.payload)
+            let aps = try #require(payload["aps"])
+            let alert = try #require(aps["alert"])
+            #expect(alert["title"]?.stringValue == "Order shipped" && alert["body"]?.stringValue == "On its way")
+            #expect(alert["subtitle"]?.stringValue == "Order 42")
+            #expect(alert["title-loc-key"]?.stringValue == "SHIPPED_TITLE" && alert["title-loc-args"] == .array([.string("42")]))
+            #expect(alert["loc-key"]?.stringValue == "SHIPPED_BODY" && alert["loc-args"] == .array([.string("Ana"), .string("Tuesday")]))
+            #expect(alert["launch-image"]?.stringValue == "Parcel")
+            #expect(aps["sound"]?.stringValue == "chime.caf")
+            #expect(aps["category"]?.stringValue == "OPEN_ORDER")
+            #expect(aps["thread-id"]?.stringValue == "orders")
+            #expect(aps["mutable-content"]?.intValue == 1)
+            #expect(aps["interruption-level"]?.stringValue == "time-sensitive")
+            #expect(aps["relevance-score"]?.numberValue == 0.75)
+            #expect(aps["content-available"]?.intValue == 1)
+            #expect(payload["imageUrl"]?.stringValue == "https://cdn.example.com/parcel.png")
+            #expect(payload["orderId"]?.stringValue == "42")
+
+            // A critical alert's sound is a dictionary.
+            let critical = try await app.registerDevice(of: "critical-\(user)")
+            _ = try await app.publishAccepted(.alert(to: "critical-\(user)", push: PushOptions(sound: "siren.caf", criticalSound: true, interruptionLevel: .critical)))
+            let sound = try #require(try await Sandbox.waitForDeliveries(to: critical) { !$0.isEmpty }.first?.payload["aps"]?["sound"])
+            #expect(sound == .object(["critical": .number(1), "name": .string("siren.caf"), "volume": .number(1)]))
+        }
+
         @Test("410 Unregistered with a timestamp older than the registration leaves the subscription; a newer one removes it")
         func unregisteredTimestampRule() async throws {
             let app = try await TestApp.create()

@@ -44,6 +44,20 @@ extension EndToEndTests {
             #expect(log.map(\.result) == ["accepted"])
         }
 
+        @Test("every push option FCM v1 has arrives there (the sandbox refuses a field v1 does not know): the image, localized texts and priority under android.notification")
+        func everyPushOptionIsMapped() async throws {
+            let setup = try await setUp()
+            _ = try await setup.app.publishAccepted(.alert(to: setup.user, push: .everyOption))
+            let message = try #require(try await ProviderSandbox.waitForDeliveries("fcm", to: setup.token).first?.payload)
+            #expect(message["notification"]?["image"]?.stringValue == "https://cdn.example.com/parcel.png")
+            let android = try #require(message["android"]?["notification"])
+            #expect(android["title_loc_key"]?.stringValue == "SHIPPED_TITLE" && android["title_loc_args"] == .array([.string("42")]))
+            #expect(android["body_loc_key"]?.stringValue == "SHIPPED_BODY" && android["body_loc_args"] == .array([.string("Ana"), .string("Tuesday")]))
+            #expect(android["notification_priority"]?.stringValue == "PRIORITY_HIGH")
+            #expect(android["sound"]?.stringValue == "chime.caf" && android["click_action"]?.stringValue == "OPEN_ORDER" && android["tag"]?.stringValue == "orders")
+            #expect(message["data"]?["orderId"]?.stringValue == "42")
+        }
+
         @Test("push options reach FCM where v1 has them: sound, click_action and the group's tag under android.notification, app data as strings")
         func pushOptionsAreMapped() async throws {
             let setup = try await setUp()

@@ -198,3 +198,20 @@ func deliveriesAfterQuietPeriod(_ provider: String, to token: String, duration: 
     try await Task.sleep(for: duration)
     return try await ProviderSandbox.deliveries(provider, to: token)
 }
+
+extension PushOptions {
+    /// Every presentation option at once, for the tests that check where each goes on each provider.
+    static let everyOption = PushOptions(
+        sound: "chime.caf", category: "OPEN_ORDER", subtitle: "Order 42", titleLocKey: "SHIPPED_TITLE", titleLocArgs: ["42"],
+        bodyLocKey: "SHIPPED_BODY", bodyLocArgs: ["Ana", "Tuesday"], imageUrl: "https://cdn.example.com/parcel.png", launchImage: "Parcel",
+        mutableContent: true, interruptionLevel: .timeSensitive, relevanceScore: 0.75, data: ["orderId": .string("42")])
+}
+
+extension NotificationRequest {
+    /// An alert to `userId` in the group "orders" with `push`.
+    static func alert(to userId: String, push: PushOptions) -> NotificationRequest {
+        NotificationRequest(
+            userId: userId, groupName: "orders", payload: NotificationPayload(visualContent: VisualContent(title: "Order shipped", body: "On its way")),
+            push: push)
+    }
+}

@@ -48,6 +48,20 @@ extension EndToEndTests {
             #expect(try await deliveriesAfterQuietPeriod("wns", to: setup.token, duration: .seconds(1)).count == 1, "delivered more than once")
         }
 
+        @Test("push options in the toast (the sandbox refuses XML that is not well-formed): subtitle, hero image, urgent scenario, a Windows sound")
+        func pushOptionsAreMapped() async throws {
+            let setup = try await setUp()
+            var options = PushOptions.everyOption
+            options.sound = "ms-winsoundevent:Notification.Mail"
+            options.subtitle = "Order 42 & more"
+            _ = try await setup.app.publishAccepted(.alert(to: setup.user, push: options))
+            let xml = try #require(try await ProviderSandbox.waitForDeliveries("wns", to: setup.token).first?.payload.stringValue)
+            #expect(xml.contains(" scenario=\"urgent\""), "\(xml)")
+            #expect(xml.contains("<text>Order shipped</text><text>Order 42 &amp; more</text><text>On its way</text>"), "\(xml)")
+            #expect(xml.contains("<image placement=\"hero\" src=\"https://cdn.example.com/parcel.png\"/>"), "\(xml)")
+            #expect(xml.contains("<audio src=\"ms-winsoundevent:Notification.Mail\"/>"), "\(xml)")
+        }
+
         @Test("dismissed on another device: the toast is cleared (DELETE with X-WNS-Match), then a raw shoulder tap follows")
         func dismissElsewhereClearsTheToast() async throws {
             let setup = try await setUp()

@@ -53,6 +53,19 @@ extension EndToEndTests {
             #expect(try await deliveriesAfterQuietPeriod("webpush", to: setup.token, duration: .seconds(1)).count == 1, "delivered more than once")
         }
 
+        @Test("push options in the decrypted JSON a service worker reads: subtitle, image, tag, sound, category, interruption level")
+        func pushOptionsAreMapped() async throws {
+            let setup = try await setUp()
+            _ = try await setup.app.publishAccepted(.alert(to: setup.user, push: .everyOption))
+            let push = try #require(try await ProviderSandbox.waitForDeliveries("webpush", to: setup.token).first?.payload)
+            #expect(push["subtitle"]?.stringValue == "Order 42")
+            #expect(push["image"]?.stringValue == "https://cdn.example.com/parcel.png")
+            #expect(push["tag"]?.stringValue == "orders")
+            #expect(push["sound"]?.stringValue == "chime.caf" && push["category"]?.stringValue == "OPEN_ORDER")
+            #expect(push["interruptionLevel"]?.stringValue == "timeSensitive")
+            #expect(push["orderId"]?.stringValue == "42")
+        }
+
         @Test("503 once: retried through a delay queue, then delivered")
         func unavailableIsRetried() async throws {
             let setup = try await setUp()

@@ -89,6 +89,11 @@ extension JSONValue {
 
     var intValue: Int? { numberValue.map { Int($0) } }
 
+    var arrayValue: [JSONValue]? {
+        if case .array(let values) = self { return values }
+        return nil
+    }
+
     /// The JSON document in `text` (e.g. what a script printed), ignoring whitespace around it.
     static func parse(_ text: String) throws -> JSONValue {
         do {

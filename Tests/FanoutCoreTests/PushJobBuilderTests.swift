@@ -26,7 +26,7 @@ import Testing
         return ChangeEvent(
             appId: "app", userId: eventSource == nil ? "u" : "", sequence: 7, kind: kind, notificationId: UUID(),
             content: kind.isContentChange ? content : nil, readState: .unread, userActionState: .noInteraction, originSubscriptionId: origin,
-            unreadCount: 3, changedAt: now, eventSource: eventSource)
+            badge: 3, changedAt: now, eventSource: eventSource)
     }
 
     @Test("a publish that named devices pushes only those of the user's devices (none when it named none)")
@@ -50,6 +50,42 @@ import Testing
         let apns = try #require(try JSONSerialization.jsonObject(with: Data(jobs[0].payload.utf8)) as? [String: Any])
         #expect((apns["aps"] as? [String: Any])?["badge"] as? Int == 3)
         #expect(jobs[3].keys == WebPushKeys(p256dh: "BPk", auth: "a1"))
+    }
+
+    @Test("delivery silent: a background push with the content's data but nothing shown; none: no push; a later state change is pushed")
+    func silentAndNoneDeliveries() throws {
+        let devices = [Platform.apns, .fcm, .wns, .webpush].map(Self.device)
+        var silent = Self.event(.created)
+        silent.content?.push = PushOptions(sound: "chime.caf", delivery: .silent, data: ["orderId": .string("42")])
+        let jobs = PushJobBuilder.jobs(for: silent, devices: devices)
+        #expect(jobs.count == 4 && jobs.allSatisfy { !$0.isAlert && $0.priority == .low })
+        let apns = try #require(try JSONSerialization.jsonObject(with: Data(jobs[0].payload.utf8)) as? [String: Any])
+        let aps = try #require(apns["aps"] as? [String: Any])
+        #expect(aps["alert"] == nil && aps["sound"] == nil && aps["content-available"] as? Int == 1)
+        #expect(apns["orderId"] as? String == "42" && apns["rawContent"] as? String == "r")
+        #expect(!jobs[1].payload.contains(#""notification""#), "FCM: data only")
+        #expect(!jobs[2].payload.hasPrefix("<toast"), "WNS: raw, not a toast")
+        #expect(!jobs[3].payload.contains(#""title""#), "Web Push: nothing to show")
+
+        var none = Self.event(.created)
+        none.content?.push = PushOptions(delivery: PushDelivery.none)
+        #expect(PushJobBuilder.jobs(for: none, devices: devices).isEmpty)
+        #expect(PushJobBuilder.jobs(for: Self.event(.stateChanged), devices: devices).count == 4)
+    }
+
+    @Test("a publish's own badge wins over the counted one; an app whose mode shows none (nil) gets none")
+    func namedBadge() throws {
+        let device = [Self.device(.apns)]
+        var named = Self.event(.created)
+        named.content?.push = PushOptions(badge: 9)
+        func badge(_ event: ChangeEvent) throws -> Int? {
+            let payload = try #require(PushJobBuilder.jobs(for: event, devices: device).first?.payload)
+            return ((try JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any])?["aps"] as? [String: Any])?["badge"] as? Int
+        }
+        #expect(try badge(named) == 9)
+        named.badge = nil
+        #expect(try badge(named) == nil)
+        #expect(try badge(Self.event(.stateChanged)) == 3)
     }
 
     @Test("push ids are the same when the same change is built again (a redelivery replaces, never stacks)")

@@ -111,6 +111,43 @@ import Testing
         #expect(testing.published.all.count == 1)
     }
 
+    @Test("recipients: a copy per user with its push options over the notification's, answered per recipient; wrong ones named by their path")
+    func recipientsArePublishedEach() async throws {
+        let testing = RouteTesting()
+        try await testing.run { client in
+            let body = #"""
+                {"payload":{"visualContent":{"title":"Sale"}},"push":{"sound":"chime.caf","category":"SALE","data":{"a":"1","b":"2"}},
+                 "recipients":[{"userId":"ana","push":{"sound":"bell.caf","data":{"b":"3"}}},{"userId":"ben","push":{"delivery":"silent"}},
+                               {"userId":"cy","push":{"delivery":"none"}},{"push":{"badge":2}},{"userId":"dee","push":{"badge":-1}}]}
+                """#
+            let response = try await client.execute(uri: Self.publishPath, method: .post, headers: Self.bearer("api-key"), body: ByteBuffer(string: body))
+            #expect(response.status == .accepted)
+            let text = String(buffer: response.body)
+            #expect(text.contains(#""field":"recipients[3].userId""#) && text.contains(#""field":"recipients[4].push.badge""#), "\(text)")
+            let message = try #require(testing.published.all.first)
+            let published = try StorageCommandBatch(body: message.body, contentType: message.properties.contentType).commands.compactMap { command in
+                if case .publishNotification(let notification) = command.action { notification } else { nil }
+            }
+            #expect(published.map(\.userId) == ["ana", "ben", "cy"])
+            #expect(Set(published.map(\.notificationId)).count == 3, "each recipient has its own copy")
+            let ana = published[0].content.push
+            #expect(ana?.sound == "bell.caf" && ana?.category == "SALE" && ana?.data == ["a": .string("1"), "b": .string("3")])
+            #expect(published[1].content.push?.delivery == .silent && published[1].content.push?.sound == "chime.caf")
+            #expect(published[2].content.delivery == .none)
+
+            for (body, field) in [
+                (#"{"userId":"a","payload":{"rawContent":"x"},"recipients":[{"userId":"b"}]}"#, "recipients"),
+                (#"{"payload":{"rawContent":"x"},"recipients":[]}"#, "recipients"),
+                (#"{"notifications":[{"payload":{"rawContent":"x"},"recipients":[{"userId":"b"}]}]}"#, "notifications[0].recipients"),
+            ] {
+                let refused = try await client.execute(uri: Self.publishPath, method: .post, headers: Self.bearer("api-key"), body: ByteBuffer(string: body))
+                #expect(refused.status == .badRequest, "\(body)")
+                let answer = String(buffer: refused.body)
+                #expect(answer.contains(#""field":"\#(field)""#), "\(body): \(answer)")
+            }
+        }
+    }
+
     @Test("a device's routes refuse a missing, malformed, expired or foreign user token with 401")
     func userTokenIsChecked() async throws {
         try await RouteTesting().run { client in

@@ -86,6 +86,46 @@ import Testing
             #expect(field(of: request) == "push.data.\(key)")
         }
         #expect(field(of: NotificationRequest(userId: "a", payload: visual(), push: PushOptions(data: ["orderId": .string("x")]))) == nil)
+        for key in ["subtitle", "image", "imageUrl", "tag", "sound", "category", "interruptionLevel"] {
+            #expect(field(of: NotificationRequest(userId: "a", payload: visual(), push: PushOptions(data: [key: .string("x")]))) == "push.data.\(key)")
+        }
+    }
+
+    @Test("push options a provider would refuse, or that mean nothing alone, are refused naming the option")
+    func pushOptionsAreChecked() {
+        func field(_ push: PushOptions) -> String? { self.field(of: NotificationRequest(userId: "a", payload: visual(), push: push)) }
+        #expect(field(PushOptions(relevanceScore: 1.5)) == "push.relevanceScore")
+        #expect(field(PushOptions(relevanceScore: -0.1)) == "push.relevanceScore")
+        #expect(field(PushOptions(imageUrl: "ftp://cdn.example.com/a.png")) == "push.imageUrl")
+        #expect(field(PushOptions(imageUrl: "parcel.png")) == "push.imageUrl")
+        #expect(field(PushOptions(criticalSound: true)) == "push.criticalSound")
+        #expect(field(PushOptions(titleLocArgs: ["42"])) == "push.titleLocArgs")
+        #expect(field(PushOptions(bodyLocArgs: ["42"])) == "push.bodyLocArgs")
+        #expect(field(PushOptions(
+            sound: "chime.caf", criticalSound: true, subtitle: "s", titleLocKey: "T", titleLocArgs: ["1"], bodyLocKey: "B", bodyLocArgs: ["2"],
+            imageUrl: "https://cdn.example.com/a.png", launchImage: "L", mutableContent: true, interruptionLevel: .critical, relevanceScore: 0.5)) == nil)
+    }
+
+    @Test("a notification FCM (data values as strings) or WNS (a toast, XML-escaped) would refuse for its size is refused naming payload, unless it cannot go there")
+    func fcmAndWNSSizesAreChecked() {
+        // App data that is not a string goes to FCM as its JSON text, escaped: 380 small objects fit APNs, not FCM.
+        let objects = JSONValue.array(Array(repeating: .object(["k": .string("v")]), count: 380))
+        let forFCM = { (platforms: [Platform]?) in
+            NotificationRequest(
+                userId: "a", targetPolicy: platforms.map { TargetPolicy(platformTypes: $0) }, payload: NotificationPayload(rawContent: "r"),
+                push: PushOptions(data: ["items": objects]))
+        }
+        #expect(field(of: forFCM([.apns])) == nil, "the APNs payload fits")
+        #expect(field(of: forFCM(nil)) == "payload")
+        #expect(field(of: forFCM([.fcm])) == "payload")
+        // Every & of a title becomes &amp; in a toast: 1,000 of them fit APNs, not WNS's 5,000 bytes.
+        let forWNS = { (platforms: [Platform]?) in
+            NotificationRequest(
+                userId: "a", targetPolicy: platforms.map { TargetPolicy(platformTypes: $0) },
+                payload: NotificationPayload(visualContent: VisualContent(title: String(repeating: "&", count: 1000))))
+        }
+        #expect(field(of: forWNS([.apns, .fcm, .webpush])) == nil)
+        #expect(field(of: forWNS([.wns])) == "payload")
     }
 }
 

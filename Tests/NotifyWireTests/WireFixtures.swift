@@ -67,6 +67,8 @@ enum WireFixtures {
         StorageCommand(issuedAt: time, action: .deleteWebhook(appId: "app")),
         StorageCommand(issuedAt: time, action: .setBadgeMode(appId: "app", mode: .unreadIncludingBroadcasts)),
         StorageCommand(issuedAt: time, action: .setBadgeMode(appId: "app", mode: .unread)),
+        StorageCommand(issuedAt: time, action: .setBadgeMode(appId: "app", mode: .none)),
+        StorageCommand(issuedAt: time, action: .setExternalBadge(appId: "app", userId: "alice", badge: 7, at: time)),
         StorageCommand(issuedAt: time, action: .joinEventSource(appId: "app", name: "breaking-news", subscriptionIds: [UUID(), UUID()])),
         StorageCommand(issuedAt: time, action: .leaveEventSource(appId: "app", name: "breaking-news", subscriptionIds: [UUID()])),
         StorageCommand(issuedAt: time, action: .publishNotification(PublishedNotification(
@@ -78,16 +80,16 @@ enum WireFixtures {
     static let events: [ChangeEvent] = [
         ChangeEvent(
             appId: "app", userId: "u", sequence: 1, kind: .created, notificationId: UUID(), content: fullContent, readState: .unread,
-            userActionState: .noInteraction, originSubscriptionId: nil, unreadCount: 3, changedAt: time, devicesVersion: 7),
+            userActionState: .noInteraction, originSubscriptionId: nil, badge: 3, changedAt: time, devicesVersion: 7),
         ChangeEvent(
             appId: "app", userId: "u", sequence: 2, kind: .created, notificationId: UUID(), content: bareContent, readState: .unread,
-            userActionState: .noInteraction, originSubscriptionId: nil, unreadCount: 3, changedAt: time, pushSubscriptionIds: [UUID(), UUID()]),
+            userActionState: .noInteraction, originSubscriptionId: nil, badge: 3, changedAt: time, pushSubscriptionIds: [UUID(), UUID()]),
         ChangeEvent(
             appId: "app", userId: "u", sequence: Int64.max, kind: .stateChanged, notificationId: UUID(), content: nil, readState: .read,
-            userActionState: .snoozed, originSubscriptionId: UUID(), unreadCount: 0, changedAt: time),
+            userActionState: .snoozed, originSubscriptionId: UUID(), badge: nil, changedAt: time),
         ChangeEvent(
             appId: "app", userId: "", sequence: 0, kind: .updated, notificationId: UUID(), content: bareContent, readState: .unread,
-            userActionState: .activated, originSubscriptionId: nil, unreadCount: 0, changedAt: time, eventSource: "news"),
+            userActionState: .activated, originSubscriptionId: nil, badge: nil, changedAt: time, eventSource: "news"),
     ]
 
     /// Two groups of two jobs (one change to two devices each) and a job of its own.

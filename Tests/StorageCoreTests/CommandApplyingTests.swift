@@ -54,7 +54,7 @@ struct CommandApplyingTests {
             #expect(events.map(\.kind) == [.created, .created, .created])
             #expect(events.map(\.userId) == ["a", "a", "b"])
             #expect(events.map(\.sequence) == [1, 2, 1])
-            #expect(events.map(\.unreadCount) == [2, 2, 1], "each event carries its user's unread count after the batch")
+            #expect(events.map(\.badge) == [2, 2, 1], "each event carries its user's unread count after the batch")
         }
     }
 
@@ -224,7 +224,7 @@ struct CommandApplyingTests {
             let readByA = try await events([read(first, by: "a"), read(first, by: "c")])
             #expect(readByA.map(\.userId) == ["a"], "only the member's change applies: \(readByA)")
             #expect(readByA.map(\.kind) == [.stateChanged] && readByA.map(\.sequence) == [1] && readByA.map(\.readState) == [.read])
-            #expect(readByA.map(\.unreadCount) == [1], "a's badge: the other broadcast")
+            #expect(readByA.map(\.badge) == [1], "a's badge: the other broadcast")
             #expect(try await events([read(first, by: "a")]).isEmpty, "reading it again changes nothing")
             #expect(try await integer("SELECT unread_broadcasts(\(appId), 'b')") == 2)
             #expect(try await integer("SELECT count(*)::int8 FROM changes WHERE app_id = \(appId) AND user_id = 'a'") == 1)

@@ -189,7 +189,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
                 ChangeEvent(
                     appId: appId, userId: "user-\(number % users)", sequence: Int64(number / users + 1), kind: .created,
                     notificationId: UUID(), content: content, readState: .unread, userActionState: .noInteraction,
-                    originSubscriptionId: nil, unreadCount: 1, changedAt: Date(), devicesVersion: devicesVersions[number % users])
+                    originSubscriptionId: nil, badge: 1, changedAt: Date(), devicesVersion: devicesVersions[number % users])
             })
             messages.append(AMQPOutboundMessage(routingKey: QueueNames.fanoutChanges, wire: batch))
             if messages.count == 50 {

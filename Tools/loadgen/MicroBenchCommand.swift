@@ -219,7 +219,7 @@ private struct MicroBenchFixture {
         changeEventBatch = ChangeEventBatch(events: (0..<100).map { index in
             ChangeEvent(
                 appId: "app_micro", userId: "user-\(index)", sequence: Int64(index), kind: .created, notificationId: UUID(), content: content,
-                readState: .unread, userActionState: .noInteraction, originSubscriptionId: nil, unreadCount: 3, changedAt: Date())
+                readState: .unread, userActionState: .noInteraction, originSubscriptionId: nil, badge: 3, changedAt: Date())
         })
         userToken = try await UserToken.mint(userId: "user-1", appId: "app_micro", signingKey: clientSigningKey)
     }

@@ -120,7 +120,7 @@ enum FCMRequestValidator {
         }
         let token = try validateTarget(message)
         try validateData(message["data"])
-        try validateObject(message["notification"], at: "message.notification")
+        try validateFields(message["notification"], at: "message.notification", Self.notificationFields)
         try validateAndroid(message["android"])
         var payloadSize = 0
         for part in [message["data"], message["notification"]].compactMap({ $0 }) {
@@ -191,14 +191,64 @@ enum FCMRequestValidator {
                 throw .invalidArgument("message.android.ttl must be at most \(maximumTTLSeconds)s (28 days).")
             }
         }
-        try validateObject(config["notification"], at: "message.android.notification")
+        try validateFields(config["notification"], at: "message.android.notification", Self.androidNotificationFields)
         try validateData(config["data"])
     }
 
-    private static func validateObject(_ value: Any?, at path: String) throws(FCMError) {
-        if let value, !(value is [String: Any]) {
+    /// The type of a field of FCM's v1 message, as its JSON form must be.
+    enum FieldType {
+        case string, strings, bool, integer, object
+        case oneOf([String])
+    }
+
+    /// `message.notification` (google.firebase.fcm.v1.Notification).
+    static let notificationFields: [String: FieldType] = ["title": .string, "body": .string, "image": .string]
+
+    /// `message.android.notification` (google.firebase.fcm.v1.AndroidNotification).
+    static let androidNotificationFields: [String: FieldType] = [
+        "title": .string, "body": .string, "icon": .string, "color": .string, "sound": .string, "tag": .string, "click_action": .string,
+        "body_loc_key": .string, "body_loc_args": .strings, "title_loc_key": .string, "title_loc_args": .strings, "channel_id": .string,
+        "ticker": .string, "sticky": .bool, "event_time": .string, "local_only": .bool, "default_sound": .bool,
+        "default_vibrate_timings": .bool, "default_light_settings": .bool, "vibrate_timings": .strings, "notification_count": .integer,
+        "light_settings": .object, "image": .string, "bypass_proxy_notification": .bool,
+        "notification_priority": .oneOf(["PRIORITY_UNSPECIFIED", "PRIORITY_MIN", "PRIORITY_LOW", "PRIORITY_DEFAULT", "PRIORITY_HIGH", "PRIORITY_MAX"]),
+        "visibility": .oneOf(["VISIBILITY_UNSPECIFIED", "PRIVATE", "PUBLIC", "SECRET"]),
+    ]
+
+    /// An object whose every field FCM knows (by its proto name or its lowerCamelCase JSON name) with a value of its type:
+    /// FCM refuses an unknown name and a value of another type with INVALID_ARGUMENT, as here.
+    private static func validateFields(_ value: Any?, at path: String, _ fields: [String: FieldType]) throws(FCMError) {
+        guard let value else { return }
+        guard let object = value as? [String: Any] else {
             throw .invalidArgument("Invalid value at '\(path)': must be an object.")
         }
+        for (name, field) in object.sorted(by: { $0.key < $1.key }) {
+            guard let type = fields[name] ?? fields[snakeCase(name)] else {
+                throw .invalidArgument("Invalid JSON payload received. Unknown name \"\(name)\" at '\(path)': Cannot find field.")
+            }
+            let valid = switch type {
+            case .string: field is String
+            case .strings: (field as? [Any])?.allSatisfy { $0 is String } ?? false
+            // JSONSerialization reads true and 1 alike (NSNumber): a bool and an integer are told apart no further.
+            case .bool: field is Bool
+            case .integer: (field as? NSNumber).map { $0.doubleValue.rounded() == $0.doubleValue } ?? false
+            case .object: field is [String: Any]
+            case .oneOf(let values): (field as? String).map(values.contains) ?? false
+            }
+            guard valid else { throw .invalidArgument("Invalid value at '\(path).\(name)', \(field)") }
+        }
+    }
+
+    private static func snakeCase(_ name: String) -> String {
+        var result = ""
+        for character in name {
+            if character.isUppercase {
+                result += "_" + character.lowercased()
+            } else {
+                result.append(character)
+            }
+        }
+        return result
     }
 
     /// Seconds of a protobuf JSON duration: digits, up to nine decimals, then "s" ("3.5s").

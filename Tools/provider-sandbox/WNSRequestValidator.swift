@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 import HTTPTypes
 import Hummingbird
 
@@ -89,13 +92,18 @@ enum WNSRequestValidator {
         return type
     }
 
-    /// The body of a notification: 1 to 5000 bytes; XML whose root element is the type's
+    /// The body of a notification: 1 to 5000 bytes; well-formed XML whose root element is the type's
     /// (`<toast>`, `<tile>`, `<badge>`) unless raw. Answers the body as text.
     static func validatePayload(_ body: [UInt8], type: WNSNotificationType) throws(WNSError) -> String {
         guard !body.isEmpty else { throw .badRequest("The notification payload is empty.") }
         guard body.count <= maximumPayloadSize else { throw .payloadTooLarge }
         let text = String(decoding: body, as: UTF8.self)
         if type != .raw {
+            // WNS refuses XML that is not well-formed (an unescaped & in a text, an unclosed element) with 400.
+            let parser = XMLParser(data: Data(body))
+            guard parser.parse() else {
+                throw .badRequest("The XML payload is not well-formed (line \(parser.lineNumber), column \(parser.columnNumber)).")
+            }
             let expected = String(type.rawValue.dropFirst("wns/".count))
             guard rootElement(of: text) == expected else {
                 throw .badRequest("The XML payload must have a <\(expected)> root element.")

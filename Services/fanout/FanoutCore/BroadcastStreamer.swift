@@ -21,14 +21,16 @@ struct BroadcastStreamer: Sendable {
         var devices: [SubscriptionResolver.Device] = []
         /// Parallel to `devices`; empty where the app's badge does not count broadcasts.
         var badges: [Int] = []
+        /// The app's badge mode is none: its pushes carry no badge.
+        var omitsBadge = false
     }
 
     /// Calls `page` with each page of the event source's active subscriptions that joined by `joinedBy` (the
     /// broadcast's time: a device that joined later does not have it in its feed, so it is not pushed), in order.
     func forEachPage(appId: String, eventSource: String, joinedBy: Date, _ page: (Page) async throws -> Void) async throws {
-        let countsBroadcasts = try await client.query(
-            "SELECT badge_mode = \(BadgeMode.unreadIncludingBroadcasts.rawValue) FROM apps WHERE app_id = \(appId)", logger: logger)
-            .decode(Bool.self).first { _ in true } ?? false
+        let mode = try await client.query("SELECT badge_mode FROM apps WHERE app_id = \(appId)", logger: logger)
+            .decode(String.self).first { _ in true }.flatMap(BadgeMode.init(rawValue:)) ?? .unread
+        let countsBroadcasts = mode == .unreadIncludingBroadcasts
         // The badge of a member: the user's unread notifications and unread broadcasts (`unread_broadcasts`).
         let badge = countsBroadcasts
             ? ", coalesce((SELECT unread FROM unread_counts c WHERE c.app_id = $1 AND c.user_id = s.user_id), 0) + unread_broadcasts($1, s.user_id)"
@@ -54,7 +56,7 @@ struct BroadcastStreamer: Sendable {
                     ORDER BY m.subscription_id
                     """, binds: bindings),
                 logger: logger)
-            var found = Page()
+            var found = Page(omitsBadge: mode == .none)
             found.devices.reserveCapacity(pageSize)
             var rowCount = 0
             for try await row in rows {

@@ -67,8 +67,10 @@ struct ChangeFanoutHandler: Sendable {
         try await broadcasts.forEachPage(appId: event.appId, eventSource: event.eventSource ?? "", joinedBy: event.changedAt) { page in
             var pushes = PushJobMessages(jobsPerMessage: jobsPerMessage)
             var jobs: [PushJob] = []
-            if page.badges.isEmpty {
-                jobs = PushJobBuilder.jobs(for: event, devices: page.devices)
+            // A badge the publish named wins (unless the app shows none); else each user's counted one, where the app counts.
+            let named = page.omitsBadge ? nil : event.content?.push?.badge
+            if page.badges.isEmpty || page.omitsBadge || named != nil {
+                jobs = PushJobBuilder.jobs(for: event, devices: page.devices, broadcastBadge: named)
             } else {
                 // Each user's own badge: the devices are grouped by it, so each payload is still built once per group.
                 for (badge, devices) in Dictionary(grouping: zip(page.badges, page.devices), by: \.0) {

@@ -7,7 +7,7 @@ enum PushJobBuilder {
     /// FCM refuses a TTL over 28 days (INVALID_ARGUMENT).
     static let fcmMaximumTTL = 28 * 24 * 3600
 
-    /// `broadcastBadge`: the badge of a broadcast's push (its users' badge where the app counts broadcasts, else none).
+    /// `broadcastBadge`: the badge of a broadcast's push, as the handler resolved it for these devices' users.
     static func jobs(for event: ChangeEvent, devices: [SubscriptionResolver.Device], broadcastBadge: Int? = nil) -> [PushJob] {
         let targets = devices.filter { device in
             guard device.subscriptionId != event.originSubscriptionId else { return false }
@@ -20,12 +20,15 @@ enum PushJobBuilder {
             return event.content?.platformTypes?.contains(device.platform) ?? true
         }
         guard !targets.isEmpty else { return [] }
-        let isAlert = event.kind.isContentChange && (event.content?.isVisual ?? false)
+        // Stored and synced, never pushed (a later change of its state is).
+        if event.kind.isContentChange, let content = event.content, content.delivery == .none { return [] }
+        let isAlert = event.kind.isContentChange && (event.content?.isAlert ?? false)
         let marker = PushMarker(notificationId: event.notificationId, sequence: event.sequence, kind: event.kind)
         let priority: NotificationPriority = isAlert ? (event.content?.priority ?? .high) : .low
         let expiration = event.content?.expirationDateTime ?? event.changedAt.addingTimeInterval(24 * 3600)
         let collapseId = event.notificationId.lowercasedString
-        let badge = event.eventSource == nil ? event.unreadCount : broadcastBadge
+        // The user's badge as the app's mode counts it (none: nil), unless this content names its own.
+        let badge = event.eventSource == nil ? event.badge.map { event.kind.isContentChange ? event.content?.push?.badge ?? $0 : $0 } : broadcastBadge
         var payloads: [Platform: String] = [:]
         func payload(_ platform: Platform) -> String {
             if let built = payloads[platform] { return built }

@@ -17,11 +17,13 @@ final class AppDirectory: Sendable {
         var brokerUsers: [String: Date?]
         /// The app's client signing key, as jwt-kit checks user tokens with it.
         var tokenKeys: JWTKeyCollection
+        var badgeMode: BadgeMode
 
-        init(appId: String, apiKeyHash: String, clientSigningKey: String, brokerUsers: [String: Date?]) async {
+        init(appId: String, apiKeyHash: String, clientSigningKey: String, brokerUsers: [String: Date?], badgeMode: BadgeMode = .unread) async {
             self.appId = appId
             self.apiKeyHash = apiKeyHash
             self.brokerUsers = brokerUsers
+            self.badgeMode = badgeMode
             tokenKeys = await UserToken.keys(signingKey: clientSigningKey)
         }
 
@@ -95,16 +97,18 @@ struct PostgresAppSource: AppSource {
     func app(_ appId: String) async throws -> AppDirectory.App? {
         let rows = try await client.query(
             """
-            SELECT a.app_id, a.api_key_hash, a.client_signing_key, b.user_name, b.retires_at
+            SELECT a.app_id, a.api_key_hash, a.client_signing_key, a.badge_mode, b.user_name, b.retires_at
             FROM apps a LEFT JOIN app_broker_users b ON b.app_id = a.app_id WHERE a.app_id = \(appId)
             """, logger: logger)
-        var found: (id: String, hash: String, key: String)?
+        var found: (id: String, hash: String, key: String, badgeMode: String)?
         var brokerUsers: [String: Date?] = [:]
-        for try await (id, hash, key, user, retiresAt) in rows.decode((String, String, String, String?, Date?).self) {
-            found = (id, hash, key)
+        for try await (id, hash, key, badgeMode, user, retiresAt) in rows.decode((String, String, String, String, String?, Date?).self) {
+            found = (id, hash, key, badgeMode)
             if let user { brokerUsers[user] = retiresAt }
         }
         guard let found else { return nil }
-        return await AppDirectory.App(appId: found.id, apiKeyHash: found.hash, clientSigningKey: found.key, brokerUsers: brokerUsers)
+        return await AppDirectory.App(
+            appId: found.id, apiKeyHash: found.hash, clientSigningKey: found.key, brokerUsers: brokerUsers,
+            badgeMode: BadgeMode(rawValue: found.badgeMode) ?? .unread)
     }
 }

@@ -106,6 +106,7 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
         authenticator: authenticator, sender: dependencies.sender, visibility: visibility, subscriptionLifetime: dependencies.subscriptionLifetime
     ).register(on: router)
     EventSourceRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
+    BadgeRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
     PollSourceRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
     WebhookRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
     MyNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)

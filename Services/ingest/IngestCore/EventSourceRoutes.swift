@@ -111,7 +111,7 @@ struct EventSourceRoutes: Sendable {
     private func enrolUser(_ request: Request, appId: String, userId: String, name: String, join: Bool) async throws -> Response {
         _ = try await authenticator.requireAppServer(request, appId: appId)
         _ = try await requireSource(appId: appId, name: name)
-        let devices = try await query(UUID.self, "SELECT subscription_id FROM subscriptions WHERE app_id = \(appId) AND user_id = \(userId)")
+        let devices = try await visibility.rows(UUID.self, "SELECT subscription_id FROM subscriptions WHERE app_id = \(appId) AND user_id = \(userId)")
         try await change(appId: appId, name: name, subscriptionIds: devices, join: join)
         let ids = try await memberships(appId: appId, userId: userId)[name] ?? []
         return try JSONResponse.make(.ok, EventSourceMembership(eventSource: name, subscribed: !ids.isEmpty, subscriptionIds: ids))
@@ -122,7 +122,7 @@ struct EventSourceRoutes: Sendable {
         _ = try await authenticator.requireAppServer(request, appId: appId)
         let subscriptionId = try Self.subscriptionId(text)
         _ = try await requireSource(appId: appId, name: name)
-        guard let userId = try await query(String.self, "SELECT user_id FROM subscriptions WHERE app_id = \(appId) AND subscription_id = \(subscriptionId)").first
+        guard let userId = try await visibility.rows(String.self, "SELECT user_id FROM subscriptions WHERE app_id = \(appId) AND subscription_id = \(subscriptionId)").first
         else {
             throw APIFailure(.notFound, code: "subscription_not_found", message: "no subscription \(subscriptionId.lowercasedString) of this app", field: "subscriptionId")
         }
@@ -135,7 +135,7 @@ struct EventSourceRoutes: Sendable {
     private func deviceMembership(_ request: Request, subscriptionId text: String, name: String, join: Bool) async throws -> Response {
         let user = try await authenticator.requireUser(request)
         let subscriptionId = try Self.subscriptionId(text)
-        let owned = try await query(
+        let owned = try await visibility.rows(
             Int64.self,
             "SELECT count(*) FROM subscriptions WHERE subscription_id = \(subscriptionId) AND app_id = \(user.appId) AND user_id = \(user.userId)")
         guard owned.first == 1 else {
@@ -218,16 +218,6 @@ struct EventSourceRoutes: Sendable {
             throw APIFailure.databaseUnavailable
         }
         return found
-    }
-
-    private func query<Value: PostgresDecodable & Sendable>(_ type: Value.Type, _ query: PostgresQuery) async throws(APIFailure) -> [Value] {
-        do {
-            var values: [Value] = []
-            for try await value in try await visibility.client.query(query, logger: visibility.logger).decode(Value.self) { values.append(value) }
-            return values
-        } catch {
-            throw APIFailure.databaseUnavailable
-        }
     }
 
     private static func subscriptionId(_ text: String) throws(APIFailure) -> UUID {

@@ -72,20 +72,20 @@ struct NotificationIntake: Sendable {
     }
 
     /// - Parameters:
-    ///   - isBatch: the items came as `{"notifications": [...]}`: a field an item is refused for is named by its path
-    ///     in the body (`notifications[1].payload`), as the reader names a field of the wrong type.
+    ///   - form: how the items came; a field an item of a batch (or a recipient) is refused for is named by its path in
+    ///     the body (`notifications[1].payload`, `recipients[1].push.badge`), as the reader names a field of the wrong type.
     ///   - idempotencyKey: when the source names its message (AMQP `message_id`), ids derive from it,
     ///     so a redelivered message produces the same commands and storage applies them once.
     ///   - targets: what the items' subscription ids and event sources resolved to (`ResolvedTargets.resolve`).
     func accept(
-        _ items: [Result<NotificationRequest, ValidationError>], isBatch: Bool, appId: String, idempotencyKey: String?,
+        _ items: [Result<NotificationRequest, ValidationError>], form: PublishBody.Form, appId: String, idempotencyKey: String?,
         targets: ResolvedTargets = ResolvedTargets(), now: Date = Date()
     ) -> Outcome {
         var outcome = Outcome()
         for (index, item) in items.enumerated() {
             func pathed(_ error: ValidationError) -> ValidationError {
                 var pathed = error
-                if isBatch { pathed.field = pathed.field.map { "notifications[\(index)].\($0)" } }
+                if let path = form.path(of: index) { pathed.field = pathed.field.map { "\(path).\($0)" } }
                 return pathed
             }
             let validated: NotificationValidator.Validated
@@ -154,15 +154,38 @@ struct NotificationIntake: Sendable {
 enum PublishBody {
     static let maximumBatch = 500
 
-    /// The items and whether the body was a batch.
-    static func decode(_ body: some ContiguousBytes) throws(APIFailure) -> (items: [Result<NotificationRequest, ValidationError>], isBatch: Bool) {
+    /// How a body holds its notifications; each is answered by its place in it.
+    enum Form: Sendable {
+        /// One notification, answered `{"id"}` (or refused as a whole).
+        case single
+        /// `{"notifications": [...]}`, answered an item each.
+        case batch
+        /// One notification for several users (`recipients`), answered an item per recipient.
+        case recipients
+
+        /// Where the item at `index` sits in the body (nil: it is the body).
+        func path(of index: Int) -> String? {
+            switch self {
+            case .single: nil
+            case .batch: "notifications[\(index)]"
+            case .recipients: "recipients[\(index)]"
+            }
+        }
+    }
+
+    /// The items and how the body held them.
+    static func decode(_ body: some ContiguousBytes) throws(APIFailure) -> (items: [Result<NotificationRequest, ValidationError>], form: Form) {
         do {
             // The whole document's syntax first, as JSONDecoder checks it before reading any field.
             try JSONReader.read(body) { try $0.skipValue() }
         } catch {
             throw APIFailure(.badRequest, code: "invalid_json", message: "the body is not valid JSON")
         }
-        guard isBatch(body) else { return ([notification(body)], false) }
+        guard isBatch(body) else {
+            let item = notification(body)
+            guard case .success(let request) = item, let recipients = request.recipients else { return ([item], .single) }
+            return (try expand(request, to: recipients), .recipients)
+        }
         let items: [Result<NotificationRequest, ValidationError>]
         do {
             items = try JSONReader.read(body) { reader in
@@ -190,7 +213,38 @@ enum PublishBody {
         if items.count > maximumBatch {
             throw APIFailure(.contentTooLarge, code: "batch_too_large", message: "a batch holds at most \(maximumBatch) notifications", field: "notifications")
         }
-        return (items, true)
+        // A recipient list is a single notification's: in a batch, each item names its own user.
+        let checked = items.enumerated().map { index, item in
+            item.flatMap { request -> Result<NotificationRequest, ValidationError> in
+                guard request.recipients == nil else {
+                    return .failure(.invalid(
+                        "notifications[\(index)].recipients", "recipients is for a single notification; in a batch, each item names its userId"))
+                }
+                return .success(request)
+            }
+        }
+        return (checked, .batch)
+    }
+
+    /// A notification for each recipient: its user, and its push options over the notification's.
+    private static func expand(_ request: NotificationRequest, to recipients: [Recipient]) throws(APIFailure) -> [Result<NotificationRequest, ValidationError>] {
+        if recipients.isEmpty {
+            throw APIFailure(ValidationError.invalid("recipients", "recipients must not be empty"))
+        }
+        if recipients.count > maximumBatch {
+            throw APIFailure(.contentTooLarge, code: "batch_too_large", message: "a notification has at most \(maximumBatch) recipients", field: "recipients")
+        }
+        if request.userId != nil || request.subscriptionId != nil || request.eventSource != nil {
+            throw APIFailure(ValidationError.invalid(
+                "recipients", "recipients names the users: leave out userId, subscriptionId and eventSource (a broadcast has no recipient list)"))
+        }
+        return recipients.map { recipient in
+            var item = request
+            item.recipients = nil
+            item.userId = recipient.userId
+            if let override = recipient.push { item.push = (request.push ?? PushOptions()).overridden(by: override) }
+            return .success(item)
+        }
     }
 
     /// Whether the body is an object with a `notifications` member (of any value).

@@ -78,11 +78,7 @@ public struct NotificationValidator: Sendable {
         if let visual = payload.visualContent, (visual.title ?? "").isEmpty && (visual.body ?? "").isEmpty {
             throw ValidationError(code: "missing_field", message: "visualContent needs a title or a body", field: "payload.visualContent")
         }
-        if let data = request.push?.data {
-            for key in data.keys where ProviderPayloads.reservedKeys.contains(key) {
-                throw ValidationError.invalid("push.data.\(key)", "the key \(key) is reserved")
-            }
-        }
+        if let push = request.push { try checkPushOptions(push) }
 
         let content = NotificationContent(
             appNotificationId: appNotificationId,
@@ -113,7 +109,57 @@ public struct NotificationValidator: Sendable {
                     field: "payload")
             }
         }
+        // FCM and WNS count differently (FCM's data values are strings, so app data that is not one is escaped; a toast
+        // escapes XML's five characters, each up to six bytes): their bodies are built only where they can pass their
+        // limits, twice and six times the APNs payload at most, so the check costs nothing for the others.
+        if size * 2 + 128 > ProviderPayloads.fcmMaximumPayload, content.platformTypes?.contains(.fcm) ?? true {
+            let fcm = ProviderPayloads.fcmWorstCasePayload(of: content)
+            if fcm > ProviderPayloads.fcmMaximumPayload {
+                throw ValidationError(
+                    code: "payload_too_large",
+                    message: "the FCM message's data and notification would be \(fcm) bytes; FCM accepts at most \(ProviderPayloads.fcmMaximumPayload); leave fcm out of targetPolicy.platformTypes or send less",
+                    field: "payload")
+            }
+        }
+        if content.isAlert, size * 6 + 512 > ProviderPayloads.wnsMaximumPayload, content.platformTypes?.contains(.wns) ?? true {
+            let wns = ProviderPayloads.wnsWorstCasePayload(of: content)
+            if wns > ProviderPayloads.wnsMaximumPayload {
+                throw ValidationError(
+                    code: "payload_too_large",
+                    message: "the WNS toast would be \(wns) bytes; WNS accepts at most \(ProviderPayloads.wnsMaximumPayload); leave wns out of targetPolicy.platformTypes or send less",
+                    field: "payload")
+            }
+        }
         return Validated(userId: userId, subscriptionId: subscriptionId, eventSource: eventSource, content: content)
+    }
+
+    /// The push options' own rules: what a provider would refuse, or what means nothing alone.
+    private func checkPushOptions(_ push: PushOptions) throws(ValidationError) {
+        if let data = push.data {
+            for key in data.keys where ProviderPayloads.reservedKeys.contains(key) {
+                throw ValidationError.invalid("push.data.\(key)", "the key \(key) is reserved")
+            }
+        }
+        if let badge = push.badge, !(0...99_999).contains(badge) {
+            throw ValidationError.invalid("push.badge", "badge must be between 0 and 99999")
+        }
+        if let score = push.relevanceScore, !(0...1).contains(score) {
+            throw ValidationError.invalid("push.relevanceScore", "relevanceScore must be between 0 and 1")
+        }
+        if let image = push.imageUrl {
+            guard let url = URL(string: image), url.scheme == "https" || url.scheme == "http", url.host != nil else {
+                throw ValidationError.invalid("push.imageUrl", "imageUrl must be an http or https URL")
+            }
+        }
+        if push.criticalSound == true, push.sound == nil {
+            throw ValidationError.invalid("push.criticalSound", "criticalSound needs push.sound, the sound to play (\"default\" for the system's)")
+        }
+        if push.titleLocArgs != nil, push.titleLocKey == nil {
+            throw ValidationError.invalid("push.titleLocArgs", "titleLocArgs needs titleLocKey, the format they fill")
+        }
+        if push.bodyLocArgs != nil, push.bodyLocKey == nil {
+            throw ValidationError.invalid("push.bodyLocArgs", "bodyLocArgs needs bodyLocKey, the format they fill")
+        }
     }
 
     private func checkIdentifier(_ value: String?, field: String, required: Bool) throws(ValidationError) -> String? {

@@ -176,6 +176,7 @@ struct OperatorRoutes: Sendable {
         let stored = try await visibility.send(
             StorageCommand(action: .setBadgeMode(appId: appId, mode: badgeMode)), thenRead: String.self,
             "SELECT badge_mode FROM apps WHERE app_id = \(appId) AND badge_mode = \(badgeMode.rawValue)") != nil
+        authenticator.apps.forget(appId)
         return try JSONResponse.make(stored ? .ok : .accepted, AppSettings(badgeMode: badgeMode))
     }
 

@@ -132,7 +132,7 @@ struct PollIngestion: Service {
             let resolved = try await ResolvedTargets.resolve(items, appId: source.appId, in: targets)
             var commands: [StorageCommand] = []
             for item in items {
-                let outcome = intake.accept([.success(item)], isBatch: false, appId: source.appId, idempotencyKey: Self.key(item, of: source), targets: resolved)
+                let outcome = intake.accept([.success(item)], form: .single, appId: source.appId, idempotencyKey: Self.key(item, of: source), targets: resolved)
                 if let error = outcome.results.first?.error {
                     logger.warning("a polled notification was refused", metadata: metadata.merging(["error": "\(error.message)"]) { $1 })
                 }

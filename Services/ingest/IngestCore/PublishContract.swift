@@ -52,8 +52,8 @@ struct PublishContract: Sendable {
                 field: "message_id")
         }
         let resolved = try await ResolvedTargets.resolve(read.items.compactMap { try? $0.get() }, appId: appId, in: targets)
-        let outcome = intake.accept(read.items, isBatch: read.isBatch, appId: appId, idempotencyKey: idempotencyKey, targets: resolved)
-        if !read.isBatch {
+        let outcome = intake.accept(read.items, form: read.form, appId: appId, idempotencyKey: idempotencyKey, targets: resolved)
+        if read.form == .single {
             let result = outcome.results[0]
             if let id = result.id { return Accepted(commands: outcome.commands, status: 202, body: NotificationIntake.Outcome.acceptedJSON(id)) }
             throw APIFailure(.init(code: result.status), code: result.error?.code ?? "invalid", message: result.error?.message ?? "", field: result.error?.field)

@@ -34,6 +34,17 @@ struct WriteVisibility: Sendable {
         }
     }
 
+    /// The first column of every row of `query`; 503 `database_unavailable` when the database does not answer.
+    func rows<Value: PostgresDecodable & Sendable>(_ type: Value.Type, _ query: PostgresQuery) async throws(APIFailure) -> [Value] {
+        do {
+            var values: [Value] = []
+            for try await value in try await client.query(query, logger: logger).decode(Value.self) { values.append(value) }
+            return values
+        } catch {
+            throw APIFailure.databaseUnavailable
+        }
+    }
+
     /// Polls `query` until it returns a row; returns the first column, or nil if the write is not visible in time.
     private func poll<Value: PostgresDecodable & Sendable>(_ type: Value.Type, _ query: PostgresQuery) async -> Value? {
         let deadline = ContinuousClock.now + timeout

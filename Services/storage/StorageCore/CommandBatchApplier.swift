@@ -181,7 +181,7 @@ struct CommandBatchApplier: Sendable {
         }
     }
 
-    /// Every event carries its user's unread count (the badge) and devices version as of the whole batch applied.
+    /// Every event carries its user's badge (as the app's badge mode counts it) and devices version as of the whole batch applied.
     private func fillUserStates(_ produced: inout [NotificationChangeWriter.Produced], on connection: PostgresConnection) async throws {
         let events = produced.flatMap(\.events).filter { $0.eventSource == nil }
         guard !events.isEmpty else { return }
@@ -191,7 +191,7 @@ struct CommandBatchApplier: Sendable {
                 let event = produced[index].events[eventIndex]
                 guard event.eventSource == nil else { continue }
                 let state = states[UserKey(appId: event.appId, userId: event.userId)]
-                produced[index].events[eventIndex].unreadCount = state?.unreadCount ?? 0
+                produced[index].events[eventIndex].badge = state.map(\.badge) ?? 0
                 produced[index].events[eventIndex].devicesVersion = state?.devicesVersion ?? 0
             }
         }

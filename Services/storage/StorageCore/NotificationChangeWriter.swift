@@ -62,7 +62,7 @@ struct NotificationChangeWriter {
             events.append(ChangeEvent(
                 appId: appId, userId: userId, sequence: sequence, kind: .expired, notificationId: id, content: nil,
                 readState: ReadState(rawValue: readState) ?? .unread, userActionState: UserActionState(rawValue: actionState) ?? .noInteraction,
-                originSubscriptionId: nil, unreadCount: 0, changedAt: dueBy))
+                originSubscriptionId: nil, badge: nil, changedAt: dueBy))
         }
         guard !events.isEmpty else { return [] }
         logger.info("expired notifications", metadata: ["count": "\(events.count)"])
@@ -93,7 +93,7 @@ struct NotificationChangeWriter {
         return Produced(commandId: commandId, events: [ChangeEvent(
             appId: broadcast.appId, userId: "", sequence: 0, kind: created ? .created : .updated, notificationId: broadcast.notificationId,
             content: broadcast.content, readState: .unread, userActionState: .noInteraction, originSubscriptionId: nil,
-            unreadCount: 0, changedAt: broadcast.receivedAt, eventSource: broadcast.eventSource)])
+            badge: nil, changedAt: broadcast.receivedAt, eventSource: broadcast.eventSource)])
     }
 
     // MARK: Publish
@@ -130,7 +130,7 @@ struct NotificationChangeWriter {
                 kind: created ? .created : .updated,
                 notificationId: notification.notificationId, content: notification.content,
                 readState: .unread, userActionState: .noInteraction, originSubscriptionId: nil,
-                unreadCount: 0, changedAt: notification.receivedAt, pushSubscriptionIds: notification.pushSubscriptionIds)]))
+                badge: nil, changedAt: notification.receivedAt, pushSubscriptionIds: notification.pushSubscriptionIds)]))
         }
         return produced
     }
@@ -299,6 +299,6 @@ struct NotificationChangeWriter {
             appId: change.appId, userId: change.userId, sequence: sequence,
             kind: change.delete ? .deleted : .stateChanged, notificationId: change.notificationId, content: nil,
             readState: ReadState(rawValue: readState) ?? .unread, userActionState: UserActionState(rawValue: actionState) ?? .noInteraction,
-            originSubscriptionId: change.originSubscriptionId, unreadCount: 0, changedAt: change.requestedAt)])
+            originSubscriptionId: change.originSubscriptionId, badge: nil, changedAt: change.requestedAt)])
     }
 }

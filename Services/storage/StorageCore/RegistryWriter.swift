@@ -114,6 +114,13 @@ struct RegistryWriter {
             try await connection.query("DELETE FROM app_webhooks WHERE app_id = \(appId)", logger: logger)
         case .setBadgeMode(let appId, let mode):
             try await connection.query("UPDATE apps SET badge_mode = \(mode.rawValue) WHERE app_id = \(appId)", logger: logger)
+        case .setExternalBadge(let appId, let userId, let badge, let at):
+            try await connection.query(
+                """
+                INSERT INTO external_badges (app_id, user_id, badge, updated_at) VALUES (\(appId), \(userId), \(badge), \(at))
+                ON CONFLICT (app_id, user_id) DO UPDATE SET badge = EXCLUDED.badge, updated_at = EXCLUDED.updated_at
+                WHERE external_badges.updated_at <= EXCLUDED.updated_at
+                """, logger: logger)
         case .putPollSource(let source):
             try await connection.query(
                 """
@@ -204,7 +211,7 @@ struct RegistryWriter {
 
     /// The tables keyed by app without a foreign key to apps.
     private static let appTables = [
-        "changes", "notifications", "user_sequences", "unread_counts", "device_versions", "delivery_records", "broadcasts", "broadcast_sequences", "broadcast_states", "event_source_members",
+        "changes", "notifications", "user_sequences", "unread_counts", "device_versions", "delivery_records", "broadcasts", "broadcast_sequences", "broadcast_states", "external_badges", "event_source_members",
         "webhook_events", "webhook_deliveries",
     ]
 

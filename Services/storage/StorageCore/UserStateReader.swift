@@ -4,11 +4,13 @@ import PostgresNIO
 
 /// Reads, inside the writing transaction, what every change event of a user carries once the batch is applied:
 /// the count of unread, active notifications (the badge) and the version of the user's set of devices. Both are
-/// kept by triggers (schema migrations 7 and 9), so reading them costs one row each per user. Where the app's badge
-/// mode counts broadcasts, the unread broadcasts in the user's feed are counted too (`unread_broadcasts`).
+/// kept by triggers (schema migrations 7 and 9), so reading them costs one row each per user. The badge is what the
+/// app's badge mode counts: the unread count, with the unread broadcasts in the user's feed (`unread_broadcasts`), the
+/// app server's number (`external_badges`), or none.
 struct UserStateReader {
     struct UserState {
-        var unreadCount: Int
+        /// The badge as the app's mode counts it; nil: the app's pushes carry none.
+        var badge: Int?
         /// 0 for a user who never had a subscription.
         var devicesVersion: Int64
     }
@@ -18,8 +20,8 @@ struct UserStateReader {
     func states(appIds: [String], userIds: [String], on connection: PostgresConnection) async throws -> [UserKey: UserState] {
         var result: [UserKey: UserState] = [:]
         let rows = try await connection.execute(Statement(appIds: ArrayParameter(appIds), userIds: ArrayParameter(userIds)), logger: logger)
-        for try await (appId, userId, unread, devicesVersion) in rows {
-            result[UserKey(appId: appId, userId: userId)] = UserState(unreadCount: Int(unread), devicesVersion: devicesVersion)
+        for try await (appId, userId, badge, devicesVersion) in rows {
+            result[UserKey(appId: appId, userId: userId)] = UserState(badge: badge.map(Int.init), devicesVersion: devicesVersion)
         }
         return result
     }
@@ -28,7 +30,12 @@ struct UserStateReader {
     struct Statement: PostgresPreparedStatement {
         static let sql = """
             SELECT u.app, u.usr,
-                   coalesce(c.unread, 0) + CASE WHEN a.badge_mode = 'unreadIncludingBroadcasts' THEN unread_broadcasts(u.app, u.usr) ELSE 0 END,
+                   CASE a.badge_mode
+                       WHEN 'none' THEN NULL
+                       WHEN 'external' THEN coalesce((SELECT badge FROM external_badges e WHERE e.app_id = u.app AND e.user_id = u.usr), 0)
+                       WHEN 'unreadIncludingBroadcasts' THEN coalesce(c.unread, 0) + unread_broadcasts(u.app, u.usr)
+                       ELSE coalesce(c.unread, 0)
+                   END,
                    coalesce(d.version, 0)
             FROM (SELECT DISTINCT app, usr FROM unnest($1::text[], $2::text[]) AS t(app, usr)) u
             LEFT JOIN apps a ON a.app_id = u.app
@@ -36,7 +43,7 @@ struct UserStateReader {
             LEFT JOIN device_versions d ON d.app_id = u.app AND d.user_id = u.usr
             """
 
-        typealias Row = (String, String, Int64, Int64)
+        typealias Row = (String, String, Int64?, Int64)
 
         var appIds: ArrayParameter<String>
         var userIds: ArrayParameter<String>

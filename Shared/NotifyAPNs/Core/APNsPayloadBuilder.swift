@@ -10,29 +10,55 @@ public enum APNsPayloadBuilder {
     /// APNs rejects larger payloads (VoIP aside) with 413 PayloadTooLarge.
     public static let maximumPayloadBytes = 4096
 
-    /// An alert (visual content) or a background shoulder tap. Both carry `content-available: 1`: an alert also wakes
+    /// An alert (visual content, not delivered silently) or a background shoulder tap. Both carry `content-available: 1`: an alert also wakes
     /// the app, so it syncs on receipt as for a shoulder tap.
     public static func payload(for content: NotificationContent?, marker: PushMarker, badge: Int?) -> [UInt8] {
         var writer = JSONWriter(capacity: 384)
         writer.beginObject()
         writer.key("aps")
         writer.beginObject()
-        if let content, marker.kind.isContentChange, let visual = content.payload.visualContent {
+        let alerting = marker.kind.isContentChange ? content : nil
+        if let content = alerting, content.isAlert, let visual = content.payload.visualContent {
+            let push = content.push
             writer.key("alert")
             writer.beginObject()
             if let title = visual.title { writer.key("title"); writer.string(title) }
+            if let subtitle = push?.subtitle { writer.key("subtitle"); writer.string(subtitle) }
             if let body = visual.body { writer.key("body"); writer.string(body) }
+            if let key = push?.titleLocKey { writer.key("title-loc-key"); writer.string(key) }
+            if let args = push?.titleLocArgs { writer.key("title-loc-args"); writer.strings(args) }
+            if let key = push?.bodyLocKey { writer.key("loc-key"); writer.string(key) }
+            if let args = push?.bodyLocArgs { writer.key("loc-args"); writer.strings(args) }
+            if let launchImage = push?.launchImage { writer.key("launch-image"); writer.string(launchImage) }
             writer.endObject()
-            if let sound = content.push?.sound { writer.key("sound"); writer.string(sound) }
-            if let category = content.push?.category { writer.key("category"); writer.string(category) }
-            if let threadId = content.push?.threadId ?? content.groupName { writer.key("thread-id"); writer.string(threadId) }
+            if let sound = push?.sound {
+                writer.key("sound")
+                if push?.criticalSound == true {
+                    writer.beginObject()
+                    writer.key("critical"); writer.integer(1)
+                    writer.key("name"); writer.string(sound)
+                    writer.key("volume"); writer.integer(1)
+                    writer.endObject()
+                } else {
+                    writer.string(sound)
+                }
+            }
+            if let category = push?.category { writer.key("category"); writer.string(category) }
+            if let threadId = push?.threadId ?? content.groupName { writer.key("thread-id"); writer.string(threadId) }
+            // An image is fetched by the app's notification service extension, which only runs with mutable-content.
+            if push?.mutableContent == true || push?.imageUrl != nil { writer.key("mutable-content"); writer.integer(1) }
+            if let level = push?.interruptionLevel { writer.key("interruption-level"); writer.string(Self.apnsName(of: level)) }
+            if let score = push?.relevanceScore { writer.key("relevance-score"); writer.value(.number(score)) }
         }
         writer.key("content-available")
         writer.integer(1)
         if let badge { writer.key("badge"); writer.integer(Int64(badge)) }
         writer.endObject()
         ProviderPayloads.writeMarker(&writer, marker)
-        if let content, marker.kind.isContentChange { ProviderPayloads.writeAppContent(&writer, content) }
+        if let content = alerting {
+            if let imageUrl = content.push?.imageUrl, content.isAlert { writer.key("imageUrl"); writer.string(imageUrl) }
+            ProviderPayloads.writeAppContent(&writer, content)
+        }
         writer.endObject()
         return writer.bytes
     }
@@ -62,13 +88,18 @@ public enum APNsPayloadBuilder {
         return writer.bytes
     }
 
+    /// APNs' name of an interruption level.
+    static func apnsName(of level: InterruptionLevel) -> String {
+        switch level {
+        case .passive: "passive"
+        case .active: "active"
+        case .timeSensitive: "time-sensitive"
+        case .critical: "critical"
+        }
+    }
+
     /// The size of the largest payload this content can produce (largest badge and sequence).
     public static func worstCaseSize(of content: NotificationContent) -> Int {
-        // Any id will do: every id is written with 36 characters.
-        let marker = PushMarker(notificationId: UUID(uuid: nilUUIDBytes), sequence: Int64.max, kind: .created)
-        return payload(for: content, marker: marker, badge: 99_999).count
+        payload(for: content, marker: .worstCase, badge: 99_999).count
     }
 }
-
-/// The nil UUID's bytes, for a marker whose id only counts by its length.
-private let nilUUIDBytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)

@@ -104,6 +104,7 @@ nonisolated struct WireChangeEvent: @unchecked Sendable {
   /// Clears the value of `originSubscriptionID`. Subsequent reads from it will return its default value.
   mutating func clearOriginSubscriptionID() {_uniqueStorage()._originSubscriptionID = nil}
 
+  /// The badge (the unread count by default), unless badge_omitted.
   var unreadCount: Int64 {
     get {_storage._unreadCount}
     set {_uniqueStorage()._unreadCount = newValue}
@@ -143,6 +144,12 @@ nonisolated struct WireChangeEvent: @unchecked Sendable {
   var hasPushSubscriptionIds: Bool {_storage._pushSubscriptionIds != nil}
   /// Clears the value of `pushSubscriptionIds`. Subsequent reads from it will return its default value.
   mutating func clearPushSubscriptionIds() {_uniqueStorage()._pushSubscriptionIds = nil}
+
+  /// The app's pushes carry no badge (its badge mode is none).
+  var badgeOmitted: Bool {
+    get {_storage._badgeOmitted}
+    set {_uniqueStorage()._badgeOmitted = newValue}
+  }
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -192,7 +199,7 @@ nonisolated extension WireChangeEventBatch: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ChangeEvent"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}user_id\0\u{1}sequence\0\u{1}kind\0\u{3}notification_id\0\u{1}content\0\u{3}read_state\0\u{3}user_action_state\0\u{3}origin_subscription_id\0\u{3}unread_count\0\u{3}changed_at_micros\0\u{3}event_source\0\u{3}devices_version\0\u{3}push_subscription_ids\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}user_id\0\u{1}sequence\0\u{1}kind\0\u{3}notification_id\0\u{1}content\0\u{3}read_state\0\u{3}user_action_state\0\u{3}origin_subscription_id\0\u{3}unread_count\0\u{3}changed_at_micros\0\u{3}event_source\0\u{3}devices_version\0\u{3}push_subscription_ids\0\u{3}badge_omitted\0")
 
   fileprivate class _StorageClass {
     var _appID: String = String()
@@ -209,6 +216,7 @@ nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._Mes
     var _eventSource: String? = nil
     var _devicesVersion: Int64? = nil
     var _pushSubscriptionIds: WireSubscriptionIdList? = nil
+    var _badgeOmitted: Bool = false
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -233,6 +241,7 @@ nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._Mes
       _eventSource = source._eventSource
       _devicesVersion = source._devicesVersion
       _pushSubscriptionIds = source._pushSubscriptionIds
+      _badgeOmitted = source._badgeOmitted
     }
   }
 
@@ -265,6 +274,7 @@ nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._Mes
         case 12: try { try decoder.decodeSingularStringField(value: &_storage._eventSource) }()
         case 13: try { try decoder.decodeSingularInt64Field(value: &_storage._devicesVersion) }()
         case 14: try { try decoder.decodeSingularMessageField(value: &_storage._pushSubscriptionIds) }()
+        case 15: try { try decoder.decodeSingularBoolField(value: &_storage._badgeOmitted) }()
         default: break
         }
       }
@@ -319,6 +329,9 @@ nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._Mes
       try { if let v = _storage._pushSubscriptionIds {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
       } }()
+      if _storage._badgeOmitted != false {
+        try visitor.visitSingularBoolField(value: _storage._badgeOmitted, fieldNumber: 15)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -342,6 +355,7 @@ nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._Mes
         if _storage._eventSource != rhs_storage._eventSource {return false}
         if _storage._devicesVersion != rhs_storage._devicesVersion {return false}
         if _storage._pushSubscriptionIds != rhs_storage._pushSubscriptionIds {return false}
+        if _storage._badgeOmitted != rhs_storage._badgeOmitted {return false}
         return true
       }
       if !storagesAreEqual {return false}

@@ -122,6 +122,8 @@ nonisolated enum WireBadgeMode: SwiftProtobuf.Enum, Swift.CaseIterable {
   case unspecified // = 0
   case unread // = 1
   case unreadIncludingBroadcasts // = 2
+  case external // = 3
+  case none // = 4
   case UNRECOGNIZED(Int)
 
   init() {
@@ -133,6 +135,8 @@ nonisolated enum WireBadgeMode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 0: self = .unspecified
     case 1: self = .unread
     case 2: self = .unreadIncludingBroadcasts
+    case 3: self = .external
+    case 4: self = .none
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -142,6 +146,8 @@ nonisolated enum WireBadgeMode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .unspecified: return 0
     case .unread: return 1
     case .unreadIncludingBroadcasts: return 2
+    case .external: return 3
+    case .none: return 4
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -151,6 +157,8 @@ nonisolated enum WireBadgeMode: SwiftProtobuf.Enum, Swift.CaseIterable {
     .unspecified,
     .unread,
     .unreadIncludingBroadcasts,
+    .external,
+    .none,
   ]
 
 }
@@ -331,6 +339,96 @@ nonisolated enum WireUserActionState: SwiftProtobuf.Enum, Swift.CaseIterable {
 
 }
 
+/// Unspecified: none given (an alert).
+nonisolated enum WirePushDelivery: SwiftProtobuf.Enum, Swift.CaseIterable {
+  typealias RawValue = Int
+  case unspecified // = 0
+  case alert // = 1
+  case silent // = 2
+  case none // = 3
+  case UNRECOGNIZED(Int)
+
+  init() {
+    self = .unspecified
+  }
+
+  init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .alert
+    case 2: self = .silent
+    case 3: self = .none
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .alert: return 1
+    case .silent: return 2
+    case .none: return 3
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  static let allCases: [WirePushDelivery] = [
+    .unspecified,
+    .alert,
+    .silent,
+    .none,
+  ]
+
+}
+
+/// Unspecified: none given.
+nonisolated enum WireInterruptionLevel: SwiftProtobuf.Enum, Swift.CaseIterable {
+  typealias RawValue = Int
+  case unspecified // = 0
+  case passive // = 1
+  case active // = 2
+  case timeSensitive // = 3
+  case critical // = 4
+  case UNRECOGNIZED(Int)
+
+  init() {
+    self = .unspecified
+  }
+
+  init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .passive
+    case 2: self = .active
+    case 3: self = .timeSensitive
+    case 4: self = .critical
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .passive: return 1
+    case .active: return 2
+    case .timeSensitive: return 3
+    case .critical: return 4
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  static let allCases: [WireInterruptionLevel] = [
+    .unspecified,
+    .passive,
+    .active,
+    .timeSensitive,
+    .critical,
+  ]
+
+}
+
 /// Device subscriptions (16-byte ids), present even when empty.
 nonisolated struct WireSubscriptionIdList: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -390,56 +488,175 @@ nonisolated struct WireVisualContent: Sendable {
   fileprivate var _body: String? = nil
 }
 
-nonisolated struct WirePushOptions: Sendable {
+nonisolated struct WirePushOptions: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   var sound: String {
-    get {_sound ?? String()}
-    set {_sound = newValue}
+    get {_storage._sound ?? String()}
+    set {_uniqueStorage()._sound = newValue}
   }
   /// Returns true if `sound` has been explicitly set.
-  var hasSound: Bool {self._sound != nil}
+  var hasSound: Bool {_storage._sound != nil}
   /// Clears the value of `sound`. Subsequent reads from it will return its default value.
-  mutating func clearSound() {self._sound = nil}
+  mutating func clearSound() {_uniqueStorage()._sound = nil}
 
   var category: String {
-    get {_category ?? String()}
-    set {_category = newValue}
+    get {_storage._category ?? String()}
+    set {_uniqueStorage()._category = newValue}
   }
   /// Returns true if `category` has been explicitly set.
-  var hasCategory: Bool {self._category != nil}
+  var hasCategory: Bool {_storage._category != nil}
   /// Clears the value of `category`. Subsequent reads from it will return its default value.
-  mutating func clearCategory() {self._category = nil}
+  mutating func clearCategory() {_uniqueStorage()._category = nil}
 
   var threadID: String {
-    get {_threadID ?? String()}
-    set {_threadID = newValue}
+    get {_storage._threadID ?? String()}
+    set {_uniqueStorage()._threadID = newValue}
   }
   /// Returns true if `threadID` has been explicitly set.
-  var hasThreadID: Bool {self._threadID != nil}
+  var hasThreadID: Bool {_storage._threadID != nil}
   /// Clears the value of `threadID`. Subsequent reads from it will return its default value.
-  mutating func clearThreadID() {self._threadID = nil}
+  mutating func clearThreadID() {_uniqueStorage()._threadID = nil}
 
   /// App-defined keys added to the push payload; absent when the app sent none.
   var data: SwiftProtobuf.Google_Protobuf_Struct {
-    get {_data ?? SwiftProtobuf.Google_Protobuf_Struct()}
-    set {_data = newValue}
+    get {_storage._data ?? SwiftProtobuf.Google_Protobuf_Struct()}
+    set {_uniqueStorage()._data = newValue}
   }
   /// Returns true if `data` has been explicitly set.
-  var hasData: Bool {self._data != nil}
+  var hasData: Bool {_storage._data != nil}
   /// Clears the value of `data`. Subsequent reads from it will return its default value.
-  mutating func clearData() {self._data = nil}
+  mutating func clearData() {_uniqueStorage()._data = nil}
+
+  var criticalSound: Bool {
+    get {_storage._criticalSound ?? false}
+    set {_uniqueStorage()._criticalSound = newValue}
+  }
+  /// Returns true if `criticalSound` has been explicitly set.
+  var hasCriticalSound: Bool {_storage._criticalSound != nil}
+  /// Clears the value of `criticalSound`. Subsequent reads from it will return its default value.
+  mutating func clearCriticalSound() {_uniqueStorage()._criticalSound = nil}
+
+  var subtitle: String {
+    get {_storage._subtitle ?? String()}
+    set {_uniqueStorage()._subtitle = newValue}
+  }
+  /// Returns true if `subtitle` has been explicitly set.
+  var hasSubtitle: Bool {_storage._subtitle != nil}
+  /// Clears the value of `subtitle`. Subsequent reads from it will return its default value.
+  mutating func clearSubtitle() {_uniqueStorage()._subtitle = nil}
+
+  var titleLocKey: String {
+    get {_storage._titleLocKey ?? String()}
+    set {_uniqueStorage()._titleLocKey = newValue}
+  }
+  /// Returns true if `titleLocKey` has been explicitly set.
+  var hasTitleLocKey: Bool {_storage._titleLocKey != nil}
+  /// Clears the value of `titleLocKey`. Subsequent reads from it will return its default value.
+  mutating func clearTitleLocKey() {_uniqueStorage()._titleLocKey = nil}
+
+  /// Present when the app sent the list (even empty).
+  var titleLocArgs: WireStringList {
+    get {_storage._titleLocArgs ?? WireStringList()}
+    set {_uniqueStorage()._titleLocArgs = newValue}
+  }
+  /// Returns true if `titleLocArgs` has been explicitly set.
+  var hasTitleLocArgs: Bool {_storage._titleLocArgs != nil}
+  /// Clears the value of `titleLocArgs`. Subsequent reads from it will return its default value.
+  mutating func clearTitleLocArgs() {_uniqueStorage()._titleLocArgs = nil}
+
+  var bodyLocKey: String {
+    get {_storage._bodyLocKey ?? String()}
+    set {_uniqueStorage()._bodyLocKey = newValue}
+  }
+  /// Returns true if `bodyLocKey` has been explicitly set.
+  var hasBodyLocKey: Bool {_storage._bodyLocKey != nil}
+  /// Clears the value of `bodyLocKey`. Subsequent reads from it will return its default value.
+  mutating func clearBodyLocKey() {_uniqueStorage()._bodyLocKey = nil}
+
+  var bodyLocArgs: WireStringList {
+    get {_storage._bodyLocArgs ?? WireStringList()}
+    set {_uniqueStorage()._bodyLocArgs = newValue}
+  }
+  /// Returns true if `bodyLocArgs` has been explicitly set.
+  var hasBodyLocArgs: Bool {_storage._bodyLocArgs != nil}
+  /// Clears the value of `bodyLocArgs`. Subsequent reads from it will return its default value.
+  mutating func clearBodyLocArgs() {_uniqueStorage()._bodyLocArgs = nil}
+
+  var imageURL: String {
+    get {_storage._imageURL ?? String()}
+    set {_uniqueStorage()._imageURL = newValue}
+  }
+  /// Returns true if `imageURL` has been explicitly set.
+  var hasImageURL: Bool {_storage._imageURL != nil}
+  /// Clears the value of `imageURL`. Subsequent reads from it will return its default value.
+  mutating func clearImageURL() {_uniqueStorage()._imageURL = nil}
+
+  var launchImage: String {
+    get {_storage._launchImage ?? String()}
+    set {_uniqueStorage()._launchImage = newValue}
+  }
+  /// Returns true if `launchImage` has been explicitly set.
+  var hasLaunchImage: Bool {_storage._launchImage != nil}
+  /// Clears the value of `launchImage`. Subsequent reads from it will return its default value.
+  mutating func clearLaunchImage() {_uniqueStorage()._launchImage = nil}
+
+  var mutableContent: Bool {
+    get {_storage._mutableContent ?? false}
+    set {_uniqueStorage()._mutableContent = newValue}
+  }
+  /// Returns true if `mutableContent` has been explicitly set.
+  var hasMutableContent: Bool {_storage._mutableContent != nil}
+  /// Clears the value of `mutableContent`. Subsequent reads from it will return its default value.
+  mutating func clearMutableContent() {_uniqueStorage()._mutableContent = nil}
+
+  var interruptionLevel: WireInterruptionLevel {
+    get {_storage._interruptionLevel}
+    set {_uniqueStorage()._interruptionLevel = newValue}
+  }
+
+  var relevanceScore: Double {
+    get {_storage._relevanceScore ?? 0}
+    set {_uniqueStorage()._relevanceScore = newValue}
+  }
+  /// Returns true if `relevanceScore` has been explicitly set.
+  var hasRelevanceScore: Bool {_storage._relevanceScore != nil}
+  /// Clears the value of `relevanceScore`. Subsequent reads from it will return its default value.
+  mutating func clearRelevanceScore() {_uniqueStorage()._relevanceScore = nil}
+
+  var badge: Int64 {
+    get {_storage._badge ?? 0}
+    set {_uniqueStorage()._badge = newValue}
+  }
+  /// Returns true if `badge` has been explicitly set.
+  var hasBadge: Bool {_storage._badge != nil}
+  /// Clears the value of `badge`. Subsequent reads from it will return its default value.
+  mutating func clearBadge() {_uniqueStorage()._badge = nil}
+
+  var delivery: WirePushDelivery {
+    get {_storage._delivery}
+    set {_uniqueStorage()._delivery = newValue}
+  }
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 
-  fileprivate var _sound: String? = nil
-  fileprivate var _category: String? = nil
-  fileprivate var _threadID: String? = nil
-  fileprivate var _data: SwiftProtobuf.Google_Protobuf_Struct? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+nonisolated struct WireStringList: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var values: [String] = []
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
 }
 
 /// Present when the notification restricts its platforms (an absent list allows all).
@@ -554,7 +771,7 @@ nonisolated extension WireEventSourcePolicy: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension WireBadgeMode: SwiftProtobuf._ProtoNameProviding {
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0BADGE_MODE_UNSPECIFIED\0\u{1}BADGE_MODE_UNREAD\0\u{1}BADGE_MODE_UNREAD_INCLUDING_BROADCASTS\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0BADGE_MODE_UNSPECIFIED\0\u{1}BADGE_MODE_UNREAD\0\u{1}BADGE_MODE_UNREAD_INCLUDING_BROADCASTS\0\u{1}BADGE_MODE_EXTERNAL\0\u{1}BADGE_MODE_NONE\0")
 }
 
 nonisolated extension WirePriority: SwiftProtobuf._ProtoNameProviding {
@@ -571,6 +788,14 @@ nonisolated extension WireReadState: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension WireUserActionState: SwiftProtobuf._ProtoNameProviding {
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0USER_ACTION_STATE_UNSPECIFIED\0\u{1}USER_ACTION_STATE_NO_INTERACTION\0\u{1}USER_ACTION_STATE_ACTIVATED\0\u{1}USER_ACTION_STATE_DISMISSED\0\u{1}USER_ACTION_STATE_SNOOZED\0")
+}
+
+nonisolated extension WirePushDelivery: SwiftProtobuf._ProtoNameProviding {
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PUSH_DELIVERY_UNSPECIFIED\0\u{1}PUSH_DELIVERY_ALERT\0\u{1}PUSH_DELIVERY_SILENT\0\u{1}PUSH_DELIVERY_NONE\0")
+}
+
+nonisolated extension WireInterruptionLevel: SwiftProtobuf._ProtoNameProviding {
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0INTERRUPTION_LEVEL_UNSPECIFIED\0\u{1}INTERRUPTION_LEVEL_PASSIVE\0\u{1}INTERRUPTION_LEVEL_ACTIVE\0\u{1}INTERRUPTION_LEVEL_TIME_SENSITIVE\0\u{1}INTERRUPTION_LEVEL_CRITICAL\0")
 }
 
 nonisolated extension WireSubscriptionIdList: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -679,7 +904,189 @@ nonisolated extension WireVisualContent: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension WirePushOptions: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".PushOptions"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sound\0\u{1}category\0\u{3}thread_id\0\u{1}data\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sound\0\u{1}category\0\u{3}thread_id\0\u{1}data\0\u{3}critical_sound\0\u{1}subtitle\0\u{3}title_loc_key\0\u{3}title_loc_args\0\u{3}body_loc_key\0\u{3}body_loc_args\0\u{3}image_url\0\u{3}launch_image\0\u{3}mutable_content\0\u{3}interruption_level\0\u{3}relevance_score\0\u{1}badge\0\u{1}delivery\0")
+
+  fileprivate class _StorageClass {
+    var _sound: String? = nil
+    var _category: String? = nil
+    var _threadID: String? = nil
+    var _data: SwiftProtobuf.Google_Protobuf_Struct? = nil
+    var _criticalSound: Bool? = nil
+    var _subtitle: String? = nil
+    var _titleLocKey: String? = nil
+    var _titleLocArgs: WireStringList? = nil
+    var _bodyLocKey: String? = nil
+    var _bodyLocArgs: WireStringList? = nil
+    var _imageURL: String? = nil
+    var _launchImage: String? = nil
+    var _mutableContent: Bool? = nil
+    var _interruptionLevel: WireInterruptionLevel = .unspecified
+    var _relevanceScore: Double? = nil
+    var _badge: Int64? = nil
+    var _delivery: WirePushDelivery = .unspecified
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _sound = source._sound
+      _category = source._category
+      _threadID = source._threadID
+      _data = source._data
+      _criticalSound = source._criticalSound
+      _subtitle = source._subtitle
+      _titleLocKey = source._titleLocKey
+      _titleLocArgs = source._titleLocArgs
+      _bodyLocKey = source._bodyLocKey
+      _bodyLocArgs = source._bodyLocArgs
+      _imageURL = source._imageURL
+      _launchImage = source._launchImage
+      _mutableContent = source._mutableContent
+      _interruptionLevel = source._interruptionLevel
+      _relevanceScore = source._relevanceScore
+      _badge = source._badge
+      _delivery = source._delivery
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularStringField(value: &_storage._sound) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._category) }()
+        case 3: try { try decoder.decodeSingularStringField(value: &_storage._threadID) }()
+        case 4: try { try decoder.decodeSingularMessageField(value: &_storage._data) }()
+        case 5: try { try decoder.decodeSingularBoolField(value: &_storage._criticalSound) }()
+        case 6: try { try decoder.decodeSingularStringField(value: &_storage._subtitle) }()
+        case 7: try { try decoder.decodeSingularStringField(value: &_storage._titleLocKey) }()
+        case 8: try { try decoder.decodeSingularMessageField(value: &_storage._titleLocArgs) }()
+        case 9: try { try decoder.decodeSingularStringField(value: &_storage._bodyLocKey) }()
+        case 10: try { try decoder.decodeSingularMessageField(value: &_storage._bodyLocArgs) }()
+        case 11: try { try decoder.decodeSingularStringField(value: &_storage._imageURL) }()
+        case 12: try { try decoder.decodeSingularStringField(value: &_storage._launchImage) }()
+        case 13: try { try decoder.decodeSingularBoolField(value: &_storage._mutableContent) }()
+        case 14: try { try decoder.decodeSingularEnumField(value: &_storage._interruptionLevel) }()
+        case 15: try { try decoder.decodeSingularDoubleField(value: &_storage._relevanceScore) }()
+        case 16: try { try decoder.decodeSingularInt64Field(value: &_storage._badge) }()
+        case 17: try { try decoder.decodeSingularEnumField(value: &_storage._delivery) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      try { if let v = _storage._sound {
+        try visitor.visitSingularStringField(value: v, fieldNumber: 1)
+      } }()
+      try { if let v = _storage._category {
+        try visitor.visitSingularStringField(value: v, fieldNumber: 2)
+      } }()
+      try { if let v = _storage._threadID {
+        try visitor.visitSingularStringField(value: v, fieldNumber: 3)
+      } }()
+      try { if let v = _storage._data {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+      } }()
+      try { if let v = _storage._criticalSound {
+        try visitor.visitSingularBoolField(value: v, fieldNumber: 5)
+      } }()
+      try { if let v = _storage._subtitle {
+        try visitor.visitSingularStringField(value: v, fieldNumber: 6)
+      } }()
+      try { if let v = _storage._titleLocKey {
+        try visitor.visitSingularStringField(value: v, fieldNumber: 7)
+      } }()
+      try { if let v = _storage._titleLocArgs {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
+      } }()
+      try { if let v = _storage._bodyLocKey {
+        try visitor.visitSingularStringField(value: v, fieldNumber: 9)
+      } }()
+      try { if let v = _storage._bodyLocArgs {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+      } }()
+      try { if let v = _storage._imageURL {
+        try visitor.visitSingularStringField(value: v, fieldNumber: 11)
+      } }()
+      try { if let v = _storage._launchImage {
+        try visitor.visitSingularStringField(value: v, fieldNumber: 12)
+      } }()
+      try { if let v = _storage._mutableContent {
+        try visitor.visitSingularBoolField(value: v, fieldNumber: 13)
+      } }()
+      if _storage._interruptionLevel != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._interruptionLevel, fieldNumber: 14)
+      }
+      try { if let v = _storage._relevanceScore {
+        try visitor.visitSingularDoubleField(value: v, fieldNumber: 15)
+      } }()
+      try { if let v = _storage._badge {
+        try visitor.visitSingularInt64Field(value: v, fieldNumber: 16)
+      } }()
+      if _storage._delivery != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._delivery, fieldNumber: 17)
+      }
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: WirePushOptions, rhs: WirePushOptions) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._sound != rhs_storage._sound {return false}
+        if _storage._category != rhs_storage._category {return false}
+        if _storage._threadID != rhs_storage._threadID {return false}
+        if _storage._data != rhs_storage._data {return false}
+        if _storage._criticalSound != rhs_storage._criticalSound {return false}
+        if _storage._subtitle != rhs_storage._subtitle {return false}
+        if _storage._titleLocKey != rhs_storage._titleLocKey {return false}
+        if _storage._titleLocArgs != rhs_storage._titleLocArgs {return false}
+        if _storage._bodyLocKey != rhs_storage._bodyLocKey {return false}
+        if _storage._bodyLocArgs != rhs_storage._bodyLocArgs {return false}
+        if _storage._imageURL != rhs_storage._imageURL {return false}
+        if _storage._launchImage != rhs_storage._launchImage {return false}
+        if _storage._mutableContent != rhs_storage._mutableContent {return false}
+        if _storage._interruptionLevel != rhs_storage._interruptionLevel {return false}
+        if _storage._relevanceScore != rhs_storage._relevanceScore {return false}
+        if _storage._badge != rhs_storage._badge {return false}
+        if _storage._delivery != rhs_storage._delivery {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireStringList: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".StringList"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}values\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -687,40 +1094,21 @@ nonisolated extension WirePushOptions: SwiftProtobuf.Message, SwiftProtobuf._Mes
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self._sound) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self._category) }()
-      case 3: try { try decoder.decodeSingularStringField(value: &self._threadID) }()
-      case 4: try { try decoder.decodeSingularMessageField(value: &self._data) }()
+      case 1: try { try decoder.decodeRepeatedStringField(value: &self.values) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    try { if let v = self._sound {
-      try visitor.visitSingularStringField(value: v, fieldNumber: 1)
-    } }()
-    try { if let v = self._category {
-      try visitor.visitSingularStringField(value: v, fieldNumber: 2)
-    } }()
-    try { if let v = self._threadID {
-      try visitor.visitSingularStringField(value: v, fieldNumber: 3)
-    } }()
-    try { if let v = self._data {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
-    } }()
+    if !self.values.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.values, fieldNumber: 1)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  static func ==(lhs: WirePushOptions, rhs: WirePushOptions) -> Bool {
-    if lhs._sound != rhs._sound {return false}
-    if lhs._category != rhs._category {return false}
-    if lhs._threadID != rhs._threadID {return false}
-    if lhs._data != rhs._data {return false}
+  static func ==(lhs: WireStringList, rhs: WireStringList) -> Bool {
+    if lhs.values != rhs.values {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

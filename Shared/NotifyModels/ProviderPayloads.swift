@@ -29,15 +29,14 @@ public enum ProviderPayloads {
         if let content, marker.kind.isContentChange {
             if content.isAlert, let visual = content.payload.visualContent {
                 // What a service worker shows (`showNotification(title, {body, image, tag, ...})`) and may use.
-                let push = content.push
                 if let title = visual.title { writer.key("title"); writer.string(title) }
-                if let subtitle = push?.subtitle { writer.key("subtitle"); writer.string(subtitle) }
+                if let subtitle = content.push?.subtitle { writer.key("subtitle"); writer.string(subtitle) }
                 if let body = visual.body { writer.key("body"); writer.string(body) }
-                if let image = push?.imageUrl { writer.key("image"); writer.string(image) }
-                if let tag = push?.threadId ?? content.groupName { writer.key("tag"); writer.string(tag) }
-                if let sound = push?.sound { writer.key("sound"); writer.string(sound) }
-                if let category = push?.category { writer.key("category"); writer.string(category) }
-                if let level = push?.interruptionLevel { writer.key("interruptionLevel"); writer.string(level.rawValue) }
+                if let image = content.push?.imageUrl { writer.key("image"); writer.string(image) }
+                if let tag = content.push?.threadId ?? content.groupName { writer.key("tag"); writer.string(tag) }
+                if let sound = content.push?.sound { writer.key("sound"); writer.string(sound) }
+                if let category = content.push?.category { writer.key("category"); writer.string(category) }
+                if let level = content.push?.interruptionLevel { writer.key("interruptionLevel"); writer.string(level.rawValue) }
             }
             writeAppContent(&writer, content)
         }
@@ -56,11 +55,10 @@ public enum ProviderPayloads {
         let content = marker.kind.isContentChange ? content : nil
         writer.key("data")
         writeFCMData(&writer, content, marker: marker, badge: badge)
-        let visual = content?.isAlert == true ? content?.payload.visualContent : nil
-        let push = content?.push
-        if let visual {
+        let isAlert = content?.isAlert == true
+        if isAlert, let content {
             writer.key("notification")
-            writeFCMNotification(&writer, visual, push: push)
+            writeFCMNotification(&writer, content)
         }
         writer.key("android")
         writer.beginObject()
@@ -69,17 +67,17 @@ public enum ProviderPayloads {
         writer.key("ttl"); writer.string("\(max(ttlSeconds, 0))s")
         // The alert's sound, the activity a tap opens (category), the group it replaces within (groupName), its
         // localized texts and how it may interrupt.
-        if visual != nil, let content, let android = androidNotification(content) {
+        if isAlert, let alert = content, hasAndroidNotification(alert) {
             writer.key("notification")
             writer.beginObject()
-            if let sound = android.sound { writer.key("sound"); writer.string(sound) }
-            if let category = android.clickAction { writer.key("click_action"); writer.string(category) }
-            if let group = android.tag { writer.key("tag"); writer.string(group) }
-            if let key = push?.titleLocKey { writer.key("title_loc_key"); writer.string(key) }
-            if let args = push?.titleLocArgs { writer.key("title_loc_args"); writer.strings(args) }
-            if let key = push?.bodyLocKey { writer.key("body_loc_key"); writer.string(key) }
-            if let args = push?.bodyLocArgs { writer.key("body_loc_args"); writer.strings(args) }
-            if let priority = android.priority { writer.key("notification_priority"); writer.string(priority) }
+            if let sound = alert.push?.sound { writer.key("sound"); writer.string(sound) }
+            if let category = alert.push?.category { writer.key("click_action"); writer.string(category) }
+            if let group = alert.groupName { writer.key("tag"); writer.string(group) }
+            if let key = alert.push?.titleLocKey { writer.key("title_loc_key"); writer.string(key) }
+            if let args = alert.push?.titleLocArgs { writer.key("title_loc_args"); writer.strings(args) }
+            if let key = alert.push?.bodyLocKey { writer.key("body_loc_key"); writer.string(key) }
+            if let args = alert.push?.bodyLocArgs { writer.key("body_loc_args"); writer.strings(args) }
+            if let level = alert.push?.interruptionLevel { writer.key("notification_priority"); writer.string(androidPriority(of: level)) }
             writer.endObject()
         }
         writer.endObject()
@@ -112,11 +110,11 @@ public enum ProviderPayloads {
     }
 
     /// FCM's `notification`: what every platform shows.
-    private static func writeFCMNotification(_ writer: inout JSONWriter, _ visual: VisualContent, push: PushOptions?) {
+    private static func writeFCMNotification(_ writer: inout JSONWriter, _ content: NotificationContent) {
         writer.beginObject()
-        if let title = visual.title { writer.key("title"); writer.string(title) }
-        if let body = visual.body { writer.key("body"); writer.string(body) }
-        if let image = push?.imageUrl { writer.key("image"); writer.string(image) }
+        if let title = content.payload.visualContent?.title { writer.key("title"); writer.string(title) }
+        if let body = content.payload.visualContent?.body { writer.key("body"); writer.string(body) }
+        if let image = content.push?.imageUrl { writer.key("image"); writer.string(image) }
         writer.endObject()
     }
 
@@ -129,9 +127,9 @@ public enum ProviderPayloads {
         let marker = PushMarker.worstCase
         var data = JSONWriter(capacity: 512)
         writeFCMData(&data, content, marker: marker, badge: Int.max)
-        guard content.isAlert, let visual = content.payload.visualContent else { return data.bytes.count }
+        guard content.isAlert else { return data.bytes.count }
         var notification = JSONWriter(capacity: 256)
-        writeFCMNotification(&notification, visual, push: content.push)
+        writeFCMNotification(&notification, content)
         return data.bytes.count + notification.bytes.count
     }
 
@@ -144,19 +142,21 @@ public enum ProviderPayloads {
         return content.isAlert ? wnsToast(for: content, marker: marker).count : data(for: content, marker: marker, badge: Int.max).count
     }
 
-    /// What an alert's `android.notification` holds; nil when it would be empty.
-    private static func androidNotification(_ content: NotificationContent) -> (sound: String?, clickAction: String?, tag: String?, priority: String?)? {
-        let push = content.push
-        let priority: String? = switch push?.interruptionLevel {
+    /// Whether an alert's `android.notification` holds anything.
+    private static func hasAndroidNotification(_ content: NotificationContent) -> Bool {
+        guard let push = content.push else { return content.groupName != nil }
+        return push.sound != nil || push.category != nil || content.groupName != nil || push.interruptionLevel != nil
+            || push.titleLocKey != nil || push.titleLocArgs != nil || push.bodyLocKey != nil || push.bodyLocArgs != nil
+    }
+
+    /// Android's nearest notification priority to an interruption level.
+    private static func androidPriority(of level: InterruptionLevel) -> String {
+        switch level {
         case .passive: "PRIORITY_LOW"
         case .active: "PRIORITY_DEFAULT"
         case .timeSensitive: "PRIORITY_HIGH"
         case .critical: "PRIORITY_MAX"
-        case nil: nil
         }
-        let localized = push?.titleLocKey != nil || push?.titleLocArgs != nil || push?.bodyLocKey != nil || push?.bodyLocArgs != nil
-        guard push?.sound != nil || push?.category != nil || content.groupName != nil || priority != nil || localized else { return nil }
-        return (push?.sound, push?.category, content.groupName, priority)
     }
 
     /// A WNS toast (`X-WNS-Type: wns/toast`) showing the title, subtitle and body, with the image as its hero and the

@@ -45,6 +45,30 @@ extension EventSourcePolicy {
     }
 }
 
+extension PushOptions {
+    /// Whether any option that shapes an alert is set (they travel in a sub-message, absent otherwise).
+    var hasAlertOptions: Bool {
+        criticalSound != nil || subtitle != nil || titleLocKey != nil || titleLocArgs != nil || bodyLocKey != nil || bodyLocArgs != nil
+            || imageUrl != nil || launchImage != nil || mutableContent != nil || interruptionLevel != nil || relevanceScore != nil
+    }
+
+    var wireAlert: WireAlertOptions {
+        var alert = WireAlertOptions()
+        if let criticalSound { alert.criticalSound = criticalSound }
+        if let subtitle { alert.subtitle = subtitle }
+        if let titleLocKey { alert.titleLocKey = titleLocKey }
+        if let titleLocArgs { alert.titleLocArgs.values = titleLocArgs }
+        if let bodyLocKey { alert.bodyLocKey = bodyLocKey }
+        if let bodyLocArgs { alert.bodyLocArgs.values = bodyLocArgs }
+        if let imageUrl { alert.imageURL = imageUrl }
+        if let launchImage { alert.launchImage = launchImage }
+        if let mutableContent { alert.mutableContent = mutableContent }
+        if let interruptionLevel { alert.interruptionLevel = interruptionLevel.wire }
+        if let relevanceScore { alert.relevanceScore = relevanceScore }
+        return alert
+    }
+}
+
 extension InterruptionLevel {
     var wire: WireInterruptionLevel {
         switch self {
@@ -267,21 +291,11 @@ extension NotificationContent {
         if let push {
             content.push = WirePushOptions()
             if let sound = push.sound { content.push.sound = sound }
-            if let criticalSound = push.criticalSound { content.push.criticalSound = criticalSound }
             if let category = push.category { content.push.category = category }
             if let threadId = push.threadId { content.push.threadID = threadId }
-            if let subtitle = push.subtitle { content.push.subtitle = subtitle }
-            if let key = push.titleLocKey { content.push.titleLocKey = key }
-            if let args = push.titleLocArgs { content.push.titleLocArgs.values = args }
-            if let key = push.bodyLocKey { content.push.bodyLocKey = key }
-            if let args = push.bodyLocArgs { content.push.bodyLocArgs.values = args }
-            if let imageUrl = push.imageUrl { content.push.imageURL = imageUrl }
-            if let launchImage = push.launchImage { content.push.launchImage = launchImage }
-            if let mutableContent = push.mutableContent { content.push.mutableContent = mutableContent }
-            if let level = push.interruptionLevel { content.push.interruptionLevel = level.wire }
-            if let score = push.relevanceScore { content.push.relevanceScore = score }
             if let badge = push.badge { content.push.badge = Int64(badge) }
             if let delivery = push.delivery { content.push.delivery = delivery.wire }
+            if push.hasAlertOptions, let alert = try? push.wireAlert.serializedBytes() as Data { content.push.alert = alert }
             if let data = push.data { content.push.data = Google_Protobuf_Struct(fields: data.mapValues(\.wire)) }
         }
         return content
@@ -306,16 +320,29 @@ extension NotificationContent {
                         body: wire.visualContent.hasBody ? wire.visualContent.body : nil)
                     : nil),
             push: try push.map { push throws(WireDecodingError) in
-                PushOptions(
-                    sound: push.hasSound ? push.sound : nil, criticalSound: push.hasCriticalSound ? push.criticalSound : nil,
+                let alert: WireAlertOptions?
+                do {
+                    alert = push.hasAlert ? try WireAlertOptions(serializedBytes: push.alert) : nil
+                } catch {
+                    throw WireDecodingError(.malformed, "\(field()).push.alert is not an AlertOptions message")
+                }
+                return PushOptions(
+                    sound: push.hasSound ? push.sound : nil, criticalSound: alert?.hasCriticalSound == true ? alert?.criticalSound : nil,
                     category: push.hasCategory ? push.category : nil, threadId: push.hasThreadID ? push.threadID : nil,
-                    subtitle: push.hasSubtitle ? push.subtitle : nil, titleLocKey: push.hasTitleLocKey ? push.titleLocKey : nil,
-                    titleLocArgs: push.hasTitleLocArgs ? push.titleLocArgs.values : nil, bodyLocKey: push.hasBodyLocKey ? push.bodyLocKey : nil,
-                    bodyLocArgs: push.hasBodyLocArgs ? push.bodyLocArgs.values : nil, imageUrl: push.hasImageURL ? push.imageURL : nil,
-                    launchImage: push.hasLaunchImage ? push.launchImage : nil, mutableContent: push.hasMutableContent ? push.mutableContent : nil,
-                    interruptionLevel: push.interruptionLevel == .unspecified
-                        ? nil : try InterruptionLevel(wire: push.interruptionLevel, "\(field()).push.interruption_level"),
-                    relevanceScore: push.hasRelevanceScore ? push.relevanceScore : nil, badge: push.hasBadge ? Int(push.badge) : nil,
+                    subtitle: alert?.hasSubtitle == true ? alert?.subtitle : nil,
+                    titleLocKey: alert?.hasTitleLocKey == true ? alert?.titleLocKey : nil,
+                    titleLocArgs: alert?.hasTitleLocArgs == true ? alert?.titleLocArgs.values : nil,
+                    bodyLocKey: alert?.hasBodyLocKey == true ? alert?.bodyLocKey : nil,
+                    bodyLocArgs: alert?.hasBodyLocArgs == true ? alert?.bodyLocArgs.values : nil,
+                    imageUrl: alert?.hasImageURL == true ? alert?.imageURL : nil,
+                    launchImage: alert?.hasLaunchImage == true ? alert?.launchImage : nil,
+                    mutableContent: alert?.hasMutableContent == true ? alert?.mutableContent : nil,
+                    interruptionLevel: try alert.flatMap { alert throws(WireDecodingError) in
+                        alert.interruptionLevel == .unspecified
+                            ? nil : try InterruptionLevel(wire: alert.interruptionLevel, "\(field()).push.alert.interruption_level")
+                    },
+                    relevanceScore: alert?.hasRelevanceScore == true ? alert?.relevanceScore : nil,
+                    badge: push.hasBadge ? Int(push.badge) : nil,
                     delivery: push.delivery == .unspecified ? nil : try PushDelivery(wire: push.delivery, "\(field()).push.delivery"),
                     data: push.hasData ? push.data.fields.mapValues(JSONValue.init(wire:)) : nil)
             })

@@ -70,6 +70,15 @@ extension EndToEndTests {
                     """, on: client, timeout: .seconds(120)) { $0 >= Int64(members - 1) }
             }
             #expect(accepted == Int64(members - 1), "one accepted push per active member, no more")
+            // The summary counts them in the database, each push once by its latest result.
+            struct Summary: Decodable {
+                var pushes: Int
+                var byProvider: [String: [String: Int]]
+                var byResult: [String: Int]
+            }
+            let summary = try await app.appServer(.GET, "/notifications/\(notificationId)/deliveries/summary").decode(Summary.self)
+            #expect(summary.byProvider["apns"]?["accepted"] == members - 1 && summary.byResult["accepted"] == members - 1, "\(summary)")
+            #expect(summary.pushes >= members - 1)
             // At least once, as every hop is: a push whose answer came too late is sent again, with the same apns-id and
             // collapse id, so the device shows it once (DESIGN.md, delivery guarantees).
             for token in registered + [firstOfSecondPage, last] {

@@ -252,5 +252,22 @@ extension EndToEndTests {
             #expect(history.notifications.count == 1, "history: \(history.notifications.map { ($0.id, $0.payload?.visualContent?.title) })")
             #expect(history.notifications.first?.payload?.visualContent?.title == "2 : 0")
         }
+
+        @Test("groupName filters history and changes (deletions always pass)")
+        func groupNameFilters() async throws {
+            let app = try await TestApp.create()
+            let userId = "grouped-\(uniqueSuffix())"
+            let user = try await app.user(userId)
+            let orders = try await app.publishAccepted(NotificationRequest(
+                userId: userId, groupName: "orders", payload: NotificationPayload(visualContent: VisualContent(title: "Shipped"))))
+            _ = try await app.publishAccepted(NotificationRequest(
+                userId: userId, groupName: "chat", payload: NotificationPayload(visualContent: VisualContent(title: "Hi"))))
+            _ = try await user.waitForChanges(after: nil) { $0.count == 2 }
+            let history = try await user.history(query: "groupName=orders")
+            #expect(history.notifications.map { $0.id.uuidString.lowercased() } == [orders])
+            let answer = try await user.changesAnswer(query: "groupName=orders")
+            let changes = try answer.decode(ChangePage.self).changes
+            #expect(changes.map { $0.notification.id.uuidString.lowercased() } == [orders], "\(describe(changes))")
+        }
     }
 }

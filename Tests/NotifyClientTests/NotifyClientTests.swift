@@ -210,6 +210,37 @@ struct NotifyClientTests {
         #expect(stateChanges.count == 1)
     }
 
+    @Test("what each provider hands the app (APNs userInfo, FCM's data map, the Web Push JSON, a WNS toast's launch arguments) is recognised and synced")
+    func everyProvidersPushIsProcessed() async throws {
+        let app = try await Stack.createApp()
+        let id = try await Stack.publish(app, to: "gus", title: "One for each")
+        let view = try await eventually("notification stored") { try await Stack.notification(app, id) }
+        let marker = PushMarker(notificationId: view.id, sequence: view.sequence, kind: .created)
+        let content = NotificationContent(
+            appNotificationId: nil, groupName: nil, priority: view.priority, expirationDateTime: view.expirationDateTime, displayTimeToLive: nil,
+            platformTypes: nil, payload: try #require(view.payload), push: view.push)
+        func object(_ bytes: [UInt8]) throws -> [AnyHashable: Any] {
+            try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [AnyHashable: Any])
+        }
+        let toast = String(decoding: ProviderPayloads.wnsToast(for: content, marker: marker), as: UTF8.self)
+        let launch = try #require(toast.split(separator: "\"").dropFirst().first.map(String.init), "no launch attribute in \(toast)")
+        let pushes: [(String, [AnyHashable: Any])] = [
+            ("APNs", try object(APNsPayloadBuilder.payload(for: content, marker: marker, badge: 1))),
+            ("FCM", try #require(try object(ProviderPayloads.fcmMessage(
+                for: content, marker: marker, badge: 1, collapseKey: "c", highPriority: true, ttlSeconds: 60))["data"] as? [AnyHashable: Any])),
+            ("Web Push", try object(ProviderPayloads.data(for: content, marker: marker, badge: 1))),
+            ("WNS", ["launch": launch.replacingOccurrences(of: "&amp;", with: "&")]),
+        ]
+        for (provider, userInfo) in pushes {
+            let client = try makeClient(app, userId: "gus", storage: temporaryStorage())
+            guard case .processed(let changes) = try await client.processPushNotification(userInfo) else {
+                Issue.record("\(provider)'s push was not recognised: \(userInfo)")
+                continue
+            }
+            #expect(changes.map(\.notification.id) == [id], "\(provider)")
+        }
+    }
+
     @Test("a push of another service is not ours, and needs no network")
     func foreignPushIsNotOurs() async throws {
         let app = try await Stack.createApp()

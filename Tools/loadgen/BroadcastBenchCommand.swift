@@ -103,6 +103,7 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
         }
         let start = try await delivered()
         let cpuBefore = ProcessCPU.snapshot(of: stack)
+        let memoryBefore = ProcessMemory.read(stack)
         let published = ContinuousClock.now
         let body: [String: Any] = [
             "eventSource": eventSource,
@@ -123,6 +124,13 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
         }
         let elapsed = ContinuousClock.now - published
         let cpuAfter = ProcessCPU.snapshot(of: stack)
+        // Peak memory since each service started, before and after: a broadcast held in pages leaves it where it was.
+        let memoryAfter = ProcessMemory.read(stack)
+        let peaksBefore = Dictionary(memoryBefore.map { ($0.service, $0.peakKiB) }, uniquingKeysWith: { $1 })
+        let memory = memoryAfter.sorted { $0.service < $1.service }.compactMap { after -> BenchmarkReport.Figure? in
+            guard let from = peaksBefore[after.service] ?? nil, let to = after.peakKiB else { return nil }
+            return .init(name: "peak memory (VmHWM) \(after.service), before → after", value: Double(to) / 1024, unit: String(format: "MiB (from %.1f)", Double(from) / 1024))
+        }
         try await client.shutdown()
         func seconds(_ duration: Duration) -> Double { Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
         let report = BenchmarkReport(
@@ -132,7 +140,7 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
                 .init(name: "202 to last push", value: seconds(elapsed), unit: "s"),
                 .init(name: "pushes per second", value: Double(arrived) / max(seconds(elapsed), 0.001), unit: "pushes/s"),
                 .init(name: "seeding (not part of the broadcast)", value: seconds(seedTime), unit: "s"),
-            ],
+            ] + memory,
             cpu: ProcessCPU.usage(from: cpuBefore, to: cpuAfter, units: arrived, unit: "push"))
         try report.write(to: output ?? BenchmarkReport.defaultOutput("broadcast"))
         if arrived < devices { throw ExitCode(1) }

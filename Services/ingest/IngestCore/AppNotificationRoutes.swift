@@ -5,7 +5,7 @@ import NotifyModels
 /// The app server's handle on a stored notification (API key): read, change state, delete —
 /// by id (`/notifications/{id}`) or by its own id (`/users/{userId}/notifications/{appNotificationId}`) —
 /// and its delivery log (`/notifications/{id}/deliveries`, oldest first, in pages: `limit` (default 1,000, at most 10,000)
-/// and the `pageToken` of the page before).
+/// and the `pageToken` of the page before), or its summary (`/notifications/{id}/deliveries/summary`).
 struct AppNotificationRoutes: Sendable {
     let authenticator: Authenticator
     let reader: NotificationReader
@@ -20,6 +20,14 @@ struct AppNotificationRoutes: Sendable {
                 return try JSONResponse.make(.ok, try await reader.deliveries(appId: appId, notificationId: id, limit: limit, pageToken: pageToken))
             } catch let failure as APIFailure {
                 throw failure
+            } catch {
+                throw APIFailure.databaseUnavailable
+            }
+        }
+        router.get("/v1/apps/:appId/notifications/:id/deliveries/summary") { request, context in
+            let (appId, id) = try await target(request, context)
+            do {
+                return try JSONResponse.make(.ok, try await reader.deliverySummary(appId: appId, notificationId: id))
             } catch {
                 throw APIFailure.databaseUnavailable
             }

@@ -6,15 +6,16 @@ import PostgresNIO
 
 /// Reads notifications, history pages and change pages through the read-only role.
 struct NotificationReader: Sendable {
-    /// Reader options, as the Rome SDK's reader offers them.
+    /// Reader options, as the Rome SDK's reader offers them, and Graph's group.
     struct Filter: Sendable {
         var status: NotificationStatus?
         var readState: ReadState?
         var userActionState: UserActionState?
+        var groupName: String?
 
         func matches(_ view: NotificationView) -> Bool {
             (status == nil || view.status == status) && (readState == nil || view.readState == readState)
-                && (userActionState == nil || view.userActionState == userActionState)
+                && (userActionState == nil || view.userActionState == userActionState) && (groupName == nil || view.groupName == groupName)
         }
     }
 
@@ -174,6 +175,10 @@ struct NotificationReader: Sendable {
             bindings.append(actionState.rawValue)
             sql += " AND user_action_state = $\(bindings.count)"
         }
+        if let groupName = filter.groupName {
+            bindings.append(groupName)
+            sql += " AND content::jsonb ->> 'groupName' = $\(bindings.count)"
+        }
         if let pageToken {
             let (createdAt, id) = try PageToken.decode(pageToken)
             bindings.append(createdAt)
@@ -327,5 +332,39 @@ extension NotificationReader {
             last = DeliveryPosition(at: PostgresTimestamp(at), pushId: pushId, attempt: attempt, result: result)
         }
         return DeliveryPage(deliveries: records, nextPageToken: more ? last.map(PageToken.encode) : nil)
+    }
+}
+
+/// What became of a notification's pushes, counted in the database (a broadcast's million rows are never sent):
+/// each push once, by its latest outcome, per provider.
+struct DeliverySummary: Encodable, Sendable {
+    @LowercasedUUID var notificationId: UUID
+    /// Pushes with an outcome logged.
+    var pushes: Int
+    /// Per provider (`apns`, `fcm`, ...), pushes by their latest result (`accepted`, `retrying`, `tokenInvalid`, `failed`).
+    var byProvider: [String: [String: Int]]
+    /// Pushes by their latest result, all providers together.
+    var byResult: [String: Int]
+}
+
+extension NotificationReader {
+    func deliverySummary(appId: String, notificationId: UUID) async throws -> DeliverySummary {
+        let rows = try await client.query(
+            """
+            WITH latest AS (
+                SELECT DISTINCT ON (o.push_id) o.platform, o.result
+                FROM delivery_records d, unnest(d.push_ids, d.platforms, d.results, d.attempts, d.ats) AS o(push_id, platform, result, attempt, at)
+                WHERE d.app_id = \(appId) AND d.notification_id = \(notificationId)
+                ORDER BY o.push_id, o.attempt DESC, o.at DESC
+            )
+            SELECT platform, result, count(*) FROM latest GROUP BY platform, result
+            """, logger: logger)
+        var summary = DeliverySummary(notificationId: notificationId, pushes: 0, byProvider: [:], byResult: [:])
+        for try await (platform, result, count) in rows.decode((String, String, Int64).self) {
+            summary.pushes += Int(count)
+            summary.byProvider[platform, default: [:]][result] = Int(count)
+            summary.byResult[result, default: 0] += Int(count)
+        }
+        return summary
     }
 }

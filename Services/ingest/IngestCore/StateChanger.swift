@@ -65,11 +65,12 @@ struct StateChanger: Sendable {
     }
 }
 
-/// Reads the reader options (status, readState, userActionState) and paging from the query string.
+/// Reads the reader options (status, readState, userActionState, groupName) and paging from the query string.
 enum ReaderQuery {
     static func filter(_ request: Request) throws(APIFailure) -> NotificationReader.Filter {
         NotificationReader.Filter(
-            status: try value(request, "status"), readState: try value(request, "readState"), userActionState: try value(request, "userActionState"))
+            status: try value(request, "status"), readState: try value(request, "readState"), userActionState: try value(request, "userActionState"),
+            groupName: request.uri.queryParameters.get("groupName").map { String($0) })
     }
 
     static func limit(_ request: Request, default defaultLimit: Int, maximum: Int) throws(APIFailure) -> Int {

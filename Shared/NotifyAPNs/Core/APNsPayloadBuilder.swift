@@ -17,23 +17,21 @@ public enum APNsPayloadBuilder {
         writer.beginObject()
         writer.key("aps")
         writer.beginObject()
-        let alerting = marker.kind.isContentChange ? content : nil
-        if let content = alerting, content.isAlert, let visual = content.payload.visualContent {
-            let push = content.push
+        if let content, marker.kind.isContentChange, content.isAlert, let visual = content.payload.visualContent {
             writer.key("alert")
             writer.beginObject()
             if let title = visual.title { writer.key("title"); writer.string(title) }
-            if let subtitle = push?.subtitle { writer.key("subtitle"); writer.string(subtitle) }
+            if let subtitle = content.push?.subtitle { writer.key("subtitle"); writer.string(subtitle) }
             if let body = visual.body { writer.key("body"); writer.string(body) }
-            if let key = push?.titleLocKey { writer.key("title-loc-key"); writer.string(key) }
-            if let args = push?.titleLocArgs { writer.key("title-loc-args"); writer.strings(args) }
-            if let key = push?.bodyLocKey { writer.key("loc-key"); writer.string(key) }
-            if let args = push?.bodyLocArgs { writer.key("loc-args"); writer.strings(args) }
-            if let launchImage = push?.launchImage { writer.key("launch-image"); writer.string(launchImage) }
+            if let key = content.push?.titleLocKey { writer.key("title-loc-key"); writer.string(key) }
+            if let args = content.push?.titleLocArgs { writer.key("title-loc-args"); writer.strings(args) }
+            if let key = content.push?.bodyLocKey { writer.key("loc-key"); writer.string(key) }
+            if let args = content.push?.bodyLocArgs { writer.key("loc-args"); writer.strings(args) }
+            if let launchImage = content.push?.launchImage { writer.key("launch-image"); writer.string(launchImage) }
             writer.endObject()
-            if let sound = push?.sound {
+            if let sound = content.push?.sound {
                 writer.key("sound")
-                if push?.criticalSound == true {
+                if content.push?.criticalSound == true {
                     writer.beginObject()
                     writer.key("critical"); writer.integer(1)
                     writer.key("name"); writer.string(sound)
@@ -43,20 +41,20 @@ public enum APNsPayloadBuilder {
                     writer.string(sound)
                 }
             }
-            if let category = push?.category { writer.key("category"); writer.string(category) }
-            if let threadId = push?.threadId ?? content.groupName { writer.key("thread-id"); writer.string(threadId) }
+            if let category = content.push?.category { writer.key("category"); writer.string(category) }
+            if let threadId = content.push?.threadId ?? content.groupName { writer.key("thread-id"); writer.string(threadId) }
             // An image is fetched by the app's notification service extension, which only runs with mutable-content.
-            if push?.mutableContent == true || push?.imageUrl != nil { writer.key("mutable-content"); writer.integer(1) }
-            if let level = push?.interruptionLevel { writer.key("interruption-level"); writer.string(Self.apnsName(of: level)) }
-            if let score = push?.relevanceScore { writer.key("relevance-score"); writer.value(.number(score)) }
+            if content.push?.mutableContent == true || content.push?.imageUrl != nil { writer.key("mutable-content"); writer.integer(1) }
+            if let level = content.push?.interruptionLevel { writer.key("interruption-level"); writer.string(Self.apnsName(of: level)) }
+            if let score = content.push?.relevanceScore { writer.key("relevance-score"); writer.value(.number(score)) }
         }
         writer.key("content-available")
         writer.integer(1)
         if let badge { writer.key("badge"); writer.integer(Int64(badge)) }
         writer.endObject()
         ProviderPayloads.writeMarker(&writer, marker)
-        if let content = alerting {
-            if let imageUrl = content.push?.imageUrl, content.isAlert { writer.key("imageUrl"); writer.string(imageUrl) }
+        if let content, marker.kind.isContentChange {
+            if content.isAlert, let imageUrl = content.push?.imageUrl { writer.key("imageUrl"); writer.string(imageUrl) }
             ProviderPayloads.writeAppContent(&writer, content)
         }
         writer.endObject()

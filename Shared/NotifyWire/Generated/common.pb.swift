@@ -488,163 +488,195 @@ nonisolated struct WireVisualContent: Sendable {
   fileprivate var _body: String? = nil
 }
 
-nonisolated struct WirePushOptions: @unchecked Sendable {
+nonisolated struct WirePushOptions: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   var sound: String {
-    get {_storage._sound ?? String()}
-    set {_uniqueStorage()._sound = newValue}
+    get {_sound ?? String()}
+    set {_sound = newValue}
   }
   /// Returns true if `sound` has been explicitly set.
-  var hasSound: Bool {_storage._sound != nil}
+  var hasSound: Bool {self._sound != nil}
   /// Clears the value of `sound`. Subsequent reads from it will return its default value.
-  mutating func clearSound() {_uniqueStorage()._sound = nil}
+  mutating func clearSound() {self._sound = nil}
 
   var category: String {
-    get {_storage._category ?? String()}
-    set {_uniqueStorage()._category = newValue}
+    get {_category ?? String()}
+    set {_category = newValue}
   }
   /// Returns true if `category` has been explicitly set.
-  var hasCategory: Bool {_storage._category != nil}
+  var hasCategory: Bool {self._category != nil}
   /// Clears the value of `category`. Subsequent reads from it will return its default value.
-  mutating func clearCategory() {_uniqueStorage()._category = nil}
+  mutating func clearCategory() {self._category = nil}
 
   var threadID: String {
-    get {_storage._threadID ?? String()}
-    set {_uniqueStorage()._threadID = newValue}
+    get {_threadID ?? String()}
+    set {_threadID = newValue}
   }
   /// Returns true if `threadID` has been explicitly set.
-  var hasThreadID: Bool {_storage._threadID != nil}
+  var hasThreadID: Bool {self._threadID != nil}
   /// Clears the value of `threadID`. Subsequent reads from it will return its default value.
-  mutating func clearThreadID() {_uniqueStorage()._threadID = nil}
+  mutating func clearThreadID() {self._threadID = nil}
 
   /// App-defined keys added to the push payload; absent when the app sent none.
   var data: SwiftProtobuf.Google_Protobuf_Struct {
-    get {_storage._data ?? SwiftProtobuf.Google_Protobuf_Struct()}
-    set {_uniqueStorage()._data = newValue}
+    get {_data ?? SwiftProtobuf.Google_Protobuf_Struct()}
+    set {_data = newValue}
   }
   /// Returns true if `data` has been explicitly set.
-  var hasData: Bool {_storage._data != nil}
+  var hasData: Bool {self._data != nil}
   /// Clears the value of `data`. Subsequent reads from it will return its default value.
-  mutating func clearData() {_uniqueStorage()._data = nil}
+  mutating func clearData() {self._data = nil}
 
-  var criticalSound: Bool {
-    get {_storage._criticalSound ?? false}
-    set {_uniqueStorage()._criticalSound = newValue}
+  /// The options that shape an alert, a serialized AlertOptions; absent when none is set. Bytes, not the message: as a
+  /// field it would count its eleven fields towards NotificationContent's, and past 16 swift-protobuf keeps a message on
+  /// the heap, copied on write, which cost a change event's encoding half as much again (loadgen micro, measured).
+  var alert: Data {
+    get {_alert ?? Data()}
+    set {_alert = newValue}
   }
-  /// Returns true if `criticalSound` has been explicitly set.
-  var hasCriticalSound: Bool {_storage._criticalSound != nil}
-  /// Clears the value of `criticalSound`. Subsequent reads from it will return its default value.
-  mutating func clearCriticalSound() {_uniqueStorage()._criticalSound = nil}
-
-  var subtitle: String {
-    get {_storage._subtitle ?? String()}
-    set {_uniqueStorage()._subtitle = newValue}
-  }
-  /// Returns true if `subtitle` has been explicitly set.
-  var hasSubtitle: Bool {_storage._subtitle != nil}
-  /// Clears the value of `subtitle`. Subsequent reads from it will return its default value.
-  mutating func clearSubtitle() {_uniqueStorage()._subtitle = nil}
-
-  var titleLocKey: String {
-    get {_storage._titleLocKey ?? String()}
-    set {_uniqueStorage()._titleLocKey = newValue}
-  }
-  /// Returns true if `titleLocKey` has been explicitly set.
-  var hasTitleLocKey: Bool {_storage._titleLocKey != nil}
-  /// Clears the value of `titleLocKey`. Subsequent reads from it will return its default value.
-  mutating func clearTitleLocKey() {_uniqueStorage()._titleLocKey = nil}
-
-  /// Present when the app sent the list (even empty).
-  var titleLocArgs: WireStringList {
-    get {_storage._titleLocArgs ?? WireStringList()}
-    set {_uniqueStorage()._titleLocArgs = newValue}
-  }
-  /// Returns true if `titleLocArgs` has been explicitly set.
-  var hasTitleLocArgs: Bool {_storage._titleLocArgs != nil}
-  /// Clears the value of `titleLocArgs`. Subsequent reads from it will return its default value.
-  mutating func clearTitleLocArgs() {_uniqueStorage()._titleLocArgs = nil}
-
-  var bodyLocKey: String {
-    get {_storage._bodyLocKey ?? String()}
-    set {_uniqueStorage()._bodyLocKey = newValue}
-  }
-  /// Returns true if `bodyLocKey` has been explicitly set.
-  var hasBodyLocKey: Bool {_storage._bodyLocKey != nil}
-  /// Clears the value of `bodyLocKey`. Subsequent reads from it will return its default value.
-  mutating func clearBodyLocKey() {_uniqueStorage()._bodyLocKey = nil}
-
-  var bodyLocArgs: WireStringList {
-    get {_storage._bodyLocArgs ?? WireStringList()}
-    set {_uniqueStorage()._bodyLocArgs = newValue}
-  }
-  /// Returns true if `bodyLocArgs` has been explicitly set.
-  var hasBodyLocArgs: Bool {_storage._bodyLocArgs != nil}
-  /// Clears the value of `bodyLocArgs`. Subsequent reads from it will return its default value.
-  mutating func clearBodyLocArgs() {_uniqueStorage()._bodyLocArgs = nil}
-
-  var imageURL: String {
-    get {_storage._imageURL ?? String()}
-    set {_uniqueStorage()._imageURL = newValue}
-  }
-  /// Returns true if `imageURL` has been explicitly set.
-  var hasImageURL: Bool {_storage._imageURL != nil}
-  /// Clears the value of `imageURL`. Subsequent reads from it will return its default value.
-  mutating func clearImageURL() {_uniqueStorage()._imageURL = nil}
-
-  var launchImage: String {
-    get {_storage._launchImage ?? String()}
-    set {_uniqueStorage()._launchImage = newValue}
-  }
-  /// Returns true if `launchImage` has been explicitly set.
-  var hasLaunchImage: Bool {_storage._launchImage != nil}
-  /// Clears the value of `launchImage`. Subsequent reads from it will return its default value.
-  mutating func clearLaunchImage() {_uniqueStorage()._launchImage = nil}
-
-  var mutableContent: Bool {
-    get {_storage._mutableContent ?? false}
-    set {_uniqueStorage()._mutableContent = newValue}
-  }
-  /// Returns true if `mutableContent` has been explicitly set.
-  var hasMutableContent: Bool {_storage._mutableContent != nil}
-  /// Clears the value of `mutableContent`. Subsequent reads from it will return its default value.
-  mutating func clearMutableContent() {_uniqueStorage()._mutableContent = nil}
-
-  var interruptionLevel: WireInterruptionLevel {
-    get {_storage._interruptionLevel}
-    set {_uniqueStorage()._interruptionLevel = newValue}
-  }
-
-  var relevanceScore: Double {
-    get {_storage._relevanceScore ?? 0}
-    set {_uniqueStorage()._relevanceScore = newValue}
-  }
-  /// Returns true if `relevanceScore` has been explicitly set.
-  var hasRelevanceScore: Bool {_storage._relevanceScore != nil}
-  /// Clears the value of `relevanceScore`. Subsequent reads from it will return its default value.
-  mutating func clearRelevanceScore() {_uniqueStorage()._relevanceScore = nil}
+  /// Returns true if `alert` has been explicitly set.
+  var hasAlert: Bool {self._alert != nil}
+  /// Clears the value of `alert`. Subsequent reads from it will return its default value.
+  mutating func clearAlert() {self._alert = nil}
 
   var badge: Int64 {
-    get {_storage._badge ?? 0}
-    set {_uniqueStorage()._badge = newValue}
+    get {_badge ?? 0}
+    set {_badge = newValue}
   }
   /// Returns true if `badge` has been explicitly set.
-  var hasBadge: Bool {_storage._badge != nil}
+  var hasBadge: Bool {self._badge != nil}
   /// Clears the value of `badge`. Subsequent reads from it will return its default value.
-  mutating func clearBadge() {_uniqueStorage()._badge = nil}
+  mutating func clearBadge() {self._badge = nil}
 
-  var delivery: WirePushDelivery {
-    get {_storage._delivery}
-    set {_uniqueStorage()._delivery = newValue}
-  }
+  var delivery: WirePushDelivery = .unspecified
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 
-  fileprivate var _storage = _StorageClass.defaultInstance
+  fileprivate var _sound: String? = nil
+  fileprivate var _category: String? = nil
+  fileprivate var _threadID: String? = nil
+  fileprivate var _data: SwiftProtobuf.Google_Protobuf_Struct? = nil
+  fileprivate var _alert: Data? = nil
+  fileprivate var _badge: Int64? = nil
+}
+
+nonisolated struct WireAlertOptions: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var criticalSound: Bool {
+    get {_criticalSound ?? false}
+    set {_criticalSound = newValue}
+  }
+  /// Returns true if `criticalSound` has been explicitly set.
+  var hasCriticalSound: Bool {self._criticalSound != nil}
+  /// Clears the value of `criticalSound`. Subsequent reads from it will return its default value.
+  mutating func clearCriticalSound() {self._criticalSound = nil}
+
+  var subtitle: String {
+    get {_subtitle ?? String()}
+    set {_subtitle = newValue}
+  }
+  /// Returns true if `subtitle` has been explicitly set.
+  var hasSubtitle: Bool {self._subtitle != nil}
+  /// Clears the value of `subtitle`. Subsequent reads from it will return its default value.
+  mutating func clearSubtitle() {self._subtitle = nil}
+
+  var titleLocKey: String {
+    get {_titleLocKey ?? String()}
+    set {_titleLocKey = newValue}
+  }
+  /// Returns true if `titleLocKey` has been explicitly set.
+  var hasTitleLocKey: Bool {self._titleLocKey != nil}
+  /// Clears the value of `titleLocKey`. Subsequent reads from it will return its default value.
+  mutating func clearTitleLocKey() {self._titleLocKey = nil}
+
+  /// Present when the app sent the list (even empty).
+  var titleLocArgs: WireStringList {
+    get {_titleLocArgs ?? WireStringList()}
+    set {_titleLocArgs = newValue}
+  }
+  /// Returns true if `titleLocArgs` has been explicitly set.
+  var hasTitleLocArgs: Bool {self._titleLocArgs != nil}
+  /// Clears the value of `titleLocArgs`. Subsequent reads from it will return its default value.
+  mutating func clearTitleLocArgs() {self._titleLocArgs = nil}
+
+  var bodyLocKey: String {
+    get {_bodyLocKey ?? String()}
+    set {_bodyLocKey = newValue}
+  }
+  /// Returns true if `bodyLocKey` has been explicitly set.
+  var hasBodyLocKey: Bool {self._bodyLocKey != nil}
+  /// Clears the value of `bodyLocKey`. Subsequent reads from it will return its default value.
+  mutating func clearBodyLocKey() {self._bodyLocKey = nil}
+
+  var bodyLocArgs: WireStringList {
+    get {_bodyLocArgs ?? WireStringList()}
+    set {_bodyLocArgs = newValue}
+  }
+  /// Returns true if `bodyLocArgs` has been explicitly set.
+  var hasBodyLocArgs: Bool {self._bodyLocArgs != nil}
+  /// Clears the value of `bodyLocArgs`. Subsequent reads from it will return its default value.
+  mutating func clearBodyLocArgs() {self._bodyLocArgs = nil}
+
+  var imageURL: String {
+    get {_imageURL ?? String()}
+    set {_imageURL = newValue}
+  }
+  /// Returns true if `imageURL` has been explicitly set.
+  var hasImageURL: Bool {self._imageURL != nil}
+  /// Clears the value of `imageURL`. Subsequent reads from it will return its default value.
+  mutating func clearImageURL() {self._imageURL = nil}
+
+  var launchImage: String {
+    get {_launchImage ?? String()}
+    set {_launchImage = newValue}
+  }
+  /// Returns true if `launchImage` has been explicitly set.
+  var hasLaunchImage: Bool {self._launchImage != nil}
+  /// Clears the value of `launchImage`. Subsequent reads from it will return its default value.
+  mutating func clearLaunchImage() {self._launchImage = nil}
+
+  var mutableContent: Bool {
+    get {_mutableContent ?? false}
+    set {_mutableContent = newValue}
+  }
+  /// Returns true if `mutableContent` has been explicitly set.
+  var hasMutableContent: Bool {self._mutableContent != nil}
+  /// Clears the value of `mutableContent`. Subsequent reads from it will return its default value.
+  mutating func clearMutableContent() {self._mutableContent = nil}
+
+  var interruptionLevel: WireInterruptionLevel = .unspecified
+
+  var relevanceScore: Double {
+    get {_relevanceScore ?? 0}
+    set {_relevanceScore = newValue}
+  }
+  /// Returns true if `relevanceScore` has been explicitly set.
+  var hasRelevanceScore: Bool {self._relevanceScore != nil}
+  /// Clears the value of `relevanceScore`. Subsequent reads from it will return its default value.
+  mutating func clearRelevanceScore() {self._relevanceScore = nil}
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+
+  fileprivate var _criticalSound: Bool? = nil
+  fileprivate var _subtitle: String? = nil
+  fileprivate var _titleLocKey: String? = nil
+  fileprivate var _titleLocArgs: WireStringList? = nil
+  fileprivate var _bodyLocKey: String? = nil
+  fileprivate var _bodyLocArgs: WireStringList? = nil
+  fileprivate var _imageURL: String? = nil
+  fileprivate var _launchImage: String? = nil
+  fileprivate var _mutableContent: Bool? = nil
+  fileprivate var _relevanceScore: Double? = nil
 }
 
 nonisolated struct WireStringList: Sendable {
@@ -904,181 +936,147 @@ nonisolated extension WireVisualContent: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension WirePushOptions: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".PushOptions"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sound\0\u{1}category\0\u{3}thread_id\0\u{1}data\0\u{3}critical_sound\0\u{1}subtitle\0\u{3}title_loc_key\0\u{3}title_loc_args\0\u{3}body_loc_key\0\u{3}body_loc_args\0\u{3}image_url\0\u{3}launch_image\0\u{3}mutable_content\0\u{3}interruption_level\0\u{3}relevance_score\0\u{1}badge\0\u{1}delivery\0")
-
-  fileprivate class _StorageClass {
-    var _sound: String? = nil
-    var _category: String? = nil
-    var _threadID: String? = nil
-    var _data: SwiftProtobuf.Google_Protobuf_Struct? = nil
-    var _criticalSound: Bool? = nil
-    var _subtitle: String? = nil
-    var _titleLocKey: String? = nil
-    var _titleLocArgs: WireStringList? = nil
-    var _bodyLocKey: String? = nil
-    var _bodyLocArgs: WireStringList? = nil
-    var _imageURL: String? = nil
-    var _launchImage: String? = nil
-    var _mutableContent: Bool? = nil
-    var _interruptionLevel: WireInterruptionLevel = .unspecified
-    var _relevanceScore: Double? = nil
-    var _badge: Int64? = nil
-    var _delivery: WirePushDelivery = .unspecified
-
-      // This property is used as the initial default value for new instances of the type.
-      // The type itself is protecting the reference to its storage via CoW semantics.
-      // This will force a copy to be made of this reference when the first mutation occurs;
-      // hence, it is safe to mark this as `nonisolated(unsafe)`.
-      static nonisolated(unsafe) let defaultInstance = _StorageClass()
-
-    private init() {}
-
-    init(copying source: _StorageClass) {
-      _sound = source._sound
-      _category = source._category
-      _threadID = source._threadID
-      _data = source._data
-      _criticalSound = source._criticalSound
-      _subtitle = source._subtitle
-      _titleLocKey = source._titleLocKey
-      _titleLocArgs = source._titleLocArgs
-      _bodyLocKey = source._bodyLocKey
-      _bodyLocArgs = source._bodyLocArgs
-      _imageURL = source._imageURL
-      _launchImage = source._launchImage
-      _mutableContent = source._mutableContent
-      _interruptionLevel = source._interruptionLevel
-      _relevanceScore = source._relevanceScore
-      _badge = source._badge
-      _delivery = source._delivery
-    }
-  }
-
-  fileprivate mutating func _uniqueStorage() -> _StorageClass {
-    if !isKnownUniquelyReferenced(&_storage) {
-      _storage = _StorageClass(copying: _storage)
-    }
-    return _storage
-  }
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sound\0\u{1}category\0\u{3}thread_id\0\u{1}data\0\u{1}alert\0\u{1}badge\0\u{1}delivery\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    _ = _uniqueStorage()
-    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
-      while let fieldNumber = try decoder.nextFieldNumber() {
-        // The use of inline closures is to circumvent an issue where the compiler
-        // allocates stack space for every case branch when no optimizations are
-        // enabled. https://github.com/apple/swift-protobuf/issues/1034
-        switch fieldNumber {
-        case 1: try { try decoder.decodeSingularStringField(value: &_storage._sound) }()
-        case 2: try { try decoder.decodeSingularStringField(value: &_storage._category) }()
-        case 3: try { try decoder.decodeSingularStringField(value: &_storage._threadID) }()
-        case 4: try { try decoder.decodeSingularMessageField(value: &_storage._data) }()
-        case 5: try { try decoder.decodeSingularBoolField(value: &_storage._criticalSound) }()
-        case 6: try { try decoder.decodeSingularStringField(value: &_storage._subtitle) }()
-        case 7: try { try decoder.decodeSingularStringField(value: &_storage._titleLocKey) }()
-        case 8: try { try decoder.decodeSingularMessageField(value: &_storage._titleLocArgs) }()
-        case 9: try { try decoder.decodeSingularStringField(value: &_storage._bodyLocKey) }()
-        case 10: try { try decoder.decodeSingularMessageField(value: &_storage._bodyLocArgs) }()
-        case 11: try { try decoder.decodeSingularStringField(value: &_storage._imageURL) }()
-        case 12: try { try decoder.decodeSingularStringField(value: &_storage._launchImage) }()
-        case 13: try { try decoder.decodeSingularBoolField(value: &_storage._mutableContent) }()
-        case 14: try { try decoder.decodeSingularEnumField(value: &_storage._interruptionLevel) }()
-        case 15: try { try decoder.decodeSingularDoubleField(value: &_storage._relevanceScore) }()
-        case 16: try { try decoder.decodeSingularInt64Field(value: &_storage._badge) }()
-        case 17: try { try decoder.decodeSingularEnumField(value: &_storage._delivery) }()
-        default: break
-        }
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self._sound) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self._category) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self._threadID) }()
+      case 4: try { try decoder.decodeSingularMessageField(value: &self._data) }()
+      case 5: try { try decoder.decodeSingularBytesField(value: &self._alert) }()
+      case 6: try { try decoder.decodeSingularInt64Field(value: &self._badge) }()
+      case 7: try { try decoder.decodeSingularEnumField(value: &self.delivery) }()
+      default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every if/case branch local when no optimizations
-      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-      // https://github.com/apple/swift-protobuf/issues/1182
-      try { if let v = _storage._sound {
-        try visitor.visitSingularStringField(value: v, fieldNumber: 1)
-      } }()
-      try { if let v = _storage._category {
-        try visitor.visitSingularStringField(value: v, fieldNumber: 2)
-      } }()
-      try { if let v = _storage._threadID {
-        try visitor.visitSingularStringField(value: v, fieldNumber: 3)
-      } }()
-      try { if let v = _storage._data {
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
-      } }()
-      try { if let v = _storage._criticalSound {
-        try visitor.visitSingularBoolField(value: v, fieldNumber: 5)
-      } }()
-      try { if let v = _storage._subtitle {
-        try visitor.visitSingularStringField(value: v, fieldNumber: 6)
-      } }()
-      try { if let v = _storage._titleLocKey {
-        try visitor.visitSingularStringField(value: v, fieldNumber: 7)
-      } }()
-      try { if let v = _storage._titleLocArgs {
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
-      } }()
-      try { if let v = _storage._bodyLocKey {
-        try visitor.visitSingularStringField(value: v, fieldNumber: 9)
-      } }()
-      try { if let v = _storage._bodyLocArgs {
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
-      } }()
-      try { if let v = _storage._imageURL {
-        try visitor.visitSingularStringField(value: v, fieldNumber: 11)
-      } }()
-      try { if let v = _storage._launchImage {
-        try visitor.visitSingularStringField(value: v, fieldNumber: 12)
-      } }()
-      try { if let v = _storage._mutableContent {
-        try visitor.visitSingularBoolField(value: v, fieldNumber: 13)
-      } }()
-      if _storage._interruptionLevel != .unspecified {
-        try visitor.visitSingularEnumField(value: _storage._interruptionLevel, fieldNumber: 14)
-      }
-      try { if let v = _storage._relevanceScore {
-        try visitor.visitSingularDoubleField(value: v, fieldNumber: 15)
-      } }()
-      try { if let v = _storage._badge {
-        try visitor.visitSingularInt64Field(value: v, fieldNumber: 16)
-      } }()
-      if _storage._delivery != .unspecified {
-        try visitor.visitSingularEnumField(value: _storage._delivery, fieldNumber: 17)
-      }
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._sound {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 1)
+    } }()
+    try { if let v = self._category {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 2)
+    } }()
+    try { if let v = self._threadID {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 3)
+    } }()
+    try { if let v = self._data {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    } }()
+    try { if let v = self._alert {
+      try visitor.visitSingularBytesField(value: v, fieldNumber: 5)
+    } }()
+    try { if let v = self._badge {
+      try visitor.visitSingularInt64Field(value: v, fieldNumber: 6)
+    } }()
+    if self.delivery != .unspecified {
+      try visitor.visitSingularEnumField(value: self.delivery, fieldNumber: 7)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: WirePushOptions, rhs: WirePushOptions) -> Bool {
-    if lhs._storage !== rhs._storage {
-      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
-        let _storage = _args.0
-        let rhs_storage = _args.1
-        if _storage._sound != rhs_storage._sound {return false}
-        if _storage._category != rhs_storage._category {return false}
-        if _storage._threadID != rhs_storage._threadID {return false}
-        if _storage._data != rhs_storage._data {return false}
-        if _storage._criticalSound != rhs_storage._criticalSound {return false}
-        if _storage._subtitle != rhs_storage._subtitle {return false}
-        if _storage._titleLocKey != rhs_storage._titleLocKey {return false}
-        if _storage._titleLocArgs != rhs_storage._titleLocArgs {return false}
-        if _storage._bodyLocKey != rhs_storage._bodyLocKey {return false}
-        if _storage._bodyLocArgs != rhs_storage._bodyLocArgs {return false}
-        if _storage._imageURL != rhs_storage._imageURL {return false}
-        if _storage._launchImage != rhs_storage._launchImage {return false}
-        if _storage._mutableContent != rhs_storage._mutableContent {return false}
-        if _storage._interruptionLevel != rhs_storage._interruptionLevel {return false}
-        if _storage._relevanceScore != rhs_storage._relevanceScore {return false}
-        if _storage._badge != rhs_storage._badge {return false}
-        if _storage._delivery != rhs_storage._delivery {return false}
-        return true
+    if lhs._sound != rhs._sound {return false}
+    if lhs._category != rhs._category {return false}
+    if lhs._threadID != rhs._threadID {return false}
+    if lhs._data != rhs._data {return false}
+    if lhs._alert != rhs._alert {return false}
+    if lhs._badge != rhs._badge {return false}
+    if lhs.delivery != rhs.delivery {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireAlertOptions: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".AlertOptions"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}critical_sound\0\u{1}subtitle\0\u{3}title_loc_key\0\u{3}title_loc_args\0\u{3}body_loc_key\0\u{3}body_loc_args\0\u{3}image_url\0\u{3}launch_image\0\u{3}mutable_content\0\u{3}interruption_level\0\u{3}relevance_score\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self._criticalSound) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self._subtitle) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self._titleLocKey) }()
+      case 4: try { try decoder.decodeSingularMessageField(value: &self._titleLocArgs) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self._bodyLocKey) }()
+      case 6: try { try decoder.decodeSingularMessageField(value: &self._bodyLocArgs) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self._imageURL) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self._launchImage) }()
+      case 9: try { try decoder.decodeSingularBoolField(value: &self._mutableContent) }()
+      case 10: try { try decoder.decodeSingularEnumField(value: &self.interruptionLevel) }()
+      case 11: try { try decoder.decodeSingularDoubleField(value: &self._relevanceScore) }()
+      default: break
       }
-      if !storagesAreEqual {return false}
     }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._criticalSound {
+      try visitor.visitSingularBoolField(value: v, fieldNumber: 1)
+    } }()
+    try { if let v = self._subtitle {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 2)
+    } }()
+    try { if let v = self._titleLocKey {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 3)
+    } }()
+    try { if let v = self._titleLocArgs {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    } }()
+    try { if let v = self._bodyLocKey {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 5)
+    } }()
+    try { if let v = self._bodyLocArgs {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+    } }()
+    try { if let v = self._imageURL {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 7)
+    } }()
+    try { if let v = self._launchImage {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 8)
+    } }()
+    try { if let v = self._mutableContent {
+      try visitor.visitSingularBoolField(value: v, fieldNumber: 9)
+    } }()
+    if self.interruptionLevel != .unspecified {
+      try visitor.visitSingularEnumField(value: self.interruptionLevel, fieldNumber: 10)
+    }
+    try { if let v = self._relevanceScore {
+      try visitor.visitSingularDoubleField(value: v, fieldNumber: 11)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: WireAlertOptions, rhs: WireAlertOptions) -> Bool {
+    if lhs._criticalSound != rhs._criticalSound {return false}
+    if lhs._subtitle != rhs._subtitle {return false}
+    if lhs._titleLocKey != rhs._titleLocKey {return false}
+    if lhs._titleLocArgs != rhs._titleLocArgs {return false}
+    if lhs._bodyLocKey != rhs._bodyLocKey {return false}
+    if lhs._bodyLocArgs != rhs._bodyLocArgs {return false}
+    if lhs._imageURL != rhs._imageURL {return false}
+    if lhs._launchImage != rhs._launchImage {return false}
+    if lhs._mutableContent != rhs._mutableContent {return false}
+    if lhs.interruptionLevel != rhs.interruptionLevel {return false}
+    if lhs._relevanceScore != rhs._relevanceScore {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

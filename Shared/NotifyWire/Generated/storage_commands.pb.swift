@@ -43,216 +43,207 @@ nonisolated struct WireStorageCommandBatch: Sendable {
   init() {}
 }
 
-nonisolated struct WireStorageCommand: @unchecked Sendable {
+nonisolated struct WireStorageCommand: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// 16 bytes.
-  var commandID: Data {
-    get {_storage._commandID}
-    set {_uniqueStorage()._commandID = newValue}
-  }
+  var commandID: Data = Data()
 
-  var issuedAtMicros: Int64 {
-    get {_storage._issuedAtMicros}
-    set {_uniqueStorage()._issuedAtMicros = newValue}
-  }
+  var issuedAtMicros: Int64 = 0
 
-  var action: OneOf_Action? {
-    get {return _storage._action}
-    set {_uniqueStorage()._action = newValue}
-  }
+  var action: WireStorageCommand.OneOf_Action? = nil
 
   var createApp: WireAppRecord {
     get {
-      if case .createApp(let v)? = _storage._action {return v}
+      if case .createApp(let v)? = action {return v}
       return WireAppRecord()
     }
-    set {_uniqueStorage()._action = .createApp(newValue)}
+    set {action = .createApp(newValue)}
   }
 
   var setProviderCredentials: WireSetProviderCredentials {
     get {
-      if case .setProviderCredentials(let v)? = _storage._action {return v}
+      if case .setProviderCredentials(let v)? = action {return v}
       return WireSetProviderCredentials()
     }
-    set {_uniqueStorage()._action = .setProviderCredentials(newValue)}
+    set {action = .setProviderCredentials(newValue)}
   }
 
   var registerSubscription: WireDeviceSubscription {
     get {
-      if case .registerSubscription(let v)? = _storage._action {return v}
+      if case .registerSubscription(let v)? = action {return v}
       return WireDeviceSubscription()
     }
-    set {_uniqueStorage()._action = .registerSubscription(newValue)}
+    set {action = .registerSubscription(newValue)}
   }
 
   var unregisterSubscription: WireUnregisterSubscription {
     get {
-      if case .unregisterSubscription(let v)? = _storage._action {return v}
+      if case .unregisterSubscription(let v)? = action {return v}
       return WireUnregisterSubscription()
     }
-    set {_uniqueStorage()._action = .unregisterSubscription(newValue)}
+    set {action = .unregisterSubscription(newValue)}
   }
 
   var publishNotification: WirePublishedNotification {
     get {
-      if case .publishNotification(let v)? = _storage._action {return v}
+      if case .publishNotification(let v)? = action {return v}
       return WirePublishedNotification()
     }
-    set {_uniqueStorage()._action = .publishNotification(newValue)}
+    set {action = .publishNotification(newValue)}
   }
 
   var publishBroadcast: WirePublishedBroadcast {
     get {
-      if case .publishBroadcast(let v)? = _storage._action {return v}
+      if case .publishBroadcast(let v)? = action {return v}
       return WirePublishedBroadcast()
     }
-    set {_uniqueStorage()._action = .publishBroadcast(newValue)}
+    set {action = .publishBroadcast(newValue)}
   }
 
   var changeNotificationState: WireNotificationStateChange {
     get {
-      if case .changeNotificationState(let v)? = _storage._action {return v}
+      if case .changeNotificationState(let v)? = action {return v}
       return WireNotificationStateChange()
     }
-    set {_uniqueStorage()._action = .changeNotificationState(newValue)}
+    set {action = .changeNotificationState(newValue)}
   }
 
   /// Expires every active notification whose expiration passed by this time (storage's sweeper).
   var expireDueNotificationsMicros: Int64 {
     get {
-      if case .expireDueNotificationsMicros(let v)? = _storage._action {return v}
+      if case .expireDueNotificationsMicros(let v)? = action {return v}
       return 0
     }
-    set {_uniqueStorage()._action = .expireDueNotificationsMicros(newValue)}
+    set {action = .expireDueNotificationsMicros(newValue)}
   }
 
   /// Forgets tombstones and changes older than this time (storage's sweeper).
   var purgeTombstonesMicros: Int64 {
     get {
-      if case .purgeTombstonesMicros(let v)? = _storage._action {return v}
+      if case .purgeTombstonesMicros(let v)? = action {return v}
       return 0
     }
-    set {_uniqueStorage()._action = .purgeTombstonesMicros(newValue)}
+    set {action = .purgeTombstonesMicros(newValue)}
   }
 
   /// Records one of an app's broker users, new or now retiring (ingest created it in RabbitMQ first).
   var putBrokerUser: WireBrokerUser {
     get {
-      if case .putBrokerUser(let v)? = _storage._action {return v}
+      if case .putBrokerUser(let v)? = action {return v}
       return WireBrokerUser()
     }
-    set {_uniqueStorage()._action = .putBrokerUser(newValue)}
+    set {action = .putBrokerUser(newValue)}
   }
 
   /// Forgets a broker user ingest deleted from RabbitMQ.
   var deleteBrokerUser: WireDeleteBrokerUser {
     get {
-      if case .deleteBrokerUser(let v)? = _storage._action {return v}
+      if case .deleteBrokerUser(let v)? = action {return v}
       return WireDeleteBrokerUser()
     }
-    set {_uniqueStorage()._action = .deleteBrokerUser(newValue)}
+    set {action = .deleteBrokerUser(newValue)}
   }
 
   /// Deletes an app (by id) and everything stored for it.
   var deleteApp: String {
     get {
-      if case .deleteApp(let v)? = _storage._action {return v}
+      if case .deleteApp(let v)? = action {return v}
       return String()
     }
-    set {_uniqueStorage()._action = .deleteApp(newValue)}
+    set {action = .deleteApp(newValue)}
   }
 
   /// Defines an event source, or changes its policy and description.
   var putEventSource: WireEventSource {
     get {
-      if case .putEventSource(let v)? = _storage._action {return v}
+      if case .putEventSource(let v)? = action {return v}
       return WireEventSource()
     }
-    set {_uniqueStorage()._action = .putEventSource(newValue)}
+    set {action = .putEventSource(newValue)}
   }
 
   /// Deletes an event source and its memberships.
   var deleteEventSource: WireEventSourceName {
     get {
-      if case .deleteEventSource(let v)? = _storage._action {return v}
+      if case .deleteEventSource(let v)? = action {return v}
       return WireEventSourceName()
     }
-    set {_uniqueStorage()._action = .deleteEventSource(newValue)}
+    set {action = .deleteEventSource(newValue)}
   }
 
   /// Puts devices of the app in an existing event source.
   var joinEventSource: WireEventSourceMembers {
     get {
-      if case .joinEventSource(let v)? = _storage._action {return v}
+      if case .joinEventSource(let v)? = action {return v}
       return WireEventSourceMembers()
     }
-    set {_uniqueStorage()._action = .joinEventSource(newValue)}
+    set {action = .joinEventSource(newValue)}
   }
 
   /// Takes devices out of an event source.
   var leaveEventSource: WireEventSourceMembers {
     get {
-      if case .leaveEventSource(let v)? = _storage._action {return v}
+      if case .leaveEventSource(let v)? = action {return v}
       return WireEventSourceMembers()
     }
-    set {_uniqueStorage()._action = .leaveEventSource(newValue)}
+    set {action = .leaveEventSource(newValue)}
   }
 
   /// Defines a back end to poll for notifications, or changes it.
   var putPollSource: WirePollSource {
     get {
-      if case .putPollSource(let v)? = _storage._action {return v}
+      if case .putPollSource(let v)? = action {return v}
       return WirePollSource()
     }
-    set {_uniqueStorage()._action = .putPollSource(newValue)}
+    set {action = .putPollSource(newValue)}
   }
 
   /// Stops polling a back end (app id and name, as for event sources).
   var deletePollSource: WireEventSourceName {
     get {
-      if case .deletePollSource(let v)? = _storage._action {return v}
+      if case .deletePollSource(let v)? = action {return v}
       return WireEventSourceName()
     }
-    set {_uniqueStorage()._action = .deletePollSource(newValue)}
+    set {action = .deletePollSource(newValue)}
   }
 
   /// Registers (or changes) an app's webhook.
   var putWebhook: WireWebhook {
     get {
-      if case .putWebhook(let v)? = _storage._action {return v}
+      if case .putWebhook(let v)? = action {return v}
       return WireWebhook()
     }
-    set {_uniqueStorage()._action = .putWebhook(newValue)}
+    set {action = .putWebhook(newValue)}
   }
 
   /// Removes an app's webhook (by app id).
   var deleteWebhook: String {
     get {
-      if case .deleteWebhook(let v)? = _storage._action {return v}
+      if case .deleteWebhook(let v)? = action {return v}
       return String()
     }
-    set {_uniqueStorage()._action = .deleteWebhook(newValue)}
+    set {action = .deleteWebhook(newValue)}
   }
 
   /// Sets what the badge of an app's pushes counts.
   var setBadgeMode: WireAppBadgeMode {
     get {
-      if case .setBadgeMode(let v)? = _storage._action {return v}
+      if case .setBadgeMode(let v)? = action {return v}
       return WireAppBadgeMode()
     }
-    set {_uniqueStorage()._action = .setBadgeMode(newValue)}
+    set {action = .setBadgeMode(newValue)}
   }
 
   /// Sets a user's badge number where the app's badge mode is external.
   var setExternalBadge: WireExternalBadge {
     get {
-      if case .setExternalBadge(let v)? = _storage._action {return v}
+      if case .setExternalBadge(let v)? = action {return v}
       return WireExternalBadge()
     }
-    set {_uniqueStorage()._action = .setExternalBadge(newValue)}
+    set {action = .setExternalBadge(newValue)}
   }
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -299,8 +290,6 @@ nonisolated struct WireStorageCommand: @unchecked Sendable {
   }
 
   init() {}
-
-  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 nonisolated struct WireWebhook: Sendable {
@@ -646,73 +635,96 @@ nonisolated struct WireUnregisterSubscription: Sendable {
   init() {}
 }
 
-nonisolated struct WirePublishedNotification: Sendable {
+nonisolated struct WirePublishedNotification: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  var appID: String = String()
+  var appID: String {
+    get {_storage._appID}
+    set {_uniqueStorage()._appID = newValue}
+  }
 
-  var userID: String = String()
+  var userID: String {
+    get {_storage._userID}
+    set {_uniqueStorage()._userID = newValue}
+  }
 
-  var notificationID: Data = Data()
+  var notificationID: Data {
+    get {_storage._notificationID}
+    set {_uniqueStorage()._notificationID = newValue}
+  }
 
   var content: WireNotificationContent {
-    get {_content ?? WireNotificationContent()}
-    set {_content = newValue}
+    get {_storage._content ?? WireNotificationContent()}
+    set {_uniqueStorage()._content = newValue}
   }
   /// Returns true if `content` has been explicitly set.
-  var hasContent: Bool {self._content != nil}
+  var hasContent: Bool {_storage._content != nil}
   /// Clears the value of `content`. Subsequent reads from it will return its default value.
-  mutating func clearContent() {self._content = nil}
+  mutating func clearContent() {_uniqueStorage()._content = nil}
 
-  var receivedAtMicros: Int64 = 0
+  var receivedAtMicros: Int64 {
+    get {_storage._receivedAtMicros}
+    set {_uniqueStorage()._receivedAtMicros = newValue}
+  }
 
   /// Present when the publish named devices: only these of the user's devices are pushed its creation.
   var pushSubscriptionIds: WireSubscriptionIdList {
-    get {_pushSubscriptionIds ?? WireSubscriptionIdList()}
-    set {_pushSubscriptionIds = newValue}
+    get {_storage._pushSubscriptionIds ?? WireSubscriptionIdList()}
+    set {_uniqueStorage()._pushSubscriptionIds = newValue}
   }
   /// Returns true if `pushSubscriptionIds` has been explicitly set.
-  var hasPushSubscriptionIds: Bool {self._pushSubscriptionIds != nil}
+  var hasPushSubscriptionIds: Bool {_storage._pushSubscriptionIds != nil}
   /// Clears the value of `pushSubscriptionIds`. Subsequent reads from it will return its default value.
-  mutating func clearPushSubscriptionIds() {self._pushSubscriptionIds = nil}
+  mutating func clearPushSubscriptionIds() {_uniqueStorage()._pushSubscriptionIds = nil}
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 
-  fileprivate var _content: WireNotificationContent? = nil
-  fileprivate var _pushSubscriptionIds: WireSubscriptionIdList? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
-nonisolated struct WirePublishedBroadcast: Sendable {
+nonisolated struct WirePublishedBroadcast: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  var appID: String = String()
+  var appID: String {
+    get {_storage._appID}
+    set {_uniqueStorage()._appID = newValue}
+  }
 
-  var eventSource: String = String()
+  var eventSource: String {
+    get {_storage._eventSource}
+    set {_uniqueStorage()._eventSource = newValue}
+  }
 
-  var notificationID: Data = Data()
+  var notificationID: Data {
+    get {_storage._notificationID}
+    set {_uniqueStorage()._notificationID = newValue}
+  }
 
   var content: WireNotificationContent {
-    get {_content ?? WireNotificationContent()}
-    set {_content = newValue}
+    get {_storage._content ?? WireNotificationContent()}
+    set {_uniqueStorage()._content = newValue}
   }
   /// Returns true if `content` has been explicitly set.
-  var hasContent: Bool {self._content != nil}
+  var hasContent: Bool {_storage._content != nil}
   /// Clears the value of `content`. Subsequent reads from it will return its default value.
-  mutating func clearContent() {self._content = nil}
+  mutating func clearContent() {_uniqueStorage()._content = nil}
 
-  var receivedAtMicros: Int64 = 0
+  var receivedAtMicros: Int64 {
+    get {_storage._receivedAtMicros}
+    set {_uniqueStorage()._receivedAtMicros = newValue}
+  }
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 
-  fileprivate var _content: WireNotificationContent? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 nonisolated struct WireNotificationStateChange: Sendable {
@@ -809,434 +821,394 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
   static let protoMessageName: String = _protobuf_package + ".StorageCommand"
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{4}\u{8}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0\u{3}put_webhook\0\u{3}delete_webhook\0\u{3}set_badge_mode\0\u{3}set_external_badge\0")
 
-  fileprivate class _StorageClass {
-    var _commandID: Data = Data()
-    var _issuedAtMicros: Int64 = 0
-    var _action: WireStorageCommand.OneOf_Action?
-
-      // This property is used as the initial default value for new instances of the type.
-      // The type itself is protecting the reference to its storage via CoW semantics.
-      // This will force a copy to be made of this reference when the first mutation occurs;
-      // hence, it is safe to mark this as `nonisolated(unsafe)`.
-      static nonisolated(unsafe) let defaultInstance = _StorageClass()
-
-    private init() {}
-
-    init(copying source: _StorageClass) {
-      _commandID = source._commandID
-      _issuedAtMicros = source._issuedAtMicros
-      _action = source._action
-    }
-  }
-
-  fileprivate mutating func _uniqueStorage() -> _StorageClass {
-    if !isKnownUniquelyReferenced(&_storage) {
-      _storage = _StorageClass(copying: _storage)
-    }
-    return _storage
-  }
-
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    _ = _uniqueStorage()
-    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
-      while let fieldNumber = try decoder.nextFieldNumber() {
-        // The use of inline closures is to circumvent an issue where the compiler
-        // allocates stack space for every case branch when no optimizations are
-        // enabled. https://github.com/apple/swift-protobuf/issues/1034
-        switch fieldNumber {
-        case 1: try { try decoder.decodeSingularBytesField(value: &_storage._commandID) }()
-        case 2: try { try decoder.decodeSingularSFixed64Field(value: &_storage._issuedAtMicros) }()
-        case 10: try {
-          var v: WireAppRecord?
-          var hadOneofValue = false
-          if let current = _storage._action {
-            hadOneofValue = true
-            if case .createApp(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._action = .createApp(v)
-          }
-        }()
-        case 11: try {
-          var v: WireSetProviderCredentials?
-          var hadOneofValue = false
-          if let current = _storage._action {
-            hadOneofValue = true
-            if case .setProviderCredentials(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._action = .setProviderCredentials(v)
-          }
-        }()
-        case 12: try {
-          var v: WireDeviceSubscription?
-          var hadOneofValue = false
-          if let current = _storage._action {
-            hadOneofValue = true
-            if case .registerSubscription(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._action = .registerSubscription(v)
-          }
-        }()
-        case 13: try {
-          var v: WireUnregisterSubscription?
-          var hadOneofValue = false
-          if let current = _storage._action {
-            hadOneofValue = true
-            if case .unregisterSubscription(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._action = .unregisterSubscription(v)
-          }
-        }()
-        case 14: try {
-          var v: WirePublishedNotification?
-          var hadOneofValue = false
-          if let current = _storage._action {
-            hadOneofValue = true
-            if case .publishNotification(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._action = .publishNotification(v)
-          }
-        }()
-        case 15: try {
-          var v: WirePublishedBroadcast?
-          var hadOneofValue = false
-          if let current = _storage._action {
-            hadOneofValue = true
-            if case .publishBroadcast(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._action = .publishBroadcast(v)
-          }
-        }()
-        case 16: try {
-          var v: WireNotificationStateChange?
-          var hadOneofValue = false
-          if let current = _storage._action {
-            hadOneofValue = true
-            if case .changeNotificationState(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._action = .changeNotificationState(v)
-          }
-        }()
-        case 17: try {
-          var v: Int64?
-          try decoder.decodeSingularSFixed64Field(value: &v)
-          if let v = v {
-            if _storage._action != nil {try decoder.handleConflictingOneOf()}
-            _storage._action = .expireDueNotificationsMicros(v)
-          }
-        }()
-        case 18: try {
-          var v: Int64?
-          try decoder.decodeSingularSFixed64Field(value: &v)
-          if let v = v {
-            if _storage._action != nil {try decoder.handleConflictingOneOf()}
-            _storage._action = .purgeTombstonesMicros(v)
-          }
-        }()
-        case 19: try {
-          var v: WireBrokerUser?
-          var hadOneofValue = false
-          if let current = _storage._action {
-            hadOneofValue = true
-            if case .putBrokerUser(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._action = .putBrokerUser(v)
-          }
-        }()
-        case 20: try {
-          var v: WireDeleteBrokerUser?
-          var hadOneofValue = false
-          if let current = _storage._action {
-            hadOneofValue = true
-            if case .deleteBrokerUser(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._action = .deleteBrokerUser(v)
-          }
-        }()
-        case 21: try {
-          var v: String?
-          try decoder.decodeSingularStringField(value: &v)
-          if let v = v {
-            if _storage._action != nil {try decoder.handleConflictingOneOf()}
-            _storage._action = .deleteApp(v)
-          }
-        }()
-        case 22: try {
-          var v: WireEventSource?
-          var hadOneofValue = false
-          if let current = _storage._action {
-            hadOneofValue = true
-            if case .putEventSource(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._action = .putEventSource(v)
-          }
-        }()
-        case 23: try {
-          var v: WireEventSourceName?
-          var hadOneofValue = false
-          if let current = _storage._action {
-            hadOneofValue = true
-            if case .deleteEventSource(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._action = .deleteEventSource(v)
-          }
-        }()
-        case 24: try {
-          var v: WireEventSourceMembers?
-          var hadOneofValue = false
-          if let current = _storage._action {
-            hadOneofValue = true
-            if case .joinEventSource(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._action = .joinEventSource(v)
-          }
-        }()
-        case 25: try {
-          var v: WireEventSourceMembers?
-          var hadOneofValue = false
-          if let current = _storage._action {
-            hadOneofValue = true
-            if case .leaveEventSource(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._action = .leaveEventSource(v)
-          }
-        }()
-        case 26: try {
-          var v: WirePollSource?
-          var hadOneofValue = false
-          if let current = _storage._action {
-            hadOneofValue = true
-            if case .putPollSource(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._action = .putPollSource(v)
-          }
-        }()
-        case 27: try {
-          var v: WireEventSourceName?
-          var hadOneofValue = false
-          if let current = _storage._action {
-            hadOneofValue = true
-            if case .deletePollSource(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._action = .deletePollSource(v)
-          }
-        }()
-        case 28: try {
-          var v: WireWebhook?
-          var hadOneofValue = false
-          if let current = _storage._action {
-            hadOneofValue = true
-            if case .putWebhook(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._action = .putWebhook(v)
-          }
-        }()
-        case 29: try {
-          var v: String?
-          try decoder.decodeSingularStringField(value: &v)
-          if let v = v {
-            if _storage._action != nil {try decoder.handleConflictingOneOf()}
-            _storage._action = .deleteWebhook(v)
-          }
-        }()
-        case 30: try {
-          var v: WireAppBadgeMode?
-          var hadOneofValue = false
-          if let current = _storage._action {
-            hadOneofValue = true
-            if case .setBadgeMode(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._action = .setBadgeMode(v)
-          }
-        }()
-        case 31: try {
-          var v: WireExternalBadge?
-          var hadOneofValue = false
-          if let current = _storage._action {
-            hadOneofValue = true
-            if case .setExternalBadge(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._action = .setExternalBadge(v)
-          }
-        }()
-        default: break
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.commandID) }()
+      case 2: try { try decoder.decodeSingularSFixed64Field(value: &self.issuedAtMicros) }()
+      case 10: try {
+        var v: WireAppRecord?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .createApp(let m) = current {v = m}
         }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .createApp(v)
+        }
+      }()
+      case 11: try {
+        var v: WireSetProviderCredentials?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .setProviderCredentials(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .setProviderCredentials(v)
+        }
+      }()
+      case 12: try {
+        var v: WireDeviceSubscription?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .registerSubscription(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .registerSubscription(v)
+        }
+      }()
+      case 13: try {
+        var v: WireUnregisterSubscription?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .unregisterSubscription(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .unregisterSubscription(v)
+        }
+      }()
+      case 14: try {
+        var v: WirePublishedNotification?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .publishNotification(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .publishNotification(v)
+        }
+      }()
+      case 15: try {
+        var v: WirePublishedBroadcast?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .publishBroadcast(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .publishBroadcast(v)
+        }
+      }()
+      case 16: try {
+        var v: WireNotificationStateChange?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .changeNotificationState(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .changeNotificationState(v)
+        }
+      }()
+      case 17: try {
+        var v: Int64?
+        try decoder.decodeSingularSFixed64Field(value: &v)
+        if let v = v {
+          if self.action != nil {try decoder.handleConflictingOneOf()}
+          self.action = .expireDueNotificationsMicros(v)
+        }
+      }()
+      case 18: try {
+        var v: Int64?
+        try decoder.decodeSingularSFixed64Field(value: &v)
+        if let v = v {
+          if self.action != nil {try decoder.handleConflictingOneOf()}
+          self.action = .purgeTombstonesMicros(v)
+        }
+      }()
+      case 19: try {
+        var v: WireBrokerUser?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .putBrokerUser(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .putBrokerUser(v)
+        }
+      }()
+      case 20: try {
+        var v: WireDeleteBrokerUser?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .deleteBrokerUser(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .deleteBrokerUser(v)
+        }
+      }()
+      case 21: try {
+        var v: String?
+        try decoder.decodeSingularStringField(value: &v)
+        if let v = v {
+          if self.action != nil {try decoder.handleConflictingOneOf()}
+          self.action = .deleteApp(v)
+        }
+      }()
+      case 22: try {
+        var v: WireEventSource?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .putEventSource(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .putEventSource(v)
+        }
+      }()
+      case 23: try {
+        var v: WireEventSourceName?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .deleteEventSource(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .deleteEventSource(v)
+        }
+      }()
+      case 24: try {
+        var v: WireEventSourceMembers?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .joinEventSource(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .joinEventSource(v)
+        }
+      }()
+      case 25: try {
+        var v: WireEventSourceMembers?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .leaveEventSource(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .leaveEventSource(v)
+        }
+      }()
+      case 26: try {
+        var v: WirePollSource?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .putPollSource(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .putPollSource(v)
+        }
+      }()
+      case 27: try {
+        var v: WireEventSourceName?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .deletePollSource(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .deletePollSource(v)
+        }
+      }()
+      case 28: try {
+        var v: WireWebhook?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .putWebhook(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .putWebhook(v)
+        }
+      }()
+      case 29: try {
+        var v: String?
+        try decoder.decodeSingularStringField(value: &v)
+        if let v = v {
+          if self.action != nil {try decoder.handleConflictingOneOf()}
+          self.action = .deleteWebhook(v)
+        }
+      }()
+      case 30: try {
+        var v: WireAppBadgeMode?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .setBadgeMode(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .setBadgeMode(v)
+        }
+      }()
+      case 31: try {
+        var v: WireExternalBadge?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .setExternalBadge(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .setExternalBadge(v)
+        }
+      }()
+      default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every if/case branch local when no optimizations
-      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-      // https://github.com/apple/swift-protobuf/issues/1182
-      if !_storage._commandID.isEmpty {
-        try visitor.visitSingularBytesField(value: _storage._commandID, fieldNumber: 1)
-      }
-      if _storage._issuedAtMicros != 0 {
-        try visitor.visitSingularSFixed64Field(value: _storage._issuedAtMicros, fieldNumber: 2)
-      }
-      switch _storage._action {
-      case .createApp?: try {
-        guard case .createApp(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
-      }()
-      case .setProviderCredentials?: try {
-        guard case .setProviderCredentials(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
-      }()
-      case .registerSubscription?: try {
-        guard case .registerSubscription(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
-      }()
-      case .unregisterSubscription?: try {
-        guard case .unregisterSubscription(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
-      }()
-      case .publishNotification?: try {
-        guard case .publishNotification(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
-      }()
-      case .publishBroadcast?: try {
-        guard case .publishBroadcast(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
-      }()
-      case .changeNotificationState?: try {
-        guard case .changeNotificationState(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
-      }()
-      case .expireDueNotificationsMicros?: try {
-        guard case .expireDueNotificationsMicros(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularSFixed64Field(value: v, fieldNumber: 17)
-      }()
-      case .purgeTombstonesMicros?: try {
-        guard case .purgeTombstonesMicros(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularSFixed64Field(value: v, fieldNumber: 18)
-      }()
-      case .putBrokerUser?: try {
-        guard case .putBrokerUser(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
-      }()
-      case .deleteBrokerUser?: try {
-        guard case .deleteBrokerUser(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
-      }()
-      case .deleteApp?: try {
-        guard case .deleteApp(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularStringField(value: v, fieldNumber: 21)
-      }()
-      case .putEventSource?: try {
-        guard case .putEventSource(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
-      }()
-      case .deleteEventSource?: try {
-        guard case .deleteEventSource(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
-      }()
-      case .joinEventSource?: try {
-        guard case .joinEventSource(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
-      }()
-      case .leaveEventSource?: try {
-        guard case .leaveEventSource(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 25)
-      }()
-      case .putPollSource?: try {
-        guard case .putPollSource(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 26)
-      }()
-      case .deletePollSource?: try {
-        guard case .deletePollSource(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 27)
-      }()
-      case .putWebhook?: try {
-        guard case .putWebhook(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 28)
-      }()
-      case .deleteWebhook?: try {
-        guard case .deleteWebhook(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularStringField(value: v, fieldNumber: 29)
-      }()
-      case .setBadgeMode?: try {
-        guard case .setBadgeMode(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 30)
-      }()
-      case .setExternalBadge?: try {
-        guard case .setExternalBadge(let v)? = _storage._action else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 31)
-      }()
-      case nil: break
-      }
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.commandID.isEmpty {
+      try visitor.visitSingularBytesField(value: self.commandID, fieldNumber: 1)
+    }
+    if self.issuedAtMicros != 0 {
+      try visitor.visitSingularSFixed64Field(value: self.issuedAtMicros, fieldNumber: 2)
+    }
+    switch self.action {
+    case .createApp?: try {
+      guard case .createApp(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+    }()
+    case .setProviderCredentials?: try {
+      guard case .setProviderCredentials(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+    }()
+    case .registerSubscription?: try {
+      guard case .registerSubscription(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+    }()
+    case .unregisterSubscription?: try {
+      guard case .unregisterSubscription(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+    }()
+    case .publishNotification?: try {
+      guard case .publishNotification(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+    }()
+    case .publishBroadcast?: try {
+      guard case .publishBroadcast(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+    }()
+    case .changeNotificationState?: try {
+      guard case .changeNotificationState(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
+    }()
+    case .expireDueNotificationsMicros?: try {
+      guard case .expireDueNotificationsMicros(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularSFixed64Field(value: v, fieldNumber: 17)
+    }()
+    case .purgeTombstonesMicros?: try {
+      guard case .purgeTombstonesMicros(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularSFixed64Field(value: v, fieldNumber: 18)
+    }()
+    case .putBrokerUser?: try {
+      guard case .putBrokerUser(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
+    }()
+    case .deleteBrokerUser?: try {
+      guard case .deleteBrokerUser(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+    }()
+    case .deleteApp?: try {
+      guard case .deleteApp(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularStringField(value: v, fieldNumber: 21)
+    }()
+    case .putEventSource?: try {
+      guard case .putEventSource(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
+    }()
+    case .deleteEventSource?: try {
+      guard case .deleteEventSource(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
+    }()
+    case .joinEventSource?: try {
+      guard case .joinEventSource(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
+    }()
+    case .leaveEventSource?: try {
+      guard case .leaveEventSource(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 25)
+    }()
+    case .putPollSource?: try {
+      guard case .putPollSource(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 26)
+    }()
+    case .deletePollSource?: try {
+      guard case .deletePollSource(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 27)
+    }()
+    case .putWebhook?: try {
+      guard case .putWebhook(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 28)
+    }()
+    case .deleteWebhook?: try {
+      guard case .deleteWebhook(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularStringField(value: v, fieldNumber: 29)
+    }()
+    case .setBadgeMode?: try {
+      guard case .setBadgeMode(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 30)
+    }()
+    case .setExternalBadge?: try {
+      guard case .setExternalBadge(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 31)
+    }()
+    case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: WireStorageCommand, rhs: WireStorageCommand) -> Bool {
-    if lhs._storage !== rhs._storage {
-      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
-        let _storage = _args.0
-        let rhs_storage = _args.1
-        if _storage._commandID != rhs_storage._commandID {return false}
-        if _storage._issuedAtMicros != rhs_storage._issuedAtMicros {return false}
-        if _storage._action != rhs_storage._action {return false}
-        return true
-      }
-      if !storagesAreEqual {return false}
-    }
+    if lhs.commandID != rhs.commandID {return false}
+    if lhs.issuedAtMicros != rhs.issuedAtMicros {return false}
+    if lhs.action != rhs.action {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1911,56 +1883,102 @@ nonisolated extension WirePublishedNotification: SwiftProtobuf.Message, SwiftPro
   static let protoMessageName: String = _protobuf_package + ".PublishedNotification"
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}user_id\0\u{3}notification_id\0\u{1}content\0\u{3}received_at_micros\0\u{3}push_subscription_ids\0")
 
+  fileprivate class _StorageClass {
+    var _appID: String = String()
+    var _userID: String = String()
+    var _notificationID: Data = Data()
+    var _content: WireNotificationContent? = nil
+    var _receivedAtMicros: Int64 = 0
+    var _pushSubscriptionIds: WireSubscriptionIdList? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _appID = source._appID
+      _userID = source._userID
+      _notificationID = source._notificationID
+      _content = source._content
+      _receivedAtMicros = source._receivedAtMicros
+      _pushSubscriptionIds = source._pushSubscriptionIds
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.userID) }()
-      case 3: try { try decoder.decodeSingularBytesField(value: &self.notificationID) }()
-      case 4: try { try decoder.decodeSingularMessageField(value: &self._content) }()
-      case 5: try { try decoder.decodeSingularSFixed64Field(value: &self.receivedAtMicros) }()
-      case 6: try { try decoder.decodeSingularMessageField(value: &self._pushSubscriptionIds) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularStringField(value: &_storage._appID) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._userID) }()
+        case 3: try { try decoder.decodeSingularBytesField(value: &_storage._notificationID) }()
+        case 4: try { try decoder.decodeSingularMessageField(value: &_storage._content) }()
+        case 5: try { try decoder.decodeSingularSFixed64Field(value: &_storage._receivedAtMicros) }()
+        case 6: try { try decoder.decodeSingularMessageField(value: &_storage._pushSubscriptionIds) }()
+        default: break
+        }
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if !self.appID.isEmpty {
-      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._appID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._appID, fieldNumber: 1)
+      }
+      if !_storage._userID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._userID, fieldNumber: 2)
+      }
+      if !_storage._notificationID.isEmpty {
+        try visitor.visitSingularBytesField(value: _storage._notificationID, fieldNumber: 3)
+      }
+      try { if let v = _storage._content {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+      } }()
+      if _storage._receivedAtMicros != 0 {
+        try visitor.visitSingularSFixed64Field(value: _storage._receivedAtMicros, fieldNumber: 5)
+      }
+      try { if let v = _storage._pushSubscriptionIds {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+      } }()
     }
-    if !self.userID.isEmpty {
-      try visitor.visitSingularStringField(value: self.userID, fieldNumber: 2)
-    }
-    if !self.notificationID.isEmpty {
-      try visitor.visitSingularBytesField(value: self.notificationID, fieldNumber: 3)
-    }
-    try { if let v = self._content {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
-    } }()
-    if self.receivedAtMicros != 0 {
-      try visitor.visitSingularSFixed64Field(value: self.receivedAtMicros, fieldNumber: 5)
-    }
-    try { if let v = self._pushSubscriptionIds {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
-    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: WirePublishedNotification, rhs: WirePublishedNotification) -> Bool {
-    if lhs.appID != rhs.appID {return false}
-    if lhs.userID != rhs.userID {return false}
-    if lhs.notificationID != rhs.notificationID {return false}
-    if lhs._content != rhs._content {return false}
-    if lhs.receivedAtMicros != rhs.receivedAtMicros {return false}
-    if lhs._pushSubscriptionIds != rhs._pushSubscriptionIds {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._appID != rhs_storage._appID {return false}
+        if _storage._userID != rhs_storage._userID {return false}
+        if _storage._notificationID != rhs_storage._notificationID {return false}
+        if _storage._content != rhs_storage._content {return false}
+        if _storage._receivedAtMicros != rhs_storage._receivedAtMicros {return false}
+        if _storage._pushSubscriptionIds != rhs_storage._pushSubscriptionIds {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1970,51 +1988,95 @@ nonisolated extension WirePublishedBroadcast: SwiftProtobuf.Message, SwiftProtob
   static let protoMessageName: String = _protobuf_package + ".PublishedBroadcast"
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}event_source\0\u{3}notification_id\0\u{1}content\0\u{3}received_at_micros\0")
 
+  fileprivate class _StorageClass {
+    var _appID: String = String()
+    var _eventSource: String = String()
+    var _notificationID: Data = Data()
+    var _content: WireNotificationContent? = nil
+    var _receivedAtMicros: Int64 = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _appID = source._appID
+      _eventSource = source._eventSource
+      _notificationID = source._notificationID
+      _content = source._content
+      _receivedAtMicros = source._receivedAtMicros
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.eventSource) }()
-      case 3: try { try decoder.decodeSingularBytesField(value: &self.notificationID) }()
-      case 4: try { try decoder.decodeSingularMessageField(value: &self._content) }()
-      case 5: try { try decoder.decodeSingularSFixed64Field(value: &self.receivedAtMicros) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularStringField(value: &_storage._appID) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._eventSource) }()
+        case 3: try { try decoder.decodeSingularBytesField(value: &_storage._notificationID) }()
+        case 4: try { try decoder.decodeSingularMessageField(value: &_storage._content) }()
+        case 5: try { try decoder.decodeSingularSFixed64Field(value: &_storage._receivedAtMicros) }()
+        default: break
+        }
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if !self.appID.isEmpty {
-      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
-    }
-    if !self.eventSource.isEmpty {
-      try visitor.visitSingularStringField(value: self.eventSource, fieldNumber: 2)
-    }
-    if !self.notificationID.isEmpty {
-      try visitor.visitSingularBytesField(value: self.notificationID, fieldNumber: 3)
-    }
-    try { if let v = self._content {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
-    } }()
-    if self.receivedAtMicros != 0 {
-      try visitor.visitSingularSFixed64Field(value: self.receivedAtMicros, fieldNumber: 5)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._appID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._appID, fieldNumber: 1)
+      }
+      if !_storage._eventSource.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._eventSource, fieldNumber: 2)
+      }
+      if !_storage._notificationID.isEmpty {
+        try visitor.visitSingularBytesField(value: _storage._notificationID, fieldNumber: 3)
+      }
+      try { if let v = _storage._content {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+      } }()
+      if _storage._receivedAtMicros != 0 {
+        try visitor.visitSingularSFixed64Field(value: _storage._receivedAtMicros, fieldNumber: 5)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: WirePublishedBroadcast, rhs: WirePublishedBroadcast) -> Bool {
-    if lhs.appID != rhs.appID {return false}
-    if lhs.eventSource != rhs.eventSource {return false}
-    if lhs.notificationID != rhs.notificationID {return false}
-    if lhs._content != rhs._content {return false}
-    if lhs.receivedAtMicros != rhs.receivedAtMicros {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._appID != rhs_storage._appID {return false}
+        if _storage._eventSource != rhs_storage._eventSource {return false}
+        if _storage._notificationID != rhs_storage._notificationID {return false}
+        if _storage._content != rhs_storage._content {return false}
+        if _storage._receivedAtMicros != rhs_storage._receivedAtMicros {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

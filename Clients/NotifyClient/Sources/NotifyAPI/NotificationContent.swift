@@ -27,11 +27,11 @@ public struct NotificationContent: Codable, Sendable, Equatable {
     }
 
     /// A visual notification is pushed as an alert; a raw one as a background shoulder tap.
-    public var isVisual: Bool { payload.visualContent != nil }
+    @inlinable public var isVisual: Bool { payload.visualContent != nil }
 
     /// How it reaches devices (`push.delivery`, by default `alert`).
-    public var delivery: PushDelivery { push?.delivery ?? .alert }
+    @inlinable public var delivery: PushDelivery { push?.delivery ?? .alert }
 
     /// Pushed as an alert: it has visual content and is not to be delivered silently (or not at all).
-    public var isAlert: Bool { isVisual && delivery == .alert }
+    @inlinable public var isAlert: Bool { isVisual && delivery == .alert }
 }

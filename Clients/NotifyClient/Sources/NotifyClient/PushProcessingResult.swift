@@ -9,9 +9,10 @@ public enum PushProcessingResult: Sendable, Equatable {
     case processed([NotificationChange])
 }
 
-/// The marker of this service's pushes: `{"notify": {"id", "seq", "kind"}}` (APNs, Web Push, WNS raw), or FCM's flat
-/// string data keys `notifyId`, `notifySeq`, `notifyKind` (an Android `RemoteMessage.data`). A push is ours when its
-/// marker names a notification id.
+/// The marker of this service's pushes: `{"notify": {"id", "seq", "kind"}}` (APNs, Web Push, WNS raw), FCM's flat
+/// string data keys `notifyId`, `notifySeq`, `notifyKind` (an Android `RemoteMessage.data`), or a WNS toast's launch
+/// arguments, `notifyId=…&notifySeq=…`, handed over as `["launch": arguments]`. A push is ours when its marker names a
+/// notification id.
 struct PushMarker: Sendable, Equatable {
     /// The sequence of the change the push announces, when it names one.
     var sequence: Int64?
@@ -21,6 +22,13 @@ struct PushMarker: Sendable, Equatable {
         let sequence: Any?
         if let notify = userInfo["notify"] as? [AnyHashable: Any] {
             (id, sequence) = (notify["id"], notify["seq"])
+        } else if let launch = userInfo["launch"] as? String {
+            var arguments: [String: String] = [:]
+            for pair in launch.split(separator: "&") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                if parts.count == 2 { arguments[String(parts[0])] = String(parts[1]) }
+            }
+            (id, sequence) = (arguments["notifyId"], arguments["notifySeq"])
         } else {
             (id, sequence) = (userInfo["notifyId"], userInfo["notifySeq"])
         }

@@ -38,6 +38,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(path: "Clients/NotifyClient"),
     ],
     targets: [
@@ -299,6 +300,7 @@ let package = Package(
             dependencies: [
                 "IngestCore", "NotifyModels", "NotifyWire", "NotifyAMQP", "NotifyDatabase",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Yams", package: "Yams"),
             ],
             path: "Tests/IngestCoreTests",
             swiftSettings: swiftSettings

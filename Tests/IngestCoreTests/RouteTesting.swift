@@ -20,15 +20,19 @@ struct RouteTesting {
 
     func run<Value>(_ test: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
         let logger = Logger(label: "ingest-route-tests")
-        // Never run, so never connected: a route that queried it would wait, and none of these tests does.
+        let application = Application(router: buildRouter(try dependencies(logger: logger)), logger: logger)
+        return try await application.test(.router, test)
+    }
+
+    /// Ingest's dependencies with the fixed app and targets, and a database client that is never run (so never
+    /// connected: a route that queried it would wait, and none of these tests does).
+    func dependencies(logger: Logger) throws -> IngestDependencies {
         let database = try DatabaseURL.makeClient("postgres://nobody:nothing@127.0.0.1:1/none", logger: logger)
-        let dependencies = IngestDependencies(
+        return IngestDependencies(
             adminToken: Self.adminToken, apps: AppDirectory(source: FixedApp()),
             sender: CommandSender(publisher: published, logger: logger), database: database,
             appliedCommands: AppliedCommandWatch(client: database, logger: logger), hub: LiveHub(),
             subscriptionLifetime: 86_400, healthChecks: ["amqp": { true }], logger: logger, targets: FixedTargets())
-        let application = Application(router: buildRouter(dependencies), logger: logger)
-        return try await application.test(.router, test)
     }
 
     static func userToken(_ userId: String, lifetime: TimeInterval = 3600) async throws -> String {

@@ -99,6 +99,9 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
     let router = Router()
     router.add(middleware: MetricsMiddleware())
     router.get("/health") { _, _ in try await HealthReport.response(dependencies.healthChecks) }
+    router.get("/openapi.yaml") { _, _ in
+        Response(status: .ok, headers: [.contentType: "application/yaml"], body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml + "\n")))
+    }
     OperatorRoutes(authenticator: authenticator, visibility: visibility, sender: dependencies.sender, brokerAccess: dependencies.brokerAccess)
         .register(on: router)
     PublishRoutes(authenticator: authenticator, contract: dependencies.contract, sender: dependencies.sender).register(on: router)

@@ -49,6 +49,14 @@ struct Authenticator: Sendable {
         return User(appId: app.appId, userId: claims.subject)
     }
 
+    /// The app the operator names: 404 naming appId when there is none, 503 when the database does not answer.
+    func existingApp(_ appId: String) async throws -> AppDirectory.App {
+        guard let app = try await lookUp(appId) else {
+            throw APIFailure(.notFound, code: "app_not_found", message: "no app with id \(appId)", field: "appId")
+        }
+        return app
+    }
+
     private func lookUp(_ appId: String) async throws -> AppDirectory.App? {
         do {
             return try await apps.app(appId)

@@ -18,7 +18,13 @@ struct MyNotificationRoutes: Sendable {
         router.get("/v1/me/notifications/:id") { request, context in
             let user = try await authenticator.requireUser(request)
             let id = try ReaderQuery.uuid(try context.parameters.require("id"), field: "id")
-            guard let view = try await reader.notification(appId: user.appId, id: id, userId: user.userId) else {
+            let found: NotificationView?
+            do {
+                found = try await reader.notification(appId: user.appId, id: id, userId: user.userId)
+            } catch {
+                throw APIFailure.databaseUnavailable
+            }
+            guard let view = found else {
                 throw APIFailure(.notFound, code: "notification_not_found", message: "no notification with id \(id)", field: "id")
             }
             return try JSONResponse.make(.ok, view)

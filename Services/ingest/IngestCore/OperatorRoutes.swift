@@ -143,9 +143,7 @@ struct OperatorRoutes: Sendable {
             throw APIFailure(ValidationError.invalid("overlapSeconds", "overlapSeconds must be between 0 and 2592000 (30 days)"))
         }
         authenticator.apps.forget(appId)
-        guard let app = try await authenticator.apps.app(appId) else {
-            throw APIFailure(.notFound, code: "app_not_found", message: "no app with id \(appId)", field: "appId")
-        }
+        let app = try await authenticator.existingApp(appId)
         let credentials = try await access.createUser(for: appId)
         let now = Date()
         let retiresAt = now.addingTimeInterval(overlap)
@@ -170,9 +168,7 @@ struct OperatorRoutes: Sendable {
         guard let badgeMode = body.badgeMode else {
             throw APIFailure(ValidationError.invalid("badgeMode", "badgeMode is required (the only setting to change)"))
         }
-        guard try await authenticator.apps.app(appId) != nil else {
-            throw APIFailure(.notFound, code: "app_not_found", message: "no app with id \(appId)", field: "appId")
-        }
+        _ = try await authenticator.existingApp(appId)
         let stored = try await visibility.send(
             StorageCommand(action: .setBadgeMode(appId: appId, mode: badgeMode)), thenRead: String.self,
             "SELECT badge_mode FROM apps WHERE app_id = \(appId) AND badge_mode = \(badgeMode.rawValue)") != nil
@@ -184,9 +180,7 @@ struct OperatorRoutes: Sendable {
     private func deleteApp(_ request: Request, appId: String) async throws -> Response {
         try authenticator.requireOperator(request)
         authenticator.apps.forget(appId)
-        guard let app = try await authenticator.apps.app(appId) else {
-            throw APIFailure(.notFound, code: "app_not_found", message: "no app with id \(appId)", field: "appId")
-        }
+        let app = try await authenticator.existingApp(appId)
         if !app.brokerUsers.isEmpty {
             let access = try requireBrokerAccess()
             for user in app.brokerUsers.keys.sorted() { try await access.deleteUser(user) }
@@ -213,9 +207,7 @@ struct OperatorRoutes: Sendable {
                 .badRequest, code: "unsupported_provider",
                 message: "provider must be apns, fcm, wns or webpush (VoIP pushes use the apns credentials)", field: "provider")
         }
-        guard try await authenticator.apps.app(appId) != nil else {
-            throw APIFailure(.notFound, code: "app_not_found", message: "no app with id \(appId)", field: "appId")
-        }
+        _ = try await authenticator.existingApp(appId)
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: JSONResponse.maximumBodyBytes)

@@ -65,7 +65,7 @@ public struct EventSourceMembership: Codable, Sendable, Equatable {
     public var eventSource: String
     public var subscribed: Bool
     /// The user's devices in it.
-    public var subscriptionIds: [UUID]
+    @LowercasedUUIDs public var subscriptionIds: [UUID]
 
     public init(eventSource: String, subscribed: Bool, subscriptionIds: [UUID]) {
         self.eventSource = eventSource

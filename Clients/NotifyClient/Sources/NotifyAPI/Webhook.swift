@@ -56,7 +56,7 @@ public struct WebhookView: Codable, Sendable, Equatable {
 
 /// One attempt to POST an event, in the webhook's delivery log (`GET /v1/apps/{appId}/webhook/deliveries`).
 public struct WebhookAttempt: Codable, Sendable, Equatable {
-    public var eventId: UUID
+    @LowercasedUUID public var eventId: UUID
     public var appId: String
     public var type: String
     public var attempt: Int

@@ -23,13 +23,17 @@ public struct PushJob: Codable, Sendable, Equatable {
     public var attempt: Int
     /// Web Push only: the keys the payload is encrypted for.
     public var keys: WebPushKeys?
+    /// When the change was made (a publish: when ingest accepted it), for the delivery latency push-dispatch measures;
+    /// nil in messages from before it was carried.
+    public var changedAt: Date?
 
     public init(
         pushId: UUID, appId: String, subscriptionId: UUID, platform: Platform, deviceToken: String,
         notificationId: UUID, sequence: Int64, kind: ChangeKind, isAlert: Bool, priority: NotificationPriority,
-        expiration: Date, collapseId: String, payload: String, attempt: Int = 0, keys: WebPushKeys? = nil
+        expiration: Date, collapseId: String, payload: String, attempt: Int = 0, keys: WebPushKeys? = nil, changedAt: Date? = nil
     ) {
         self.keys = keys
+        self.changedAt = changedAt
         self.pushId = pushId
         self.appId = appId
         self.subscriptionId = subscriptionId
@@ -76,6 +80,7 @@ extension PushJob {
         notificationId == other.notificationId && sequence == other.sequence && attempt == other.attempt
             && platform == other.platform && kind == other.kind && isAlert == other.isAlert && priority == other.priority
             && expiration == other.expiration && appId == other.appId && collapseId == other.collapseId && payload == other.payload
+            && changedAt == other.changedAt
     }
 }
 
@@ -94,6 +99,7 @@ extension PushJobBatch {
         var collapseId: String
         var payload: String
         var attempt: Int
+        var changedAt: Date?
         var targets: [Target]
 
         /// A job per target, all sharing the group's strings (the payload is one copy).
@@ -102,7 +108,8 @@ extension PushJobBatch {
                 PushJob(
                     pushId: target.pushId, appId: appId, subscriptionId: target.subscriptionId, platform: platform,
                     deviceToken: target.deviceToken, notificationId: notificationId, sequence: sequence, kind: kind, isAlert: isAlert,
-                    priority: priority, expiration: expiration, collapseId: collapseId, payload: payload, attempt: attempt, keys: target.keys)
+                    priority: priority, expiration: expiration, collapseId: collapseId, payload: payload, attempt: attempt, keys: target.keys,
+                    changedAt: changedAt)
             }
         }
     }
@@ -123,7 +130,7 @@ extension PushJobBatch.Group {
         self.init(
             appId: first.appId, platform: first.platform, notificationId: first.notificationId, sequence: first.sequence,
             kind: first.kind, isAlert: first.isAlert, priority: first.priority, expiration: first.expiration,
-            collapseId: first.collapseId, payload: first.payload, attempt: first.attempt,
+            collapseId: first.collapseId, payload: first.payload, attempt: first.attempt, changedAt: first.changedAt,
             targets: jobs.map { PushJobBatch.Target(pushId: $0.pushId, subscriptionId: $0.subscriptionId, deviceToken: $0.deviceToken, keys: $0.keys) })
     }
 }

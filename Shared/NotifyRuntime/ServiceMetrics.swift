@@ -17,6 +17,11 @@ public struct ServiceMetrics: Sendable {
         factory.nameAndLabelSanitizer = { label, dimensions in
             (prometheusName(label), dimensions.map { (prometheusName($0.0), $0.1) })
         }
+        // From a publish to its push accepted: milliseconds when idle, seconds under a backlog, minutes through retries.
+        factory.durationHistogramBuckets["notify_delivery_latency_seconds"] = [
+            .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
+            .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30), .seconds(60), .seconds(300),
+        ]
         MetricsSystem.bootstrap(factory)
         return ServiceMetrics(registry: registry)
     }

@@ -20,6 +20,7 @@ extension PushJobBatch: WireMessage {
             group.collapseID = first.collapseId
             group.payload = first.payload
             group.attempt = Int32(clamping: first.attempt)
+            if let changedAt = first.changedAt { group.changedAtMicros = changedAt.wireMicros }
             group.targets = jobs[range].map { job in
                 var target = WirePushTarget()
                 (target.pushIDHigh, target.pushIDLow) = job.pushId.wireHalves
@@ -45,6 +46,7 @@ extension PushJobBatch: WireMessage {
             let kind = try ChangeKind(wire: group.kind, "\(field()).kind")
             let priority = try NotificationPriority(wire: group.priority, "\(field()).priority")
             let expiration = Date(wireMicros: group.expirationMicros)
+            let changedAt = group.changedAtMicros == 0 ? nil : Date(wireMicros: group.changedAtMicros)
             for (targetIndex, target) in group.targets.enumerated() {
                 jobs.append(
                     PushJob(
@@ -54,7 +56,8 @@ extension PushJobBatch: WireMessage {
                             wireHigh: target.subscriptionIDHigh, low: target.subscriptionIDLow, "\(field()).targets[\(targetIndex)].subscription_id"),
                         platform: platform, deviceToken: target.deviceToken, notificationId: notificationId, sequence: group.sequence,
                         kind: kind, isAlert: group.isAlert, priority: priority, expiration: expiration, collapseId: group.collapseID,
-                        payload: group.payload, attempt: Int(group.attempt), keys: target.hasKeys ? WebPushKeys(wire: target.keys) : nil))
+                        payload: group.payload, attempt: Int(group.attempt), keys: target.hasKeys ? WebPushKeys(wire: target.keys) : nil,
+                        changedAt: changedAt))
             }
         }
         self.init(jobs: jobs)

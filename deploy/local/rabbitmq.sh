@@ -24,7 +24,7 @@ Runs RabbitMQ node $NOTIFY_RABBITMQ_NODENAME on 127.0.0.1 without systemd.
   status   print whether the node runs; exit 0 if it does, 3 if not
   wait     wait (up to ${START_TIMEOUT}s) until a starting node accepts AMQP
 
-Ports: AMQP $NOTIFY_RABBITMQ_PORT, management $NOTIFY_RABBITMQ_MANAGEMENT_PORT,
+Ports: AMQP $NOTIFY_RABBITMQ_PORT, management $NOTIFY_RABBITMQ_MANAGEMENT_PORT, Prometheus $NOTIFY_RABBITMQ_PROMETHEUS_PORT,
 distribution $NOTIFY_RABBITMQ_DIST_PORT, epmd $NOTIFY_EPMD_PORT,
 CLI tools $NOTIFY_RABBITMQ_CLI_PORT_MIN-$NOTIFY_RABBITMQ_CLI_PORT_MAX.
 State: $DIR (logs in $DIR/log).
@@ -63,15 +63,17 @@ write_config() {
 listeners.tcp.1 = 127.0.0.1:$NOTIFY_RABBITMQ_PORT
 management.tcp.ip = 127.0.0.1
 management.tcp.port = $NOTIFY_RABBITMQ_MANAGEMENT_PORT
+prometheus.tcp.ip = 127.0.0.1
+prometheus.tcp.port = $NOTIFY_RABBITMQ_PROMETHEUS_PORT
 loopback_users = none
 CONF
-    echo '[rabbitmq_management].' >"$DIR/enabled_plugins"
+    echo '[rabbitmq_management,rabbitmq_prometheus].' >"$DIR/enabled_plugins"
     : >"$DIR/rabbitmq-env.conf"   # keeps /etc/rabbitmq/rabbitmq-env.conf out
 }
 
 check_ports_free() {
     local port
-    for port in "$NOTIFY_RABBITMQ_PORT" "$NOTIFY_RABBITMQ_MANAGEMENT_PORT" "$NOTIFY_RABBITMQ_DIST_PORT"; do
+    for port in "$NOTIFY_RABBITMQ_PORT" "$NOTIFY_RABBITMQ_MANAGEMENT_PORT" "$NOTIFY_RABBITMQ_DIST_PORT" "$NOTIFY_RABBITMQ_PROMETHEUS_PORT"; do
         if notify_port_listening "$port"; then
             notify_die "port 127.0.0.1:$port is in use by another process (not node $NOTIFY_RABBITMQ_NODENAME); free it or override the NOTIFY_RABBITMQ_*_PORT variables"
         fi

@@ -38,6 +38,9 @@ export NOTIFY_TEST_PYTHON="$NOTIFY_STATE_DIR/venv/bin/python"
 started=$(date +%s)
 "$here/install-deps.sh"
 notify_pip_install pika==1.3.2
+# promtool and a Prometheus for the monitoring tests (Debian's package, unpacked: no service is installed).
+NOTIFY_PROMETHEUS_BIN="$("$here/prometheus-tools.sh")"
+export NOTIFY_PROMETHEUS_BIN
 cd "$NOTIFY_ROOT"
 echo "== building (debug, with tests)"
 # Only errors, warnings and the result are shown; a failed build stops here (binaries an earlier

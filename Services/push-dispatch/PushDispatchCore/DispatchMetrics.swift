@@ -3,11 +3,14 @@ import NotifyModels
 
 /// What push-dispatch counts per provider: every attempt's outcome, and how long the provider took to answer.
 ///
-/// `notify_pushes_total{provider,result}` (result: accepted, retrying, tokenInvalid, credentialsRejected, failed)
-/// and `notify_push_duration_seconds{provider}`. The handles are made once; a batch adds its tally.
+/// `notify_pushes_total{provider,result}` (result: accepted, retrying, tokenInvalid, credentialsRejected, failed),
+/// `notify_push_duration_seconds{provider}`, and `notify_delivery_latency_seconds{provider}`: from the change (a
+/// publish accepted by ingest) to the provider accepting its push, retries included. The handles are made once; a batch
+/// adds its tally.
 struct DispatchMetrics: Sendable {
     private let outcomes: [PushOutcome.Result: Counter]
     private let duration: Timer
+    private let latency: Timer
 
     init(provider: Platform) {
         var outcomes: [PushOutcome.Result: Counter] = [:]
@@ -16,6 +19,12 @@ struct DispatchMetrics: Sendable {
         }
         self.outcomes = outcomes
         duration = Timer(label: "notify_push_duration_seconds", dimensions: [("provider", provider.rawValue)], preferredDisplayUnit: .seconds)
+        latency = Timer(label: "notify_delivery_latency_seconds", dimensions: [("provider", provider.rawValue)], preferredDisplayUnit: .seconds)
+    }
+
+    /// A push the provider accepted, `seconds` after its change was made.
+    func recordDeliveryLatency(seconds: Double) {
+        latency.recordNanoseconds(Int64(max(seconds, 0) * 1e9))
     }
 
     func recordAnswerTime(_ elapsed: Duration) {

@@ -67,6 +67,7 @@ struct PushDispatchHandler: Sendable {
             switch verdict.action {
             case .accepted:
                 result = .accepted
+                if let changedAt = job.changedAt { metrics.recordDeliveryLatency(seconds: now.timeIntervalSince(changedAt)) }
             case .tokenInvalid(let since):
                 result = .tokenInvalid
                 invalidSince = since ?? now

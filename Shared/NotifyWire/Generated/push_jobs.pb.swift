@@ -76,6 +76,9 @@ nonisolated struct WirePushJobGroup: Sendable {
 
   var targets: [WirePushTarget] = []
 
+  /// When the change was made (a publish: when ingest accepted it); 0 in messages from before it was carried.
+  var changedAtMicros: Int64 = 0
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -155,7 +158,7 @@ nonisolated extension WirePushJobBatch: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension WirePushJobGroup: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".PushJobGroup"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}platform\0\u{3}notification_id_high\0\u{1}sequence\0\u{1}kind\0\u{3}is_alert\0\u{1}priority\0\u{3}expiration_micros\0\u{3}collapse_id\0\u{1}payload\0\u{1}attempt\0\u{1}targets\0\u{3}notification_id_low\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}platform\0\u{3}notification_id_high\0\u{1}sequence\0\u{1}kind\0\u{3}is_alert\0\u{1}priority\0\u{3}expiration_micros\0\u{3}collapse_id\0\u{1}payload\0\u{1}attempt\0\u{1}targets\0\u{3}notification_id_low\0\u{3}changed_at_micros\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -176,6 +179,7 @@ nonisolated extension WirePushJobGroup: SwiftProtobuf.Message, SwiftProtobuf._Me
       case 11: try { try decoder.decodeSingularInt32Field(value: &self.attempt) }()
       case 12: try { try decoder.decodeRepeatedMessageField(value: &self.targets) }()
       case 13: try { try decoder.decodeSingularFixed64Field(value: &self.notificationIDLow) }()
+      case 14: try { try decoder.decodeSingularSFixed64Field(value: &self.changedAtMicros) }()
       default: break
       }
     }
@@ -221,6 +225,9 @@ nonisolated extension WirePushJobGroup: SwiftProtobuf.Message, SwiftProtobuf._Me
     if self.notificationIDLow != 0 {
       try visitor.visitSingularFixed64Field(value: self.notificationIDLow, fieldNumber: 13)
     }
+    if self.changedAtMicros != 0 {
+      try visitor.visitSingularSFixed64Field(value: self.changedAtMicros, fieldNumber: 14)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -238,6 +245,7 @@ nonisolated extension WirePushJobGroup: SwiftProtobuf.Message, SwiftProtobuf._Me
     if lhs.payload != rhs.payload {return false}
     if lhs.attempt != rhs.attempt {return false}
     if lhs.targets != rhs.targets {return false}
+    if lhs.changedAtMicros != rhs.changedAtMicros {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

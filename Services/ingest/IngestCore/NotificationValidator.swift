@@ -97,40 +97,38 @@ public struct NotificationValidator: Sendable {
                 message: "the APNs payload would be \(size) bytes; APNs accepts at most \(APNsPayloadBuilder.maximumPayloadBytes)",
                 field: "payload")
         }
-        // The Web Push plaintext holds nothing the APNs payload does not (it lacks the aps wrapper), so only a payload
-        // this close to the limit needs the Web Push body built: the check costs nothing for the others (building it for
-        // every notification cost ingest a third of its batch throughput).
-        if size + ProviderPayloads.webPushEncryptionOverhead > ProviderPayloads.webPushMaximumBody, content.platformTypes?.contains(.webpush) ?? true {
-            let body = ProviderPayloads.webPushWorstCaseBody(of: content)
-            if body > ProviderPayloads.webPushMaximumBody {
-                throw ValidationError(
-                    code: "payload_too_large",
-                    message: "the Web Push body would be \(body) octets once encrypted; push services accept at most \(ProviderPayloads.webPushMaximumBody) (RFC 8030); leave webpush out of targetPolicy.platformTypes or send less",
-                    field: "payload")
-            }
+        // The other providers' bodies are built only where they can pass their limits, so the checks cost nothing for
+        // the rest (building the Web Push body for every notification cost ingest a third of its batch throughput):
+        // the Web Push plaintext holds nothing the APNs payload does not (it lacks the aps wrapper); FCM's data values
+        // are strings, so app data that is not one is escaped (twice the APNs payload at most); a toast escapes XML's
+        // five characters, each up to six bytes.
+        let platforms = content.platformTypes
+        if size + ProviderPayloads.webPushEncryptionOverhead > ProviderPayloads.webPushMaximumBody, platforms?.contains(.webpush) ?? true {
+            try Self.check(
+                ProviderPayloads.webPushWorstCaseBody(of: content), limit: ProviderPayloads.webPushMaximumBody,
+                "the Web Push body would be %d octets once encrypted; push services accept at most %d (RFC 8030)", platform: .webpush)
         }
-        // FCM and WNS count differently (FCM's data values are strings, so app data that is not one is escaped; a toast
-        // escapes XML's five characters, each up to six bytes): their bodies are built only where they can pass their
-        // limits, twice and six times the APNs payload at most, so the check costs nothing for the others.
-        if size * 2 + 128 > ProviderPayloads.fcmMaximumPayload, content.platformTypes?.contains(.fcm) ?? true {
-            let fcm = ProviderPayloads.fcmWorstCasePayload(of: content)
-            if fcm > ProviderPayloads.fcmMaximumPayload {
-                throw ValidationError(
-                    code: "payload_too_large",
-                    message: "the FCM message's data and notification would be \(fcm) bytes; FCM accepts at most \(ProviderPayloads.fcmMaximumPayload); leave fcm out of targetPolicy.platformTypes or send less",
-                    field: "payload")
-            }
+        if size * 2 + 128 > ProviderPayloads.fcmMaximumPayload, platforms?.contains(.fcm) ?? true {
+            try Self.check(
+                ProviderPayloads.fcmWorstCasePayload(of: content), limit: ProviderPayloads.fcmMaximumPayload,
+                "the FCM message's data and notification would be %d bytes; FCM accepts at most %d", platform: .fcm)
         }
-        if content.isAlert, size * 6 + 512 > ProviderPayloads.wnsMaximumPayload, content.platformTypes?.contains(.wns) ?? true {
-            let wns = ProviderPayloads.wnsWorstCasePayload(of: content)
-            if wns > ProviderPayloads.wnsMaximumPayload {
-                throw ValidationError(
-                    code: "payload_too_large",
-                    message: "the WNS toast would be \(wns) bytes; WNS accepts at most \(ProviderPayloads.wnsMaximumPayload); leave wns out of targetPolicy.platformTypes or send less",
-                    field: "payload")
-            }
+        if content.isAlert, size * 6 + 512 > ProviderPayloads.wnsMaximumPayload, platforms?.contains(.wns) ?? true {
+            try Self.check(
+                ProviderPayloads.wnsWorstCasePayload(of: content), limit: ProviderPayloads.wnsMaximumPayload,
+                "the WNS toast would be %d bytes; WNS accepts at most %d", platform: .wns)
         }
         return Validated(userId: userId, subscriptionId: subscriptionId, eventSource: eventSource, content: content)
+    }
+
+    /// Refuses a notification whose body for `platform` would be `size`, over the provider's `limit` (`what` says so,
+    /// with the size and the limit for its two `%d`).
+    private static func check(_ size: Int, limit: Int, _ what: String, platform: Platform) throws(ValidationError) {
+        guard size > limit else { return }
+        throw ValidationError(
+            code: "payload_too_large",
+            message: String(format: what, size, limit) + "; leave \(platform.rawValue) out of targetPolicy.platformTypes or send less",
+            field: "payload")
     }
 
     /// The push options' own rules: what a provider would refuse, or what means nothing alone.

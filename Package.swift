@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "push-dispatch", targets: ["PushDispatch"]),
         .executable(name: "provider-sandbox", targets: ["ProviderSandbox"]),
         .executable(name: "loadgen", targets: ["LoadGenerator"]),
+        .executable(name: "notifyctl", targets: ["NotifyCtl"]),
         .library(name: "NotifyModels", targets: ["NotifyModels"]),
         .executable(name: "device-sim", targets: ["DeviceSimulator"]),
     ],
@@ -268,6 +269,20 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/loadgen",
+            swiftSettings: swiftSettings
+        ),
+
+        .executableTarget(
+            name: "NotifyCtl",
+            dependencies: [
+                "NotifyModels", "NotifyWire",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/notifyctl",
             swiftSettings: swiftSettings
         ),
 

@@ -125,14 +125,14 @@ struct PrivateBroker: Sendable {
 
     /// Starts a fresh node on free ports; `body` gets it, and it is stopped and removed afterwards.
     static func with<Result: Sendable>(_ body: (PrivateBroker) async throws -> Result) async throws -> Result {
-        let ports = try freePorts(4)
+        let ports = try freePorts(5)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("amqp-private-broker-\(UUID().uuidString.prefix(8))").path
         let broker = PrivateBroker(
             stateDirectory: directory, port: ports[0],
             environment: [
                 "NOTIFY_STATE_DIR": directory,
                 "NOTIFY_RABBITMQ_PORT": "\(ports[0])", "NOTIFY_RABBITMQ_MANAGEMENT_PORT": "\(ports[1])",
-                "NOTIFY_RABBITMQ_DIST_PORT": "\(ports[2])", "NOTIFY_EPMD_PORT": "\(ports[3])",
+                "NOTIFY_RABBITMQ_DIST_PORT": "\(ports[2])", "NOTIFY_EPMD_PORT": "\(ports[3])", "NOTIFY_RABBITMQ_PROMETHEUS_PORT": "\(ports[4])",
                 "NOTIFY_AMQP_URL": "amqp://notify:notify@127.0.0.1:\(ports[0])/notify",
             ])
         let outcome: Swift.Result<Result, any Error>

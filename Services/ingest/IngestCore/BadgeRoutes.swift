@@ -32,7 +32,7 @@ struct BadgeRoutes: Sendable {
         let at = Date()
         let stored = try await visibility.send(
             StorageCommand(action: .setExternalBadge(appId: appId, userId: userId, badge: badge, at: at)), thenRead: Int64.self,
-            "SELECT badge::int8 FROM external_badges WHERE app_id = \(appId) AND user_id = \(userId) AND updated_at >= \(at)") != nil
+            "SELECT badge::int8 FROM external_badges WHERE app_id = \(appId) AND user_id = \(userId) AND badge = \(badge)") != nil
         return try JSONResponse.make(stored ? .ok : .accepted, Badge(badge: badge))
     }
 

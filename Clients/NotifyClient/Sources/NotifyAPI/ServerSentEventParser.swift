@@ -1,11 +1,14 @@
 /// Splits a `text/event-stream` body into events (the `id:`, `event:` and `data:` fields of each
-/// block that ends with an empty line). Comment lines (`: keep-alive`) are skipped.
-struct ServerSentEventParser: Sendable {
-    struct Event: Sendable, Equatable {
-        var id: String?
-        var type: String
-        var data: String
+/// block that ends with an empty line). Comment lines (`: keep-alive`) are skipped. The live stream
+/// (`GET /v1/me/stream`) is read with it by the client library and by `notifyctl tail`.
+public struct ServerSentEventParser: Sendable {
+    public struct Event: Sendable, Equatable {
+        public var id: String?
+        public var type: String
+        public var data: String
     }
+
+    public init() {}
 
     private var line: [UInt8] = []
     private var id: String?
@@ -13,7 +16,7 @@ struct ServerSentEventParser: Sendable {
     private var data: [String] = []
 
     /// Feeds the next bytes of the body; answers the events they complete.
-    mutating func feed(_ bytes: some Sequence<UInt8>) -> [Event] {
+    public mutating func feed(_ bytes: some Sequence<UInt8>) -> [Event] {
         var events: [Event] = []
         for byte in bytes {
             guard byte == UInt8(ascii: "\n") else {

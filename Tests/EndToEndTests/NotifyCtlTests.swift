@@ -1,0 +1,258 @@
+import AsyncHTTPClient
+import Foundation
+import NotifyAMQP
+import NotifyModels
+import NotifyWire
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension EndToEndTests {
+    @Suite("notifyctl")
+    struct NotifyCtlTests {
+        /// How a run of notifyctl ended and what it printed.
+        private struct Run {
+            var status: Int32
+            var stdout: String
+            var stderr: String
+        }
+
+        /// What `apps create --json` answers, as far as the tests read it.
+        private struct CreatedApp: Decodable {
+            var appId: String
+            var apiKey: String
+            var clientSigningKey: String
+        }
+
+        /// Runs the built notifyctl against the stack: NOTIFY_URL and NOTIFY_ADMIN_TOKEN are the stack's, the rest of the
+        /// test's environment (NOTIFY_RABBITMQ_MANAGEMENT_URL included) is passed on, with `environment` over it. Killed
+        /// after 60 s.
+        private static func notifyctl(_ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
+            let directory = FileManager.default.temporaryDirectory
+            let outputs = [directory.appendingPathComponent("notifyctl-\(UUID().uuidString).out"), directory.appendingPathComponent("notifyctl-\(UUID().uuidString).err")]
+            defer { for output in outputs { try? FileManager.default.removeItem(at: output) } }
+            for output in outputs {
+                guard FileManager.default.createFile(atPath: output.path, contents: nil) else { throw TestFailure("cannot create \(output.path)") }
+            }
+            let stdout = try FileHandle(forWritingTo: outputs[0])
+            let stderr = try FileHandle(forWritingTo: outputs[1])
+            defer {
+                try? stdout.close()
+                try? stderr.close()
+            }
+
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Stack.root + "/.build/debug/notifyctl")
+            process.arguments = arguments
+            process.environment = ProcessInfo.processInfo.environment
+                .merging(["NOTIFY_URL": Stack.ingestURL, "NOTIFY_ADMIN_TOKEN": Stack.adminToken]) { $1 }
+                .merging(environment) { $1 }
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = stdout
+            process.standardError = stderr
+            let (exits, reportExit) = AsyncStream.makeStream(of: Int32.self)
+            process.terminationHandler = { process in
+                reportExit.yield(process.terminationStatus)
+                reportExit.finish()
+            }
+            try process.run()
+            let pid = process.processIdentifier
+            let timer = Task {
+                try await Task.sleep(for: .seconds(60))
+                kill(pid, SIGKILL)
+            }
+            var status: Int32 = -1
+            for await code in exits { status = code }
+            timer.cancel()
+            let text = outputs.map { (try? String(contentsOf: $0, encoding: .utf8)) ?? "" }
+            return Run(status: status, stdout: text[0], stderr: text[1])
+        }
+
+        private static func notifyctl(_ arguments: String..., environment: [String: String] = [:]) async throws -> Run {
+            try await notifyctl(arguments, environment: environment)
+        }
+
+        /// Runs notifyctl and requires exit status 0.
+        private static func succeeding(_ arguments: String..., environment: [String: String] = [:]) async throws -> Run {
+            let run = try await notifyctl(arguments, environment: environment)
+            guard run.status == 0 else {
+                throw TestFailure("notifyctl \(arguments.joined(separator: " ")) exited \(run.status): \(run.stderr)\(run.stdout)")
+            }
+            return run
+        }
+
+        @Test("an operator and an app server run it: apps, badge mode, event sources, provider keys, user tokens, send, delivery log, errors")
+        func operatorAndAppServer() async throws {
+            let created = try await Self.succeeding("apps", "create", "--name", "notifyctl \(uniqueSuffix())", "--json")
+            let app = try JSONDecoder().decode(CreatedApp.self, from: Data(created.stdout.utf8))
+            #expect(app.appId.hasPrefix("app_") && app.apiKey.hasPrefix("nk_"))
+            let asApp = ["NOTIFY_APP_ID": app.appId, "NOTIFY_API_KEY": app.apiKey]
+
+            // The badge mode: a number set by the app server is taken only in external mode.
+            let settings = try await Self.succeeding("apps", "set", app.appId, "--badge-mode", "external")
+            #expect(settings.stdout.contains("external"))
+            let badge = try await StackClient.send(
+                .PUT, "\(Stack.ingestURL)/v1/apps/\(app.appId)/users/someone/badge", bearer: app.apiKey, json: Data(#"{"badge": 3}"#.utf8))
+            #expect(badge.status == 200, "the badge mode is external: \(badge.text)")
+
+            // Event sources, the app given by the environment.
+            let source = try await Self.succeeding(
+                "event-sources", "create", "news", "--policy", "appServer", "--description", "the news", environment: asApp)
+            #expect(source.stdout.contains("created news"))
+            let sources = try await Self.succeeding("event-sources", "list", environment: asApp)
+            #expect(sources.stdout.split(separator: "\n").contains { $0.hasPrefix("news ") && $0.contains("appServer") }, "listed: \(sources.stdout)")
+            #expect(try await Self.succeeding("event-sources", "show", "news", environment: asApp).stdout.contains("the news"))
+
+            // A generated VAPID key: its public key is printed, an uncompressed P-256 point.
+            let webPush = try await Self.succeeding(
+                "providers", "set", "webpush", "--generate-vapid", "--subject", "mailto:ops@example.com", "--app", app.appId)
+            let publicKey = webPush.stdout.split(separator: "\n").first { $0.hasPrefix("vapidPublicKey") }?
+                .split(separator: " ").dropFirst().first.map(String.init)
+            let point = publicKey.flatMap(Base64URLCoding.decode)
+            #expect(point?.count == 65 && point?.first == 4, "the public key: \(webPush.stdout)")
+            let wns = try await Self.succeeding(
+                "providers", "set", "wns", "--package-sid", "ms-app://s-1-15-2-notifyctl", "--secret", "s3cret", "--app", app.appId)
+            #expect(wns.stdout.contains("ms-app://s-1-15-2-notifyctl") && !wns.stdout.contains("s3cret"), "stored, the secret not shown: \(wns.stdout)")
+
+            // APNs credentials from a .p8 file, a device registered with a token notifyctl minted, a notification sent to it.
+            let key = try await Sandbox.newKey(topic: "com.example.notify.e2e")
+            let p8 = FileManager.default.temporaryDirectory.appendingPathComponent("notifyctl-\(uniqueSuffix()).p8")
+            try Data(key.privateKey.utf8).write(to: p8)
+            defer { try? FileManager.default.removeItem(at: p8) }
+            _ = try await Self.succeeding(
+                "providers", "set", "apns", "--p8", p8.path, "--key-id", key.keyId, "--team-id", key.teamId, "--topic", key.topic,
+                "--environment", "sandbox", "--endpoint", Stack.sandboxAPNsURL, "--app", app.appId)
+            let user = "user-\(uniqueSuffix())"
+            let token = try await Self.succeeding(
+                "user-token", "--user", user, "--signing-key", app.clientSigningKey, "--app", app.appId
+            ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(try await StackClient.send(.GET, "\(Stack.ingestURL)/v1/me/notifications", bearer: token).status == 200, "the API takes the token")
+            let pushToken = randomHex(bytes: 32)
+            let registered = try await StackClient.send(
+                .POST, "\(Stack.ingestURL)/v1/me/subscriptions", bearer: token,
+                json: StackClient.encode(SubscriptionRequest(platform: .apns, pushToken: pushToken, displayName: "notifyctl")))
+            #expect(registered.status == 201 || registered.status == 202, "registering: \(registered.text)")
+
+            let sent = try await Self.succeeding("send", "--user", user, "--title", "Hello", "--body", "from notifyctl", environment: asApp)
+            let id = sent.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(UUID(uuidString: id) != nil, "send prints the id: \(sent.stdout)")
+            #expect(try await Sandbox.missingNotifications([id], at: pushToken).isEmpty, "the device got it")
+
+            // The delivery log: the summary counts the push once the outcome is stored, the log lists it.
+            var pushes: JSONValue?
+            let deadline = ContinuousClock.now + .seconds(20)
+            while pushes != .number(1) && ContinuousClock.now < deadline {
+                let summary = try await Self.succeeding("deliveries", id, "--summary", "--json", environment: asApp)
+                pushes = try JSONDecoder().decode(JSONValue.self, from: Data(summary.stdout.utf8))["pushes"]
+                if pushes != .number(1) { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            #expect(pushes == .number(1), "the summary counts the push")
+            let summary = try await Self.succeeding("deliveries", id, "--summary", environment: asApp)
+            #expect(summary.stdout.contains("pushes") && summary.stdout.contains("accepted"), "the summary: \(summary.stdout)")
+            let log = try await Self.succeeding("deliveries", id, "--limit", "1", environment: asApp)
+            #expect(log.stdout.contains("accepted") && log.stdout.contains("apns"), "the log: \(log.stdout)")
+
+            // The user's changes over the live stream: it stops after --count changes, or by itself after --timeout.
+            let tailed = try await Self.succeeding(
+                "tail", "--user", user, "--signing-key", app.clientSigningKey, "--count", "1", "--timeout", "20", "--app", app.appId)
+            #expect(tailed.stdout.contains(" created \(id) unread noInteraction Hello"), "tail: \(tailed.stdout)")
+            let quiet = try await Self.succeeding(
+                "tail", "--user", user, "--signing-key", app.clientSigningKey, "--count", "5", "--timeout", "1", "--app", app.appId)
+            #expect(quiet.stdout.split(separator: "\n").count == 1, "one change, then the timeout: \(quiet.stdout)")
+
+            // A batch from a file: a line per item; one refused item makes it exit 1.
+            let batch = FileManager.default.temporaryDirectory.appendingPathComponent("notifyctl-\(uniqueSuffix()).json")
+            try Data("""
+                {"notifications": [{"userId": "\(user)", "payload": {"rawContent": "one"}},
+                                   {"subscriptionId": "\(UUID().uuidString)", "payload": {"rawContent": "two"}}]}
+                """.utf8).write(to: batch)
+            defer { try? FileManager.default.removeItem(at: batch) }
+            let batched = try await Self.notifyctl("send", "--file", batch.path, environment: asApp)
+            #expect(batched.status == 1, "stderr: \(batched.stderr)")
+            #expect(batched.stdout.contains("202") && batched.stdout.contains("subscription_not_found"), "the items: \(batched.stdout)")
+
+            // A refusal exits 1 with the service's error and its field; wrong usage exits 64.
+            let refused = try await Self.notifyctl("send", "--source", "no-such-source", "--title", "Hi", environment: asApp)
+            #expect(refused.status == 1)
+            #expect(refused.stderr.contains("error: event_source_not_found:") && refused.stderr.contains("(field: eventSource)"), "stderr: \(refused.stderr)")
+            let misused = try await Self.notifyctl("send", "--title", "no target", environment: asApp)
+            #expect(misused.status == 64, "stderr: \(misused.stderr)")
+
+            // The app's end: a new broker user, the source deleted, the app deleted; its key is then refused.
+            let rotated = try await Self.succeeding("apps", "rotate-broker", app.appId, "--overlap-seconds", "0")
+            #expect(rotated.stdout.contains("broker password"), "rotate-broker: \(rotated.stdout)")
+            #expect(try await Self.succeeding("event-sources", "delete", "news", environment: asApp).stdout.contains("news"))
+            #expect(try await Self.succeeding("apps", "delete", app.appId).stdout.contains(app.appId))
+            #expect(try await Self.notifyctl("event-sources", "list", environment: asApp).status == 1, "the deleted app's key is refused")
+        }
+
+        @Test("dlq lists the dead-letter queues, shows a dead letter decoded with its reason, replays it to its queue and purges")
+        func deadLetters() async throws {
+            let queue = "notifyctl-test-\(uniqueSuffix())"
+            let marker = "marker-\(uniqueSuffix())"
+            let command = StorageCommandBatch(commands: [StorageCommand(action: .deleteEventSource(appId: "app_notifyctl", name: marker))])
+            let deadLetter = AMQPOutboundMessage(
+                routingKey: "\(queue).dead", body: command.wireBytes(),
+                properties: AMQPProperties(
+                    contentType: WireFormat.contentType, messageId: "dead-\(marker)",
+                    headers: ["x-notify-reason": "the test's reason", "x-notify-queue": .string(QueueNames.storageCommands)]))
+            try await Broker.withPublisher(try Broker.configuration(), topology: .workQueue(queue)) { try await $0.publish(deadLetter) }
+            do {
+                let list = try await Self.succeeding("dlq", "list")
+                for name in ["\(queue).dead", "storage.commands.dead", "push.apns.dead"] {
+                    #expect(list.stdout.contains(name), "dlq list names \(name): \(list.stdout)")
+                }
+                #expect(!list.stdout.contains("\(queue) "), "only dead-letter queues are listed")
+
+                // Shown decoded as the queue it came from carries, with its reason; it stays.
+                for _ in 0..<2 {
+                    let shown = try await Self.succeeding("dlq", "show", "\(queue).dead")
+                    for part in ["the test's reason", "StorageCommandBatch", marker, "dead-\(marker)"] {
+                        #expect(shown.stdout.contains(part), "dlq show prints \(part): \(shown.stdout)")
+                    }
+                }
+
+                // Replayed: the same message, headers included, reaches the queue it was dead-lettered from.
+                let replayed = try await Self.succeeding("dlq", "replay", "\(queue).dead")
+                #expect(replayed.stdout.contains("\(queue).dead: 1 replayed to \(queue)"), "\(replayed.stdout)")
+                let delivered = try await Broker.withConsumer(try Broker.configuration(), queue: queue, topology: .workQueue(queue)) { inbox in
+                    let deadline = ContinuousClock.now + .seconds(10)
+                    while inbox.all.isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+                    return inbox.all
+                }
+                #expect(delivered.map(\.body) == [command.wireBytes()])
+                #expect(delivered.first?.properties.headers["x-notify-reason"] == "the test's reason")
+                #expect(delivered.first?.properties.messageId == "dead-\(marker)")
+                #expect(try await Self.succeeding("dlq", "show", "\(queue).dead").stdout.contains("is empty"))
+
+                let unconfirmed = try await Self.notifyctl("dlq", "purge", "\(queue).dead")
+                #expect(unconfirmed.status == 64, "purging needs --yes")
+                #expect(try await Self.succeeding("dlq", "purge", "\(queue).dead", "--yes").stdout.contains("purged"))
+            } catch {
+                try await Self.deleteQueues([queue, "\(queue).dead"])
+                throw error
+            }
+            try await Self.deleteQueues([queue, "\(queue).dead"])
+        }
+
+        /// Deletes the test's own queues through the management API (NOTIFY_RABBITMQ_MANAGEMENT_URL, as notifyctl).
+        private static func deleteQueues(_ names: [String]) async throws {
+            let managementURL = ProcessInfo.processInfo.environment["NOTIFY_RABBITMQ_MANAGEMENT_URL"] ?? "http://notify:notify@127.0.0.1:21673"
+            guard var components = URLComponents(string: managementURL), let user = components.user else {
+                throw TestFailure("NOTIFY_RABBITMQ_MANAGEMENT_URL has no credentials: \(managementURL)")
+            }
+            let authorization = "Basic " + Data("\(user):\(components.password ?? "")".utf8).base64EncodedString()
+            (components.user, components.password, components.path) = (nil, nil, "")
+            for name in names {
+                var request = HTTPClientRequest(url: "\(components.string ?? "")/api/queues/\(Broker.virtualHost)/\(name)")
+                request.method = .DELETE
+                request.headers.add(name: "Authorization", value: authorization)
+                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+                _ = try await response.body.collect(upTo: 64 << 10)
+                #expect(response.status.code == 204, "deleting queue \(name)")
+            }
+        }
+    }
+}

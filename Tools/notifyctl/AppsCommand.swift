@@ -1,0 +1,144 @@
+import ArgumentParser
+import NotifyModels
+
+/// `notifyctl apps`: the operator's calls on apps (admin token).
+struct AppsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apps",
+        abstract: "Create apps, change their settings, rotate their broker credentials, delete them (admin token).",
+        subcommands: [CreateAppCommand.self, SetAppCommand.self, RotateBrokerCommand.self, DeleteAppCommand.self]
+    )
+}
+
+/// `apps create`: a new app, its secrets printed this once.
+struct CreateAppCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "create",
+        abstract: "Create an app; prints its appId, apiKey, clientSigningKey and broker credentials, once.",
+        discussion: """
+            The API key is stored only as a hash and the broker password not at all: keep them. \
+            The client signing key signs the app's user tokens (see user-token).
+            """
+    )
+
+    @OptionGroup var options: ServiceOptions
+
+    @Option(help: "The app's name (1 to 200 bytes).")
+    var name: String
+
+    @Flag(help: "Also create the app's RabbitMQ user, so that its servers can publish over AMQP.")
+    var brokerAccess = false
+
+    @Option(help: "What the badge of the app's pushes shows: unread (the default), unreadIncludingBroadcasts, external, none.")
+    var badgeMode: BadgeMode?
+
+    private struct Request: Encodable {
+        var name: String
+        var brokerAccess: Bool?
+        var badgeMode: BadgeMode?
+    }
+
+    func run() async throws {
+        let answer = try await options.client.call(
+            .POST, "/v1/apps", bearer: options.operatorToken,
+            json: Request(name: name, brokerAccess: brokerAccess ? true : nil, badgeMode: badgeMode))
+        try options.present(answer, as: CreatedApp.self) { app in
+            var fields = FieldList()
+            fields.add("appId", app.appId)
+            fields.add("name", app.name)
+            fields.add("apiKey", app.apiKey)
+            fields.add("clientSigningKey", app.clientSigningKey)
+            fields.add("badgeMode", app.badgeMode.rawValue)
+            if let broker = app.broker { fields.add(broker) }
+            fields.print()
+        }
+    }
+}
+
+/// `apps set`: changes an app's settings.
+struct SetAppCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "set", abstract: "Change an app's settings (its badge mode).")
+
+    @OptionGroup var options: ServiceOptions
+
+    @Argument(help: "The app's id.")
+    var appId: String
+
+    @Option(help: "What the badge of the app's pushes shows: unread, unreadIncludingBroadcasts, external, none.")
+    var badgeMode: BadgeMode
+
+    func run() async throws {
+        let answer = try await options.client.call(
+            .PATCH, "/v1/apps/\(ServiceClient.escaped(appId))", bearer: options.operatorToken, json: AppSettings(badgeMode: badgeMode))
+        try options.present(answer, as: AppSettings.self) { settings in
+            var fields = FieldList()
+            fields.add("appId", appId)
+            fields.add("badgeMode", settings.badgeMode.rawValue)
+            fields.print()
+        }
+    }
+}
+
+/// `apps rotate-broker`: a new broker user for an app.
+struct RotateBrokerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rotate-broker",
+        abstract: "Create a new broker user for an app; prints its credentials once. The current users retire after the overlap."
+    )
+
+    @OptionGroup var options: ServiceOptions
+
+    @Argument(help: "The app's id.")
+    var appId: String
+
+    @Option(help: "How long the app's current broker users stay accepted, 0 to 2592000 (default: the service's, a day).")
+    var overlapSeconds: Int?
+
+    private struct Request: Encodable {
+        var overlapSeconds: Int
+    }
+
+    func run() async throws {
+        let answer = try await options.client.call(
+            .POST, "/v1/apps/\(ServiceClient.escaped(appId))/broker-credentials", bearer: options.operatorToken,
+            body: try overlapSeconds.map { try ServiceClient.encode(Request(overlapSeconds: $0)) })
+        try options.present(answer, as: RotatedBrokerCredentials.self) { rotated in
+            var fields = FieldList()
+            fields.add(rotated.broker)
+            for retiring in rotated.retiring {
+                fields.add("retiring", "\(retiring.user) until \(WireCoding.formatTimestamp(retiring.retiresAt))")
+            }
+            fields.print()
+        }
+    }
+}
+
+/// `apps delete`: an app, its broker users and everything stored for it.
+struct DeleteAppCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Delete an app, its broker users and everything stored for it.")
+
+    @OptionGroup var options: ServiceOptions
+
+    @Argument(help: "The app's id.")
+    var appId: String
+
+    func run() async throws {
+        let answer = try await options.client.call(.DELETE, "/v1/apps/\(ServiceClient.escaped(appId))", bearer: options.operatorToken)
+        guard !options.json else { return }
+        // 202: the broker confirmed the deletion, which storage had not yet applied when ingest answered.
+        Output.line(answer.status == 202 ? "accepted the deletion of \(appId)" : "deleted \(appId)")
+    }
+}
+
+extension FieldList {
+    /// An app's broker user, as `apps create --broker-access` and `apps rotate-broker` answer it (once).
+    mutating func add(_ broker: BrokerCredentials) {
+        add("broker user", broker.user)
+        add("broker password", broker.password)
+        add("broker url", broker.url)
+        add("broker exchange", broker.exchange)
+        add("broker routingKey", broker.routingKey)
+        add("broker replyQueuePrefix", broker.replyQueuePrefix)
+    }
+}

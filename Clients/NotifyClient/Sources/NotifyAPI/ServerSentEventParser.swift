@@ -6,6 +6,12 @@ public struct ServerSentEventParser: Sendable {
         public var id: String?
         public var type: String
         public var data: String
+
+        public init(id: String?, type: String, data: String) {
+            self.id = id
+            self.type = type
+            self.data = data
+        }
     }
 
     public init() {}

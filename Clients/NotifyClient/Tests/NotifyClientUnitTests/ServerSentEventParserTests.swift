@@ -1,5 +1,5 @@
 import Testing
-@testable import NotifyClient
+import NotifyAPI
 
 @Suite("Server-Sent Events parsing")
 struct ServerSentEventParserTests {

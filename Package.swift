@@ -275,7 +275,7 @@ let package = Package(
         .executableTarget(
             name: "NotifyCtl",
             dependencies: [
-                "NotifyModels", "NotifyWire",
+                "NotifyModels", "NotifyWire", "NotifyBrokerAdmin",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -22,6 +22,18 @@ public struct RabbitMQManagementClient: BrokerAdministration {
             self.virtualHost = virtualHost
             self.timeout = timeout
         }
+
+        /// From `http(s)://user:password@host:port` (as `NOTIFY_RABBITMQ_MANAGEMENT_URL` gives it); nil for anything else.
+        public init?(url: String, virtualHost: String, timeout: TimeAmount = .seconds(10)) {
+            guard let components = URLComponents(string: url), ["http", "https"].contains(components.scheme ?? ""),
+                let host = components.host, let user = components.user, let password = components.password
+            else { return nil }
+            var base = URLComponents()
+            (base.scheme, base.host, base.port) = (components.scheme, host, components.port)
+            self.init(
+                baseURL: base.string ?? "", user: user.removingPercentEncoding ?? user, password: password.removingPercentEncoding ?? password,
+                virtualHost: virtualHost, timeout: timeout)
+        }
     }
 
     private let configuration: Configuration
@@ -66,40 +78,52 @@ public struct RabbitMQManagementClient: BrokerAdministration {
     private func call(_ method: HTTPMethod, _ path: String, body: [String: Any]?, doing operation: String, absentIsFine: Bool = false)
         async throws(BrokerAdminError)
     {
+        let data = body.flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }
+        do {
+            _ = try await request(method, path, body: data, doing: operation)
+        } catch let error where absentIsFine && error.code == .refused(status: 404) {
+            return
+        }
+    }
+
+    /// One call of the management API at `path` (below the base URL; use `segment` for names), with a JSON `body`;
+    /// answers a 2xx answer's body (at most `answerLimit` bytes). Also what `notifyctl dlq` reads and moves messages with.
+    public func request(_ method: HTTPMethod, _ path: String, body: Data? = nil, doing operation: String, answerLimit: Int = 64 << 10)
+        async throws(BrokerAdminError) -> Data
+    {
         var request = HTTPClientRequest(url: configuration.baseURL + path)
         request.method = method
         request.headers.add(name: "Authorization", value: authorization)
-        if let body, let data = try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]) {
+        if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: data))
+            request.body = .bytes(ByteBuffer(bytes: body))
         }
         let status: Int
-        let answer: String
+        let answer: Data
         do {
             let response = try await client.execute(request, timeout: configuration.timeout)
             status = Int(response.status.code)
-            answer = String(buffer: try await response.body.collect(upTo: 64 << 10))
+            answer = Data(try await response.body.collect(upTo: answerLimit).readableBytesView)
         } catch {
             throw BrokerAdminError(code: .unreachable, operation: operation, detail: "\(error)")
         }
         switch status {
-        case 200..<300: return
-        case 404 where absentIsFine: return
+        case 200..<300: return answer
         case 401, 403: throw BrokerAdminError(code: .unauthorized, operation: operation, detail: Self.reason(answer))
         default: throw BrokerAdminError(code: .refused(status: status), operation: operation, detail: Self.reason(answer))
         }
     }
 
-    /// The `reason` RabbitMQ gives in an error body, or the body's start.
-    private static func reason(_ body: String) -> String {
-        if let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any], let reason = object["reason"] as? String {
-            return reason
+    /// The `error` and `reason` RabbitMQ gives in an error body, or the body's start.
+    private static func reason(_ body: Data) -> String {
+        if let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any], let reason = object["reason"] as? String {
+            return (object["error"] as? String).map { "\($0): \(reason)" } ?? reason
         }
-        return String(body.prefix(200))
+        return String(decoding: body.prefix(300), as: UTF8.self)
     }
 
     /// `text` as one path segment (everything but unreserved characters percent-encoded, `/` included).
-    static func segment(_ text: String) -> String {
+    public static func segment(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")) ?? text
     }
 }

@@ -2,11 +2,12 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NotifyBrokerAdmin
 import NotifyModels
 
 /// RabbitMQ's management HTTP API as the dlq commands use it, in one virtual host: list queues, fetch messages
 /// (leaving them queued, or taking them), publish through the default exchange with publisher confirms, purge.
-/// NotifyBrokerAdmin's client manages users and policies only.
+/// The calls go through NotifyBrokerAdmin's client, which ingest manages users and policies with.
 struct BrokerManagementClient: Sendable {
     /// A queue as listed: the management API's object, of which notifyctl reads the name and message count.
     struct Queue: Sendable {
@@ -79,26 +80,18 @@ struct BrokerManagementClient: Sendable {
         }
     }
 
-    /// e.g. `http://127.0.0.1:21673`, without credentials.
-    let baseURL: String
+    private let management: RabbitMQManagementClient
     let virtualHost: String
-    private let authorization: String?
 
     /// How long one call may take.
     static let callTimeout: TimeAmount = .seconds(30)
 
-    /// `url` may carry the credentials (`http://user:password@host:port`); without them the API refuses.
+    /// `url` carries the credentials (`http://user:password@host:port`), as NOTIFY_RABBITMQ_MANAGEMENT_URL does.
     init(url: String, virtualHost: String) throws {
-        guard var components = URLComponents(string: url), let scheme = components.scheme, scheme == "http" || scheme == "https",
-            components.host != nil
-        else {
-            throw UsageError("--management-url must be an http(s) URL, got \(url)")
+        guard let configuration = RabbitMQManagementClient.Configuration(url: url, virtualHost: virtualHost, timeout: Self.callTimeout) else {
+            throw UsageError("--management-url must be http(s)://user:password@host:port, got \(url)")
         }
-        authorization = components.user.map { user in
-            "Basic " + Data("\(user):\(components.password ?? "")".utf8).base64EncodedString()
-        }
-        (components.user, components.password, components.path) = (nil, nil, "")
-        baseURL = components.string ?? url
+        management = RabbitMQManagementClient(configuration: configuration)
         self.virtualHost = virtualHost
     }
 
@@ -164,37 +157,17 @@ struct BrokerManagementClient: Sendable {
         return (messages, answer)
     }
 
-    /// One call; a 2xx answer's body, else a refusal (4xx) or unavailability naming what was being done.
-    private func call(_ method: HTTPMethod, _ path: String, doing operation: String, body requestBody: Data? = nil) async throws -> Data {
-        var request = HTTPClientRequest(url: baseURL + path)
-        request.method = method
-        if let authorization { request.headers.add(name: "Authorization", value: authorization) }
-        if let requestBody {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: requestBody))
-        }
-        let status: Int
-        let body: Data
+    /// One call; a 2xx answer's body, else a refusal (4xx) or unavailability (no answer, 5xx) naming what was being done.
+    private func call(_ method: HTTPMethod, _ path: String, doing operation: String, body: Data? = nil) async throws -> Data {
         do {
-            let response = try await HTTPClient.shared.execute(request, timeout: Self.callTimeout)
-            status = Int(response.status.code)
-            body = Data(try await response.body.collect(upTo: ServiceClient.maximumAnswer).readableBytesView)
+            return try await management.request(method, path, body: body, doing: operation, answerLimit: ServiceClient.maximumAnswer)
         } catch {
-            throw CommandFailure.unavailable("no answer from RabbitMQ's management API at \(baseURL) (\(operation)): \(error)")
+            switch error.code {
+            case .unauthorized: throw CommandFailure.refused(error.description)
+            case .refused(let status) where (400..<500).contains(status): throw CommandFailure.refused(error.description)
+            case .unreachable, .refused: throw CommandFailure.unavailable(error.description)
+            }
         }
-        guard !(200..<300).contains(status) else { return body }
-        let message = "RabbitMQ's management API answered \(status) (\(operation)): \(Self.reason(body))"
-        throw (400..<500).contains(status) ? CommandFailure.refused(message) : CommandFailure.unavailable(message)
-    }
-
-    /// The `error` and `reason` RabbitMQ gives in an error body, or the body's start.
-    private static func reason(_ body: Data) -> String {
-        struct Refusal: Decodable {
-            var error: String
-            var reason: String
-        }
-        guard let refusal = try? JSONDecoder().decode(Refusal.self, from: body) else { return String(decoding: body.prefix(300), as: UTF8.self) }
-        return "\(refusal.error): \(refusal.reason)"
     }
 
     private func unreadable(_ body: Data, doing operation: String) -> CommandFailure {
@@ -202,6 +175,6 @@ struct BrokerManagementClient: Sendable {
     }
 
     private func escaped(_ text: String) -> String {
-        ServiceClient.escaped(text)
+        RabbitMQManagementClient.segment(text)
     }
 }

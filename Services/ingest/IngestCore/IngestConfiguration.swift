@@ -76,16 +76,10 @@ public struct IngestConfiguration: Sendable {
         } else if managementURL == nil {
             management = .init(baseURL: "http://\(amqp.host):15672", user: amqp.user, password: amqp.password, virtualHost: amqp.virtualHost)
         } else {
-            guard let components = URLComponents(string: managementURL ?? ""), ["http", "https"].contains(components.scheme ?? ""),
-                let host = components.host, let user = components.user, let password = components.password
-            else {
+            guard let configuration = RabbitMQManagementClient.Configuration(url: managementURL ?? "", virtualHost: amqp.virtualHost) else {
                 throw ConfigurationError("NOTIFY_RABBITMQ_MANAGEMENT_URL: expected http://user:password@host:port or off")
             }
-            var base = URLComponents()
-            (base.scheme, base.host, base.port) = (components.scheme, host, components.port)
-            management = .init(
-                baseURL: base.string ?? "", user: user.removingPercentEncoding ?? user, password: password.removingPercentEncoding ?? password,
-                virtualHost: amqp.virtualHost)
+            management = configuration
         }
         if let address = environment.string(Self.publicBrokerAddress) {
             guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]) else {

@@ -20,7 +20,8 @@ final class AMQPWireConnection {
     let socketDescriptor: Int32
     let generation: UInt64
 
-    init(configuration: AMQPConfiguration, generation: UInt64) throws(AMQPError) {
+    /// Connects to `endpoint`, one of `configuration.endpoints`.
+    init(configuration: AMQPConfiguration, endpoint: AMQPConfiguration.Endpoint, generation: UInt64) throws(AMQPError) {
         guard let state = amqp_new_connection() else {
             throw AMQPError(code: .connectionFailed, message: "out of memory creating a connection")
         }
@@ -32,12 +33,12 @@ final class AMQPWireConnection {
         }
         let timeoutParts = configuration.connectTimeout.components
         var timeout = timeval(tv_sec: Int(timeoutParts.seconds), tv_usec: Int(timeoutParts.attoseconds / 1_000_000_000_000))
-        let status = configuration.host.withCString { amqp_socket_open_noblock(socket, $0, Int32(configuration.port), &timeout) }
+        let status = endpoint.host.withCString { amqp_socket_open_noblock(socket, $0, Int32(endpoint.port), &timeout) }
         if status != 0 {
             amqp_destroy_connection(state)
             throw AMQPError(
                 code: .connectionFailed,
-                message: "cannot reach \(configuration.host):\(configuration.port): \(String(cString: amqp_error_string2(status)))")
+                message: "cannot reach \(endpoint): \(String(cString: amqp_error_string2(status)))")
         }
         let login = notify_amqp_login_plain(
             state, configuration.virtualHost, 0, 131_072, Int32(configuration.heartbeatSeconds),

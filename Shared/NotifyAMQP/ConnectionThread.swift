@@ -53,9 +53,10 @@ final class ConnectionThread: Sendable {
 }
 
 extension ConnectionThread {
-    /// The owning thread's life: connect (with backoff between failed attempts), `prepare` the connection,
-    /// `serve` it until it returns (close politely) or throws (drop it), and again, until `isStopping`.
-    /// `onConnected`/`onDisconnected` run around each served connection.
+    /// The owning thread's life: connect, `prepare` the connection, `serve` it until it returns (close politely)
+    /// or throws (drop it), and again, until `isStopping`. `onConnected`/`onDisconnected` run around each served
+    /// connection. Each attempt goes to the next of the configured nodes (starting at a random one, so instances
+    /// spread over a cluster); only when every node failed in a row does it pause, with backoff.
     func runConnections(
         configuration: AMQPConfiguration, logger: Logger, role: String,
         isStopping: () -> Bool,
@@ -65,31 +66,65 @@ extension ConnectionThread {
         onDisconnected: () -> Void
     ) {
         var backoff = ReconnectBackoff(configuration.reconnectDelay)
+        var nodes = NodeRotation(count: configuration.endpoints.count)
         var generation: UInt64 = 0
         while !isStopping() {
             generation += 1
+            let endpoint = configuration.endpoints[nodes.next()]
             let connection: AMQPWireConnection
             do {
-                connection = try AMQPWireConnection(configuration: configuration, generation: generation)
+                connection = try AMQPWireConnection(configuration: configuration, endpoint: endpoint, generation: generation)
                 try prepare(connection)
             } catch {
-                logger.warning("AMQP \(role) cannot connect; retrying", metadata: ["error": "\(error)"])
-                wait(socket: -1, timeoutMilliseconds: backoff.nextMilliseconds())
+                logger.warning("AMQP \(role) cannot connect; retrying", metadata: ["host": "\(endpoint)", "error": "\(error)"])
+                if nodes.failed() {
+                    wait(socket: -1, timeoutMilliseconds: backoff.nextMilliseconds())
+                }
                 continue
             }
             backoff.reset()
+            nodes.connected()
             onConnected(connection)
-            logger.info("AMQP \(role) connected", metadata: ["host": "\(configuration.host):\(configuration.port)"])
+            logger.info("AMQP \(role) connected", metadata: ["host": "\(endpoint)"])
             do {
                 try serve(connection)
                 connection.close()
             } catch {
-                logger.warning("AMQP \(role) lost its connection", metadata: ["error": "\(error)"])
+                logger.warning("AMQP \(role) lost its connection", metadata: ["host": "\(endpoint)", "error": "\(error)"])
                 connection.abandon()
             }
             onDisconnected()
         }
     }
+}
+
+/// Which broker node to try next: each attempt the next one round the list, from a random start.
+struct NodeRotation {
+    private let count: Int
+    private var index: Int
+    private var failuresInARow = 0
+
+    init(count: Int) {
+        precondition(count > 0, "AMQPConfiguration.endpoints is empty")
+        self.count = count
+        index = Int.random(in: 0..<count)
+    }
+
+    /// The index of the node to try now; the attempt after goes to the one after it.
+    mutating func next() -> Int {
+        defer { index = (index + 1) % count }
+        return index
+    }
+
+    /// Records a failed attempt; true when every node has now failed in a row (time to pause).
+    mutating func failed() -> Bool {
+        failuresInARow += 1
+        guard failuresInARow >= count else { return false }
+        failuresInARow = 0
+        return true
+    }
+
+    mutating func connected() { failuresInARow = 0 }
 }
 
 /// Exponential reconnect pauses with jitter.

@@ -16,7 +16,8 @@ public struct EnvironmentVariable: Sendable {
     }
 
     public static let amqpURL = EnvironmentVariable(
-        "NOTIFY_AMQP_URL", "RabbitMQ URL, amqp://user:password@host:port/vhost", default: "amqp://guest:guest@127.0.0.1:5672/%2f")
+        "NOTIFY_AMQP_URL",
+        "RabbitMQ URL, amqp://user:password@host:port/vhost; a cluster: one URL per node, separated by commas (a lost connection goes to the next node)", default: "amqp://guest:guest@127.0.0.1:5672/%2f")
     public static let logLevel = EnvironmentVariable("LOG_LEVEL", "trace, debug, info, notice, warning, error or critical", default: "info")
     public static let httpHost = EnvironmentVariable("NOTIFY_HTTP_HOST", "address the HTTP server (API or /health) binds to", default: "127.0.0.1")
 

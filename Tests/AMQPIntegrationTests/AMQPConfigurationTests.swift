@@ -7,8 +7,8 @@ struct AMQPConfigurationTests {
     @Test("a full URL: credentials, host, port and vhost")
     func fullURL() throws {
         let configuration = try AMQPConfiguration(url: "amqp://notify:secret@broker.example:21672/notify")
-        #expect(configuration.host == "broker.example")
-        #expect(configuration.port == 21672)
+        #expect(configuration.endpoints[0].host == "broker.example")
+        #expect(configuration.endpoints[0].port == 21672)
         #expect(configuration.user == "notify")
         #expect(configuration.password == "secret")
         #expect(configuration.virtualHost == "notify")
@@ -31,8 +31,8 @@ struct AMQPConfigurationTests {
     @Test("without a port the AMQP default 5672 is used; without credentials guest/guest")
     func defaults() throws {
         let configuration = try AMQPConfiguration(url: "amqp://127.0.0.1/notify")
-        #expect(configuration.port == 5672)
-        #expect(configuration.host == "127.0.0.1")
+        #expect(configuration.endpoints[0].port == 5672)
+        #expect(configuration.endpoints[0].host == "127.0.0.1")
         #expect(configuration.user == "guest")
         #expect(configuration.password == "guest")
     }
@@ -42,7 +42,7 @@ struct AMQPConfigurationTests {
         let configuration = try AMQPConfiguration(url: "amqp://us%40er:p%3As%2Fs%40@h:1234/v")
         #expect(configuration.user == "us@er")
         #expect(configuration.password == "p:s/s@")
-        #expect(configuration.port == 1234)
+        #expect(configuration.endpoints[0].port == 1234)
         #expect(configuration.virtualHost == "v")
     }
 
@@ -67,11 +67,33 @@ struct AMQPConfigurationTests {
         #expect(error?.description.contains("notify:notify") == false, "the error must not echo credentials")
     }
 
+    @Test("several URLs separated by commas are a cluster's nodes, in order")
+    func nodeList() throws {
+        let configuration = try AMQPConfiguration(
+            url: "amqp://notify:secret@127.0.0.1:22672/notify, amqp://notify:secret@127.0.0.1:22652/notify,amqp://notify:secret@node3/notify")
+        #expect(configuration.endpoints == [.init(host: "127.0.0.1", port: 22672), .init(host: "127.0.0.1", port: 22652), .init(host: "node3")])
+        #expect(configuration.user == "notify")
+        #expect(configuration.virtualHost == "notify")
+    }
+
+    @Test("a node list whose URLs disagree on user, password or vhost is refused, without echoing them", arguments: [
+        "amqp://notify:secret@a/notify,amqp://other:secret@b/notify",
+        "amqp://notify:secret@a/notify,amqp://notify:other@b/notify",
+        "amqp://notify:secret@a/notify,amqp://notify:secret@b/other",
+        "amqp://notify:secret@a/notify,",
+        "amqp://notify:secret@a/notify,b:5672",
+    ])
+    func nodeListRefused(url: String) {
+        let error = #expect(throws: AMQPError.self) { try AMQPConfiguration(url: url) }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.description.contains("secret") == false, "the error must not echo credentials")
+    }
+
     @Test("the default test URL points at the local node")
     func testURL() throws {
         let configuration = try AMQPConfiguration(url: "amqp://notify:notify@127.0.0.1:21672/notify")
-        #expect(configuration.host == "127.0.0.1")
-        #expect(configuration.port == 21672)
+        #expect(configuration.endpoints[0].host == "127.0.0.1")
+        #expect(configuration.endpoints[0].port == 21672)
         #expect(configuration.virtualHost == "notify")
     }
 }

@@ -24,7 +24,7 @@ enum Broker {
     static func url(user: String, password: String) throws -> String {
         let configuration = try AMQPConfiguration(url: Stack.amqpURL)
         var url = URLComponents()
-        (url.scheme, url.user, url.password, url.host, url.port) = ("amqp", user, password, configuration.host, configuration.port)
+        (url.scheme, url.user, url.password, url.host, url.port) = ("amqp", user, password, configuration.endpoints[0].host, configuration.endpoints[0].port)
         url.percentEncodedPath = "/" + (configuration.virtualHost.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
         return url.string ?? ""
     }

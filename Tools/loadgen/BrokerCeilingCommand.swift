@@ -35,14 +35,14 @@ struct BrokerCeilingCommand: AsyncParsableCommand {
     func run() async throws {
         let url = amqpURL ?? ProcessInfo.processInfo.environment["NOTIFY_AMQP_URL"] ?? "amqp://notify:notify@127.0.0.1:21672/notify"
         let configuration = try AMQPConfiguration(url: url)
-        guard ["127.0.0.1", "localhost", "::1"].contains(configuration.host) else { throw ValidationError("loopback brokers only") }
+        guard configuration.endpoints.allSatisfy({ ["127.0.0.1", "localhost", "::1"].contains($0.host) }) else { throw ValidationError("loopback brokers only") }
         var logger = Logger(label: "loadgen")
         logger.logLevel = .warning
         let queue = "loadgen.ceiling"
         let topology = AMQPTopology.workQueue(queue)
         let publisher = AMQPPublisher(configuration: configuration, topology: topology, logger: logger)
         publisher.startIfNeeded()
-        guard await publisher.waitUntilConnected(timeout: .seconds(10)) else { throw ValidationError("cannot connect to \(configuration.host)") }
+        guard await publisher.waitUntilConnected(timeout: .seconds(10)) else { throw ValidationError("cannot connect to \(configuration.endpoints.map(\.description).joined(separator: ", "))") }
         let body = Data(repeating: UInt8(ascii: "x"), count: size)
         let message = AMQPOutboundMessage(routingKey: queue, body: body)
         var confirmLatency = LatencyStats.histogram()

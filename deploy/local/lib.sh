@@ -71,8 +71,8 @@ notify_log_tail() {
 
 # ---- RabbitMQ -------------------------------------------------------------
 
-# shellcheck disable=SC2034  # used by rabbitmq.sh and rabbitmqctl.sh
-NOTIFY_RABBITMQ_DIR="$NOTIFY_STATE_DIR/rabbitmq"
+# The node's state directory (rabbitmq-cluster.sh gives each of its nodes another).
+: "${NOTIFY_RABBITMQ_DIR:=$NOTIFY_STATE_DIR/rabbitmq}"
 # shellcheck disable=SC2034
 NOTIFY_RABBITMQ_BIN="/usr/lib/rabbitmq/bin"
 NOTIFY_RABBITMQ_NODENAME="rmq${NOTIFY_RABBITMQ_PORT}@localhost"

@@ -67,6 +67,16 @@ prometheus.tcp.ip = 127.0.0.1
 prometheus.tcp.port = $NOTIFY_RABBITMQ_PROMETHEUS_PORT
 loopback_users = none
 CONF
+    # A node of rabbitmq-cluster.sh: the cluster's nodes (each joins those already running) and its shared cookie.
+    if [ -n "${NOTIFY_RABBITMQ_CLUSTER_NODES:-}" ]; then
+        local i=0 node
+        echo "cluster_formation.peer_discovery_backend = classic_config" >>"$DIR/rabbitmq.conf"
+        for node in $NOTIFY_RABBITMQ_CLUSTER_NODES; do
+            i=$((i + 1))
+            echo "cluster_formation.classic_config.nodes.$i = $node" >>"$DIR/rabbitmq.conf"
+        done
+        install -m 400 "$NOTIFY_RABBITMQ_COOKIE_FILE" "$DIR/.erlang.cookie"
+    fi
     echo '[rabbitmq_management,rabbitmq_prometheus].' >"$DIR/enabled_plugins"
     : >"$DIR/rabbitmq-env.conf"   # keeps /etc/rabbitmq/rabbitmq-env.conf out
 }
@@ -166,8 +176,9 @@ do_stop() {
         done
     fi
     rm -f "$PID_FILE"
-    # epmd outlives the node; end ours (it only serves this node's port).
-    if notify_port_listening "$NOTIFY_EPMD_PORT" && epmd -port "$NOTIFY_EPMD_PORT" -names >/dev/null 2>&1; then
+    # epmd outlives the node; end ours (it serves this stack's nodes) once no other node of a cluster uses it.
+    if notify_port_listening "$NOTIFY_EPMD_PORT" && epmd -port "$NOTIFY_EPMD_PORT" -names >/dev/null 2>&1 &&
+        ! epmd -port "$NOTIFY_EPMD_PORT" -names 2>/dev/null | grep -v "^name rmq${NOTIFY_RABBITMQ_PORT} " | grep "^name " >/dev/null; then
         epmd -port "$NOTIFY_EPMD_PORT" -kill >/dev/null 2>&1 || true
         deadline=$((SECONDS + 10))
         while notify_port_listening "$NOTIFY_EPMD_PORT"; do

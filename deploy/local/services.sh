@@ -8,6 +8,8 @@ source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 
 # Start order; stop goes the other way.
 SERVICES=(provider-sandbox storage fanout push-dispatch ingest)
+# NOTIFY_SERVICE_INSTANCES=2 runs a second instance of each service (not of the sandbox), named <service>-2.
+INSTANCES="${NOTIFY_SERVICE_INSTANCES:-1}"
 START_TIMEOUT="${NOTIFY_SERVICE_START_TIMEOUT:-60}"
 STOP_TIMEOUT="${NOTIFY_SERVICE_STOP_TIMEOUT:-15}"
 LOG_DIR="$NOTIFY_STATE_DIR/logs"
@@ -20,6 +22,9 @@ usage: $NOTIFY_SCRIPT_NAME start|stop|restart|kill|status [SERVICE...]
 
 Services, in start order: ${SERVICES[*]}
 Without SERVICE the command applies to all of them (stop: in reverse order).
+SERVICE-N (e.g. storage-2, N from 2 to 9) is instance N of a service: the same queues (competing consumers),
+its health or HTTP port 100 x (N - 1) above the first's. NOTIFY_SERVICE_INSTANCES=N makes "all" include
+instances 2..N of each service (now: $INSTANCES).
   start    start in the background (no-op if running) and wait up to
            ${START_TIMEOUT}s until GET /health answers; the log tail is printed on failure
   stop     SIGTERM, then SIGKILL after ${STOP_TIMEOUT}s
@@ -32,43 +37,53 @@ Logs:     $LOG_DIR/<name>.log      Pid files: $RUN_DIR/<name>.pid
 USAGE
 }
 
+# The executable of service instance $1 (storage-2 runs storage).
+binary_of() { echo "${1%-[2-9]}"; }
+
+# Instance $1's number: 1, or N for SERVICE-N.
+instance_of() {
+    if [[ "$1" =~ -([2-9])$ ]]; then echo "${BASH_REMATCH[1]}"; else echo 1; fi
+}
+
 health_port() {
-    case "$1" in
-        provider-sandbox) echo "$NOTIFY_SANDBOX_CONTROL_PORT" ;;
-        storage) echo "$NOTIFY_STORAGE_HEALTH_PORT" ;;
-        fanout) echo "$NOTIFY_FANOUT_HEALTH_PORT" ;;
-        push-dispatch) echo "$NOTIFY_DISPATCH_HEALTH_PORT" ;;
-        ingest) echo "$NOTIFY_INGEST_PORT" ;;
+    local base
+    case "$(binary_of "$1")" in
+        provider-sandbox) base="$NOTIFY_SANDBOX_CONTROL_PORT" ;;
+        storage) base="$NOTIFY_STORAGE_HEALTH_PORT" ;;
+        fanout) base="$NOTIFY_FANOUT_HEALTH_PORT" ;;
+        push-dispatch) base="$NOTIFY_DISPATCH_HEALTH_PORT" ;;
+        ingest) base="$NOTIFY_INGEST_PORT" ;;
     esac
+    echo $((base + 100 * ($(instance_of "$1") - 1)))
 }
 
 # Fills the arrays ENV (VAR=value) and ARGS for service $1.
 service_config() {
     ENV=(NOTIFY_AMQP_URL="$NOTIFY_AMQP_URL" LOG_LEVEL="$LOG_LEVEL")
     ARGS=()
-    case "$1" in
+    case "$(binary_of "$1")" in
         provider-sandbox)
             ARGS=(--host 127.0.0.1 --apns-port "$NOTIFY_SANDBOX_APNS_PORT" --providers-port "$NOTIFY_SANDBOX_PROVIDERS_PORT"
                 --control-port "$NOTIFY_SANDBOX_CONTROL_PORT" --state-dir "$SANDBOX_DIR")
             ;;
         storage)
             ENV+=(NOTIFY_DATABASE_URL="$NOTIFY_WRITER_DATABASE_URL"
-                NOTIFY_HEALTH_PORT="$NOTIFY_STORAGE_HEALTH_PORT")
+                NOTIFY_HEALTH_PORT="$(health_port "$1")")
             ;;
         fanout)
             ENV+=(NOTIFY_DATABASE_URL="$NOTIFY_READER_DATABASE_URL"
-                NOTIFY_HEALTH_PORT="$NOTIFY_FANOUT_HEALTH_PORT")
+                NOTIFY_HEALTH_PORT="$(health_port "$1")")
             ;;
         push-dispatch)
             ENV+=(NOTIFY_DATABASE_URL="$NOTIFY_READER_DATABASE_URL"
-                NOTIFY_HEALTH_PORT="$NOTIFY_DISPATCH_HEALTH_PORT"
+                NOTIFY_HEALTH_PORT="$(health_port "$1")"
                 NOTIFY_TRUSTED_CA_FILE="$SANDBOX_DIR/ca.pem")
             # The tests set a longer interval, so that outcomes of pushes made one after another group reliably.
             [ -z "${NOTIFY_FEEDBACK_INTERVAL_MS:-}" ] || ENV+=(NOTIFY_FEEDBACK_INTERVAL_MS="$NOTIFY_FEEDBACK_INTERVAL_MS")
             ;;
         ingest)
             ENV+=(NOTIFY_DATABASE_URL="$NOTIFY_READER_DATABASE_URL"
-                NOTIFY_HTTP_PORT="$NOTIFY_INGEST_PORT"
+                NOTIFY_HTTP_PORT="$(health_port "$1")"
                 NOTIFY_ADMIN_TOKEN="$NOTIFY_ADMIN_TOKEN")
             ;;
     esac
@@ -86,7 +101,7 @@ service_pid() {
     [ -n "$pid" ] && notify_pid_alive "$pid" || return 1
     # Guard against a recycled pid: argv[0] must be our binary.
     argv0="$(tr '\0' '\n' 2>/dev/null <"/proc/$pid/cmdline" | head -n 1)" || return 1
-    [ "$(basename -- "$argv0")" = "$name" ] || return 1
+    [ "$(basename -- "$argv0")" = "$(binary_of "$name")" ] || return 1
     echo "$pid"
 }
 
@@ -94,7 +109,8 @@ service_pid() {
 check_binaries() {
     local name missing=()
     for name in "$@"; do
-        [ -x "$NOTIFY_BIN_DIR/$name" ] || missing+=("$name")
+        name="$(binary_of "$name")"
+        [ -x "$NOTIFY_BIN_DIR/$name" ] || [[ " ${missing[*]} " == *" $name "* ]] || missing+=("$name")
     done
     [ "${#missing[@]}" -eq 0 ] && return 0
     local how="swift build"
@@ -116,7 +132,8 @@ healthy() {
 }
 
 start_one() {
-    local name="$1" bin="$NOTIFY_BIN_DIR/$1" log pid port deadline offset=0
+    local name="$1" bin log pid port deadline offset=0
+    bin="$NOTIFY_BIN_DIR/$(binary_of "$1")"
     log="$(log_file "$name")"
     port="$(health_port "$name")"
     if service_pid "$name" >/dev/null; then
@@ -227,14 +244,20 @@ esac
 names=("$@")
 for name in "${names[@]}"; do
     case " ${SERVICES[*]} " in
-        *" $name "*) ;;
-        *) notify_die "unknown service: $name (known: ${SERVICES[*]})" ;;
+        *" $(binary_of "$name") "*) [ "$name" != provider-sandbox-"$(instance_of "$name")" ] || notify_die "the provider sandbox runs once" ;;
+        *) notify_die "unknown service: $name (known: ${SERVICES[*]}, and SERVICE-N for instance N)" ;;
     esac
 done
+[[ "$INSTANCES" =~ ^[1-9]$ ]] || notify_die "NOTIFY_SERVICE_INSTANCES must be a number from 1 to 9, not '$INSTANCES'"
 if [ "${#names[@]}" -eq 0 ]; then
-    names=("${SERVICES[@]}")
+    for name in "${SERVICES[@]}"; do
+        names+=("$name")
+        if [ "$name" != provider-sandbox ]; then
+            for ((i = 2; i <= INSTANCES; i++)); do names+=("$name-$i"); done
+        fi
+    done
     reversed=()
-    for ((i = ${#SERVICES[@]} - 1; i >= 0; i--)); do reversed+=("${SERVICES[i]}"); done
+    for ((i = ${#names[@]} - 1; i >= 0; i--)); do reversed+=("${names[i]}"); done
 else
     reversed=()
     for ((i = ${#names[@]} - 1; i >= 0; i--)); do reversed+=("${names[i]}"); done

@@ -74,7 +74,7 @@ public struct IngestConfiguration: Sendable {
         if managementURL == "off" {
             management = nil
         } else if managementURL == nil {
-            management = .init(baseURL: "http://\(amqp.host):15672", user: amqp.user, password: amqp.password, virtualHost: amqp.virtualHost)
+            management = .init(baseURL: "http://\(amqp.endpoints[0].host):15672", user: amqp.user, password: amqp.password, virtualHost: amqp.virtualHost)
         } else {
             guard let configuration = RabbitMQManagementClient.Configuration(url: managementURL ?? "", virtualHost: amqp.virtualHost) else {
                 throw ConfigurationError("NOTIFY_RABBITMQ_MANAGEMENT_URL: expected http://user:password@host:port or off")
@@ -87,7 +87,7 @@ public struct IngestConfiguration: Sendable {
             }
             (publicBrokerHost, publicBrokerPort) = (String(address[..<colon]), port)
         } else {
-            (publicBrokerHost, publicBrokerPort) = (amqp.host, amqp.port)
+            (publicBrokerHost, publicBrokerPort) = (amqp.endpoints[0].host, amqp.endpoints[0].port)
         }
         brokerUserOverlap = TimeInterval(try environment.integer(Self.brokerUserOverlap))
         brokerMaintenanceInterval = .seconds(try environment.integer(Self.brokerMaintenance))

@@ -7,6 +7,7 @@ import NotifyDatabase
 import NotifyModels
 import NotifyRuntime
 import PostgresNIO
+import ServiceLifecycle
 
 /// Builds ingest: the HTTP API, the AMQP ingest consumer, the live-update listener, the command publisher and the
 /// read-only pool, as one Hummingbird application whose services run (and shut down) with its server.
@@ -14,6 +15,14 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
     let logger = ServiceRunner.bootstrapLogging(label: "ingest", level: configuration.logLevel)
     let metrics = ServiceMetrics.bootstrap()
     let database = try DatabaseURL.makeClient(configuration.databaseURL, maximumConnections: 16, logger: logger)
+    let replica = try configuration.replicaDatabaseURL.map { url in
+        let standby = try DatabaseURL.clientConfiguration(url, maximumConnections: 16)
+        logger.info(
+            "the changes feed and history are read from a standby",
+            metadata: ["host": "\(standby.host ?? "?")", "port": "\(standby.port.map(String.init) ?? "?")"])
+        return PostgresClient(configuration: standby, backgroundLogger: logger)
+    }
+    let pools: [any Service] = [database] + (replica.map { [$0] } ?? [])
     let publisher = AMQPPublisher(
         configuration: configuration.amqp, topology: AMQPTopology.workQueue(QueueNames.storageCommands).merging(IngestTopology.ingest),
         logger: logger)
@@ -22,7 +31,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
     let sender = CommandSender(publisher: publisher, logger: logger)
     let dependencies = IngestDependencies(
         adminToken: configuration.adminToken, apps: AppDirectory(source: PostgresAppSource(client: database, logger: logger)),
-        sender: sender, database: database,
+        sender: sender, database: database, replica: replica,
         brokerAccess: administration.map {
             BrokerAccess(
                 administration: $0,
@@ -55,11 +64,11 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         options: .init(prefetch: 100, maximumBatch: 100), logger: logger, handler: dependencies.hub.handle)
 
     // The server shuts down first (live streams end as it begins), then the services in reverse: the live hub, the
-    // applied-command watch, the consumers, the publisher, the pool.
+    // applied-command watch, the consumers, the publisher, the pools.
     return Application(
         router: router,
         configuration: ApplicationConfiguration(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "notify-ingest"),
-        services: [database, publisher, consumer, liveListener, dependencies.appliedCommands, dependencies.hub, polling]
+        services: pools + [publisher, consumer, liveListener, dependencies.appliedCommands, dependencies.hub, polling]
             + (maintenance.map { [$0] } ?? []),
         logger: logger)
 }
@@ -71,6 +80,8 @@ struct IngestDependencies: Sendable {
     var apps: AppDirectory
     var sender: CommandSender
     var database: PostgresClient
+    /// A hot standby for the reads that tolerate lag (`LagTolerantReads`); nil: those read `database` too.
+    var replica: PostgresClient?
     /// nil: no broker administration (apps cannot get broker users).
     var brokerAccess: BrokerAccess?
     var appliedCommands: AppliedCommandWatch
@@ -94,6 +105,8 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
     let authenticator = Authenticator(adminToken: dependencies.adminToken, apps: dependencies.apps, logger: logger)
     let visibility = WriteVisibility(client: dependencies.database, sender: dependencies.sender, watch: dependencies.appliedCommands, logger: logger)
     let reader = NotificationReader(client: dependencies.database, logger: logger)
+    let feed = LagTolerantReads(
+        primary: reader, replica: dependencies.replica.map { NotificationReader(client: $0, logger: logger) }, logger: logger)
     let changer = StateChanger(reader: reader, visibility: visibility)
 
     let router = Router()
@@ -112,7 +125,7 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
     BadgeRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
     PollSourceRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
     WebhookRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
-    MyNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)
+    MyNotificationRoutes(authenticator: authenticator, reader: reader, feed: feed, changer: changer).register(on: router)
     AppNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)
     StreamRoutes(authenticator: authenticator, reader: reader, hub: dependencies.hub, logger: logger).register(on: router)
     return router

@@ -16,6 +16,8 @@ public struct DeadLetterBounds: Sendable, Equatable {
 public struct IngestConfiguration: Sendable {
     public var amqp: AMQPConfiguration
     public var databaseURL: String
+    /// A hot standby (read-only role) for the changes feed and history; nil: they read `databaseURL`.
+    public var replicaDatabaseURL: String?
     public var adminToken: String
     public var httpHost: String
     public var httpPort: Int
@@ -35,6 +37,9 @@ public struct IngestConfiguration: Sendable {
     public var brokerMaintenanceInterval: Duration
     public var deadLetterBounds: DeadLetterBounds
 
+    static let replicaDatabaseURL = EnvironmentVariable(
+        "NOTIFY_REPLICA_DATABASE_URL",
+        "PostgreSQL URL (read-only role) of a hot standby, postgres://user:password@host:port/database: the changes feed and history are read there (a read it fails is made on NOTIFY_DATABASE_URL); unset: everything reads NOTIFY_DATABASE_URL")
     static let adminToken = EnvironmentVariable("NOTIFY_ADMIN_TOKEN", "bearer token of the operator endpoints (/v1/apps)", required: true)
     static let httpPort = EnvironmentVariable("NOTIFY_HTTP_PORT", "port of the HTTP API", default: "8080")
     static let subscriptionLifetimeDays = EnvironmentVariable(
@@ -57,13 +62,14 @@ public struct IngestConfiguration: Sendable {
         "NOTIFY_INGEST_DEAD_LETTER_MAX_AGE_SECONDS", "how long notify.ingest.dead keeps a message", default: "604800")
 
     public static let variables: [EnvironmentVariable] = [
-        .amqpURL, .databaseURL(role: "read-only"), adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, .logLevel,
+        .amqpURL, .databaseURL(role: "read-only"), replicaDatabaseURL, adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, .logLevel,
         managementURL, publicBrokerAddress, brokerUserOverlap, brokerMaintenance, deadLetterMessages, deadLetterBytes, deadLetterAge,
     ]
 
     public init(environment: ServiceEnvironment) throws(ConfigurationError) {
         amqp = try environment.amqpConfiguration()
         databaseURL = try environment.require(.databaseURL(role: "read-only"))
+        replicaDatabaseURL = environment.string(Self.replicaDatabaseURL)
         adminToken = try environment.require(Self.adminToken)
         httpHost = try environment.require(.httpHost)
         httpPort = try environment.integer(Self.httpPort)

@@ -3,11 +3,12 @@ import HTTPTypes
 import Hummingbird
 import NotifyModels
 
-/// A device's view of its user's notifications (user token): changes since a cursor, history, one
-/// notification, and state changes that reach the user's other devices.
+/// A device's view of its user's notifications (user token): changes since a cursor and history (from the standby when
+/// there is one), one notification, and state changes that reach the user's other devices.
 struct MyNotificationRoutes: Sendable {
     let authenticator: Authenticator
     let reader: NotificationReader
+    let feed: LagTolerantReads
     let changer: StateChanger
 
     static let subscriptionHeader = HTTPField.Name("X-Subscription-Id")!
@@ -45,10 +46,12 @@ struct MyNotificationRoutes: Sendable {
     private func changes(_ request: Request) async throws -> Response {
         let user = try await authenticator.requireUser(request)
         let after = try cursor(request)
+        let limit = try ReaderQuery.limit(request, default: 100, maximum: 1000)
+        let filter = try ReaderQuery.filter(request)
         do {
-            let page = try await reader.changes(
-                appId: user.appId, userId: user.userId, after: after,
-                limit: try ReaderQuery.limit(request, default: 100, maximum: 1000), filter: try ReaderQuery.filter(request))
+            let page = try await feed.read("changes") { reader in
+                try await reader.changes(appId: user.appId, userId: user.userId, after: after, limit: limit, filter: filter)
+            }
             return try JSONResponse.make(.ok, page)
         } catch is NotificationReader.CursorExpired {
             throw APIFailure.cursorExpired
@@ -61,11 +64,13 @@ struct MyNotificationRoutes: Sendable {
 
     private func history(_ request: Request) async throws -> Response {
         let user = try await authenticator.requireUser(request)
+        let filter = try ReaderQuery.filter(request)
+        let limit = try ReaderQuery.limit(request, default: 50, maximum: 500)
+        let pageToken = request.uri.queryParameters.get("pageToken").map { String($0) }
         do {
-            let page = try await reader.history(
-                appId: user.appId, userId: user.userId, filter: try ReaderQuery.filter(request),
-                limit: try ReaderQuery.limit(request, default: 50, maximum: 500),
-                pageToken: request.uri.queryParameters.get("pageToken").map { String($0) })
+            let page = try await feed.read("history") { reader in
+                try await reader.history(appId: user.appId, userId: user.userId, filter: filter, limit: limit, pageToken: pageToken)
+            }
             return try JSONResponse.make(.ok, page)
         } catch let failure as APIFailure {
             throw failure

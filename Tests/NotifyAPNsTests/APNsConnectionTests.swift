@@ -10,15 +10,24 @@ import Testing
 /// `APNsConnection` on an `EmbeddedChannel`: HTTP/2 frames in and out, no socket, no TLS.
 @Suite("APNs connection, frame by frame")
 struct APNsConnectionTests {
-    /// Counts what the connection tells its pool.
+    /// Counts what the connection tells its pool, and answers what it gives back with the reason (as a pool does
+    /// once a request was sent again as often as it may).
     private final class RecordingDelegate: APNsConnectionDelegate {
         var mayTakeStreams = 0
         var stoppedTakingStreams = 0
         var closed = 0
+        /// Given back, and whether the connection had stopped taking streams by then.
+        var givenBack: [(index: Int, afterStopping: Bool)] = []
 
         func connectionMayTakeStreams(_ connection: APNsConnection) { mayTakeStreams += 1 }
         func connectionStoppedTakingStreams(_ connection: APNsConnection) { stoppedTakingStreams += 1 }
         func connectionClosed(_ connection: APNsConnection, neverReady failure: APNsTransportError?) { closed += 1 }
+        func connection(_ connection: APNsConnection, gaveBack requests: [APNsUnansweredRequest]) {
+            for given in requests {
+                givenBack.append((given.slot.index, connection.freeStreams == 0))
+                given.slot.fail(given.reason)
+            }
+        }
     }
 
     private static let request = APNsTransportRequest(
@@ -90,7 +99,7 @@ struct APNsConnectionTests {
         #expect(generous.freeStreams == APNsConnection.maximumConcurrentStreams)
     }
 
-    @Test("GOAWAY: the requests the server did not take are answered goAway (safe to send again), the others still get their answer")
+    @Test("GOAWAY: no new streams at once; the requests the server did not take are given back in order (safe to send again), the others still get their answer")
     func goAwayAnswersWhatWasNotTaken() async throws {
         let delegate = RecordingDelegate()
         let (channel, connection) = try Self.readyConnection(delegate: delegate)
@@ -101,6 +110,8 @@ struct APNsConnectionTests {
             try channel.writeInbound(Self.status(200, on: streams[0]))
         }
         #expect((try? answers[0].result.get())?.status == 200)
+        #expect(delegate.givenBack.map(\.index) == [1, 2])
+        #expect(delegate.givenBack.allSatisfy { $0.afterStopping }, "given back before the connection stopped taking streams")
         for answer in answers.dropFirst() {
             guard case .failure(.goAway(.noError)) = answer.result else {
                 Issue.record("answered \(answer.result), not goAway")
@@ -110,13 +121,15 @@ struct APNsConnectionTests {
         #expect(delegate.stoppedTakingStreams == 1)
     }
 
-    @Test("the connection closing with requests open answers them connectionClosed")
-    func closeAnswersOpenStreams() async throws {
+    @Test("the connection closing gives back the requests without any answer yet, and answers connectionClosed to one half answered")
+    func closeGivesBackOpenStreams() async throws {
         let delegate = RecordingDelegate()
         let (channel, connection) = try Self.readyConnection(delegate: delegate)
-        let answers = try await Self.send(2, on: connection, channel: channel) { _ in
+        let answers = try await Self.send(3, on: connection, channel: channel) { streams in
+            try channel.writeInbound(Self.status(500, on: streams[1], endStream: false))
             channel.pipeline.fireChannelInactive()
         }
+        #expect(delegate.givenBack.map(\.index) == [0, 2])
         for answer in answers {
             guard case .failure(.connectionClosed) = answer.result else {
                 Issue.record("answered \(answer.result), not connectionClosed")

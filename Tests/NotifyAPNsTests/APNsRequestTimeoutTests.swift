@@ -16,6 +16,7 @@ struct APNsRequestTimeoutTests {
         func connectionMayTakeStreams(_ connection: APNsConnection) {}
         func connectionStoppedTakingStreams(_ connection: APNsConnection) {}
         func connectionClosed(_ connection: APNsConnection, neverReady failure: APNsTransportError?) {}
+        func connection(_ connection: APNsConnection, gaveBack requests: [APNsUnansweredRequest]) {}
     }
 
     @Test("a request written after waiting 9.5 s of its 10 s gets 10 s on the wire; past them its stream is reset and it times out")

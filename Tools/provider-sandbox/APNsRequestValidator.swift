@@ -1,3 +1,5 @@
+import Foundation
+
 /// An APNs error answer: the HTTP status and Apple's `reason`
 /// ("Handling notification responses from APNs").
 struct APNsError: Error, Sendable {
@@ -45,6 +47,20 @@ enum APNsPushType: String, Sendable {
     var maximumPayloadSize: Int {
         self == .voip ? 5120 : 4096
     }
+
+    /// The push type APNs assumes for a request without `apns-push-type` (required only on watchOS): background
+    /// when `aps` has `content-available` and nothing a person sees or hears (alert, badge, sound), alert otherwise,
+    /// a body that does not parse included (its payload check refuses it).
+    init(assumedFor body: [UInt8]) {
+        let payload = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
+        guard let aps = payload?["aps"] as? [String: Any], aps["content-available"] != nil,
+            aps["alert"] == nil, aps["badge"] == nil, aps["sound"] == nil
+        else {
+            self = .alert
+            return
+        }
+        self = .background
+    }
 }
 
 /// The request headers and body checks APNs makes, in the order the sandbox applies them.
@@ -68,8 +84,12 @@ enum APNsRequestValidator {
         hasMalformedID: Bool
     ) throws(APNsError) -> APNsPushType {
         guard !hasMalformedID else { throw .badMessageId }
-        guard let pushType = request.pushType.flatMap(APNsPushType.init(rawValue:)) else {
-            throw .invalidPushType
+        let pushType: APNsPushType
+        if let name = request.pushType {
+            guard let named = APNsPushType(rawValue: name) else { throw .invalidPushType }
+            pushType = named
+        } else {
+            pushType = APNsPushType(assumedFor: request.body)
         }
         guard let topic = request.topic, !topic.isEmpty else { throw .missingTopic }
         guard key.topics.contains(where: { isTopic(topic, of: $0, suffix: pushType.topicSuffix) }) else {

@@ -1,13 +1,16 @@
 import NIOCore
 import NIOHTTP2
+import NIOSSL
 
 /// One HTTP/2 connection of the APNs listener: the channel handler after `NIOHTTP2Handler`, on HTTP/2 frames, with
 /// no stream channel and no task per request. A request is answered by `APNsEndpoint` once its stream ended, on the
 /// connection's event loop (later only when an injected fault delays it); every answer written while reading is
 /// flushed once, when the read is complete.
 ///
-/// Asked to quiesce (the server is shutting down), it sends GOAWAY, answers the requests it took, and closes;
-/// requests still open after 5 seconds are cut off.
+/// It ends the way APNs ends a connection: asked to quiesce (the server is shutting down), when the client
+/// half-closes (TCP FIN or TLS close_notify), or after the registry's idle time without a request, it sends GOAWAY
+/// (NO_ERROR, the last stream it took, and a JSON `reason` as APNs does), answers the requests it took, and closes;
+/// requests still open after 5 seconds are cut off. The control API may also drop it at once, with or without GOAWAY.
 final class APNsServerConnection: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
@@ -17,6 +20,7 @@ final class APNsServerConnection: ChannelInboundHandler {
     private static let gracefulCloseTimeout = TimeAmount.seconds(5)
 
     private let endpoint: APNsEndpoint
+    private let registry: APNsConnectionRegistry
     private var context: ChannelHandlerContext?
     /// Requests whose stream has not ended yet.
     private var arriving: [HTTP2StreamID: APNsRequest] = [:]
@@ -28,16 +32,24 @@ final class APNsServerConnection: ChannelInboundHandler {
     private var needsFlush = false
     private var isQuiescing = false
     private var isClosing = false
+    /// When the last request arrived or was answered: the idle time counts from there.
+    private var lastActivity = NIODeadline.now()
+    private var idleCheck: Scheduled<Void>?
 
-    init(endpoint: APNsEndpoint) {
+    init(endpoint: APNsEndpoint, registry: APNsConnectionRegistry) {
         self.endpoint = endpoint
+        self.registry = registry
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        registry.add(context.channel)
+        scheduleIdleCheck(at: lastActivity + registry.idleTimeout, context: context)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        idleCheck?.cancel()
+        idleCheck = nil
         self.context = nil
     }
 
@@ -80,7 +92,15 @@ final class APNsServerConnection: ChannelInboundHandler {
             delayed.remove(closed.streamID)
             closeIfQuiescedAndIdle(context: context)
         case is ChannelShouldQuiesceEvent:
-            quiesce(context: context)
+            quiesce(reason: "Shutdown", context: context)
+        case ChannelEvent.inputClosed:
+            // The client sends nothing more (FIN, or close_notify): requests it did not finish never will.
+            arriving.removeAll()
+            quiesce(reason: "Shutdown", context: context)
+        case let drop as DropConnection:
+            self.drop(drop.drop, context: context)
+        case is IdleTimeoutChanged:
+            scheduleIdleCheck(at: lastActivity + registry.idleTimeout, context: context)
         default:
             break
         }
@@ -107,8 +127,10 @@ final class APNsServerConnection: ChannelInboundHandler {
             }
             return
         }
-        guard streamID > lastStreamID else { return }
+        // After GOAWAY, streams above its last stream id are not taken: the client sends them again elsewhere.
+        guard streamID > lastStreamID, !isQuiescing else { return }
         lastStreamID = streamID
+        lastActivity = .now()
         let request = APNsRequest(headers: payload.headers)
         if payload.endStream {
             respond(to: request, streamID: streamID, context: context)
@@ -137,6 +159,8 @@ final class APNsServerConnection: ChannelInboundHandler {
             delayed.insert(streamID)
             let connection = context.channel
             context.eventLoop.assumeIsolated().scheduleTask(in: delay) {
+                // A connection dropped meanwhile took the request with it: nothing is delivered.
+                guard self.context != nil, !self.isClosing else { return }
                 let response = self.endpoint.respond(to: checked, after: fault, on: connection)
                 guard self.delayed.remove(streamID) != nil, let context = self.context else { return }
                 if let response {
@@ -148,6 +172,7 @@ final class APNsServerConnection: ChannelInboundHandler {
     }
 
     private func write(_ response: APNsResponse, streamID: HTTP2StreamID, context: ChannelHandlerContext) {
+        lastActivity = .now()
         var headers = response.headers
         guard let body = response.body else {
             let head = HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: true)))
@@ -174,16 +199,68 @@ final class APNsServerConnection: ChannelInboundHandler {
 
     // MARK: Shutdown
 
-    private func quiesce(context: ChannelHandlerContext) {
+    /// Sends GOAWAY with APNs' `reason` (e.g. "Shutdown", "IdleTimeout"), then closes once the requests taken are
+    /// answered, or after the graceful close timeout.
+    private func quiesce(reason: String, context: ChannelHandlerContext) {
         guard !isQuiescing else { return }
         isQuiescing = true
-        let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil))
-        context.write(wrapOutboundOut(goAway), promise: nil)
-        context.flush()
+        idleCheck?.cancel()
+        idleCheck = nil
+        sendGoAway(reason: reason, context: context)
         context.eventLoop.assumeIsolated().scheduleTask(in: Self.gracefulCloseTimeout) {
             self.context?.close(promise: nil)
         }
         closeIfQuiescedAndIdle(context: context)
+    }
+
+    private func sendGoAway(reason: String, context: ChannelHandlerContext) {
+        let debugData = context.channel.allocator.buffer(string: "{\"reason\":\"\(reason)\"}")
+        let goAway = HTTP2Frame(
+            streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: debugData))
+        context.write(wrapOutboundOut(goAway), promise: nil)
+        context.flush()
+    }
+
+    /// Ends the connection now, whatever it is doing: requests open get no answer.
+    private func drop(_ drop: APNsConnectionRegistry.Drop, context: ChannelHandlerContext) {
+        guard !isClosing else { return }
+        isClosing = true
+        arriving.removeAll()
+        delayed.removeAll()
+        switch drop {
+        case .goAway:
+            sendGoAway(reason: "Shutdown", context: context)
+            context.close(promise: nil)
+        case .reset:
+            // Closed beneath TLS with SO_LINGER 0: the client's next read fails with ECONNRESET.
+            let socket = try? context.pipeline.syncOperations.context(handlerType: NIOSSLServerHandler.self)
+            let options = context.channel as? any SocketOptionProvider
+            guard let socket, let options else {
+                context.close(promise: nil)
+                return
+            }
+            options.setSoLinger(NIOLinger(l_onoff: 1, l_linger: 0)).assumeIsolated().whenComplete { _ in
+                socket.close(promise: nil)
+            }
+        }
+    }
+
+    /// Checks at `deadline` whether the connection has been idle for the registry's idle time, and if so says
+    /// GOAWAY (reason "IdleTimeout") and closes.
+    private func scheduleIdleCheck(at deadline: NIODeadline, context: ChannelHandlerContext) {
+        idleCheck?.cancel()
+        idleCheck = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+            self.idleCheck = nil
+            guard let context = self.context, !self.isQuiescing, !self.isClosing else { return }
+            let timeout = self.registry.idleTimeout
+            if !self.arriving.isEmpty || !self.delayed.isEmpty {
+                self.scheduleIdleCheck(at: .now() + timeout, context: context)
+            } else if self.lastActivity + timeout <= .now() {
+                self.quiesce(reason: "IdleTimeout", context: context)
+            } else {
+                self.scheduleIdleCheck(at: self.lastActivity + timeout, context: context)
+            }
+        }
     }
 
     private func closeIfQuiescedAndIdle(context: ChannelHandlerContext) {

@@ -5,8 +5,8 @@ import Hummingbird
 
 /// The plain-HTTP control API: health, credentials and device addresses (the sandbox playing each
 /// provider's developer console and a device), recorded deliveries and rejections, and fault
-/// injection, feeds for the service to poll and receivers of its webhooks (an app's back end's stand-in). JSON
-/// bodies, camelCase.
+/// injection (including dropped APNs connections and their idle time), feeds for the service to poll and receivers
+/// of its webhooks (an app's back end's stand-in). JSON bodies, camelCase.
 struct ControlAPI: Sendable {
     let keys: KeyRegistry
     let fcmAccounts: FCMServiceAccounts
@@ -14,6 +14,8 @@ struct ControlAPI: Sendable {
     let wns: WNSRegistry
     let recorder: DeliveryRecorder
     let faults: FaultInjector
+    /// The APNs listener's connections: their idle time, and drops on demand.
+    let apnsConnections: APNsConnectionRegistry
     /// Documents served for the service to poll.
     let feeds: FeedServer
     /// Receivers of webhook POSTs.
@@ -80,6 +82,9 @@ struct ControlAPI: Sendable {
             }
             return Response(status: .noContent)
         }
+        router.get("apns/connections") { _, _ in try apnsConnectionState() }
+        router.put("apns/connections") { request, _ in try await setAPNsConnections(request) }
+        router.post("apns/connections/drop") { request, _ in try await dropAPNsConnections(request) }
         feeds.register(on: router)
         receivers.register(on: router)
         return router
@@ -298,6 +303,43 @@ struct ControlAPI: Sendable {
         )
         faults.add(fault)
         return try Self.json(.created, fault)
+    }
+
+    // MARK: APNs connections
+
+    private struct ConnectionSettings: Decodable {
+        let idleTimeoutSeconds: Double?
+    }
+
+    private struct ConnectionState: Encodable {
+        let open: Int
+        let idleTimeoutSeconds: Double
+    }
+
+    private struct DropRequest: Decodable {
+        let goAway: Bool?
+    }
+
+    private func apnsConnectionState() throws -> Response {
+        let idleTimeout = Double(apnsConnections.idleTimeout.nanoseconds) / 1e9
+        return try Self.json(.ok, ConnectionState(open: apnsConnections.openConnections, idleTimeoutSeconds: idleTimeout))
+    }
+
+    /// `PUT /apns/connections`: the idle time after which an APNs connection without requests gets GOAWAY.
+    private func setAPNsConnections(_ request: Request) async throws -> Response {
+        let body = try await Self.decode(ConnectionSettings.self, from: request)
+        guard let seconds = body.idleTimeoutSeconds, (0.1...86_400).contains(seconds) else {
+            throw ControlAPIError.invalid("idleTimeoutSeconds must be between 0.1 and 86400.", field: "idleTimeoutSeconds")
+        }
+        apnsConnections.setIdleTimeout(.nanoseconds(Int64(seconds * 1e9)))
+        return try apnsConnectionState()
+    }
+
+    /// `POST /apns/connections/drop`: ends every open APNs connection now, with GOAWAY or with a reset.
+    private func dropAPNsConnections(_ request: Request) async throws -> Response {
+        let goAway = try await Self.decode(DropRequest.self, from: request).goAway ?? true
+        let dropped = apnsConnections.dropAll(goAway ? .goAway : .reset)
+        return try Self.json(.ok, ["dropped": dropped])
     }
 
     // MARK: Records

@@ -17,9 +17,17 @@ struct SandboxCommand: AsyncParsableCommand {
                 apns-push-type, apns-topic, apns-priority, apns-expiration,
                 apns-collapse-id and apns-id headers; the payload (4096 bytes,
                 5120 for voip). Errors answer Apple's status and {"reason": ...};
-                success answers 200 with apns-id and apns-unique-id.
+                success answers 200 with apns-id and apns-unique-id. Without
+                apns-push-type (optional on iOS, iPadOS, macOS and tvOS) the push
+                counts as background when its aps holds content-available and no
+                alert, badge or sound, and as alert otherwise.
                 Sandbox-specific: a body that is not a JSON object with an "aps"
                 dictionary answers 400 {"reason": "BadPayload"}.
+              Connections end as APNs ends them, with GOAWAY (NO_ERROR, the last
+              stream taken, a JSON "reason") after which the requests taken are
+              answered: "IdleTimeout" after --idle-timeout-seconds without a
+              request (PING does not count), "Shutdown" when the client
+              half-closes (FIN or TLS close_notify) or the sandbox stops.
 
             FCM, Web Push and WNS on --providers-port: TLS 1.2+, ALPN "h2" or
             "http/1.1". URLs handed out start with --public-url.
@@ -59,6 +67,8 @@ struct SandboxCommand: AsyncParsableCommand {
                 app), 404 unknown, 410 expired, 406 throttled, 413, with
                 X-WNS-Error-Description.
               Access tokens live in memory: after a restart clients get 401.
+              A connection idle for --idle-timeout-seconds is closed (HTTP/2:
+              GOAWAY first); a client's half-close closes it.
 
             Control API on --control-port: plain HTTP/1.1, JSON, camelCase.
               GET    /health              {"status": "ok"}
@@ -95,6 +105,16 @@ struct SandboxCommand: AsyncParsableCommand {
               GET    /faults              active faults
               DELETE /faults              remove all faults
               DELETE /faults/{faultId}    remove one fault
+              GET    /apns/connections    {"open", "idleTimeoutSeconds"}
+              PUT    /apns/connections    {"idleTimeoutSeconds"} (0.1 to 86400):
+                                          the APNs idle time from now on, for
+                                          open connections too; answers as GET
+              POST   /apns/connections/drop  {"goAway"} (default true): ends
+                                          every open APNs connection now, with
+                                          GOAWAY ("Shutdown") then close, or
+                                          with a TCP reset (no GOAWAY, no
+                                          close_notify); open requests get no
+                                          answer. Answers {"dropped": n}.
 
             State directory: ca.pem (the CA clients trust), ca-key.pem,
             server.pem, server-key.pem, keys.json (registered APNs keys),
@@ -143,6 +163,14 @@ struct SandboxCommand: AsyncParsableCommand {
     @Option(help: "How many accepted pushes, and separately how many refused ones, are kept in memory.")
     var maxRecords = 1_000_000
 
+    @Option(
+        help: """
+            Seconds a connection may go without a request before the sandbox closes it: APNs with GOAWAY \
+            "IdleTimeout" (changeable later through PUT /apns/connections), the other providers' listener likewise.
+            """
+    )
+    var idleTimeoutSeconds = 3600
+
     @Option(help: "Log level.")
     var logLevel: Logger.Level = .info
 
@@ -158,6 +186,9 @@ struct SandboxCommand: AsyncParsableCommand {
             else {
                 throw ValidationError("--public-url must be an origin: https://host or https://host:port.")
             }
+        }
+        guard idleTimeoutSeconds > 0 else {
+            throw ValidationError("--idle-timeout-seconds must be positive.")
         }
         guard maxRecords > 0 else {
             throw ValidationError("--max-records must be positive.")

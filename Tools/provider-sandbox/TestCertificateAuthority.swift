@@ -76,6 +76,9 @@ struct TestCertificateAuthority {
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(server.key.pemRepresentation.utf8), format: .pem))
         )
         configuration.minimumTLSVersion = .tlsv12
+        // Closing, wait at most a second for the client's close_notify after ours: a client that half-closed with
+        // a bare FIN sends none, and its connection would sit in CLOSE-WAIT for the default 5 seconds.
+        configuration.shutdownTimeout = .seconds(1)
         return configuration
     }
 

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdHTTP2
 import Logging
+import NIOCore
 import NIOPosix
 import ServiceLifecycle
 
@@ -35,6 +36,8 @@ extension SandboxCommand {
         let wns = try WNSRegistry(directory: stateDirectory)
         let webPushSubscriptions = try WebPushSubscriptions(file: stateDirectory.appending(path: "webpush-subscriptions.json"))
 
+        let idleTimeout = TimeAmount.seconds(Int64(idleTimeoutSeconds))
+        let apnsConnections = APNsConnectionRegistry(idleTimeout: idleTimeout)
         let apns = Server(
             childChannelSetup: try APNsServerChannel(
                 tlsConfiguration: certificateAuthority.tlsConfiguration(),
@@ -43,7 +46,8 @@ extension SandboxCommand {
                     tokenTracker: ConnectionTokenTracker(),
                     faults: faults,
                     recorder: recorder
-                )
+                ),
+                registry: apnsConnections
             ),
             configuration: ServerConfiguration(address: .hostname(host, port: apnsPort)),
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
@@ -71,7 +75,15 @@ extension SandboxCommand {
         ).register(on: providersRouter)
         let providers = Application(
             router: providersRouter,
-            server: try .http2Upgrade(tlsConfiguration: certificateAuthority.tlsConfiguration()),
+            // Hummingbird closes an HTTP/2 connection idle this long with GOAWAY, and an HTTP/1.1 one; it closes its
+            // side when the client half-closes.
+            server: try .http2Upgrade(
+                tlsConfiguration: certificateAuthority.tlsConfiguration(),
+                configuration: HTTP2UpgradeChannel.Configuration(
+                    idleTimeout: .seconds(idleTimeoutSeconds),
+                    streamConfiguration: HTTP1Channel.Configuration(idleTimeout: idleTimeout)
+                )
+            ),
             configuration: ApplicationConfiguration(address: .hostname(host, port: providersPort)),
             logger: logger
         )
@@ -83,6 +95,7 @@ extension SandboxCommand {
                 wns: wns,
                 recorder: recorder,
                 faults: faults,
+                apnsConnections: apnsConnections,
                 feeds: FeedServer(),
                 receivers: WebhookReceiver(),
                 providersOrigin: providersOrigin

@@ -8,8 +8,20 @@ protocol APNsConnectionDelegate: AnyObject {
     func connectionMayTakeStreams(_ connection: APNsConnection)
     /// The connection takes no new requests (GOAWAY, stream ids used up, or closing); its open streams carry on.
     func connectionStoppedTakingStreams(_ connection: APNsConnection)
-    /// The connection is closed and its streams answered. `failure` is set when it never became ready.
+    /// The connection is closed and its streams answered or given back. `failure` is set when it never became ready.
     func connectionClosed(_ connection: APNsConnection, neverReady failure: APNsTransportError?)
+    /// Requests the connection gives back unanswered, to be sent again on another connection: the server did not
+    /// take them (above a GOAWAY's last stream id, or refused), or the connection was lost before any answer.
+    /// Told after the connection stopped taking streams.
+    func connection(_ connection: APNsConnection, gaveBack requests: [APNsUnansweredRequest])
+}
+
+/// A request an `APNsConnection` wrote but got no answer to, and why.
+struct APNsUnansweredRequest {
+    let request: APNsTransportRequest
+    let slot: APNsAnswerSlot
+    /// The answer if it is not sent again.
+    let reason: APNsTransportError
 }
 
 /// One HTTP/2 connection to APNs: the channel handler after `NIOHTTP2Handler`, with no stream channels. A request is
@@ -17,8 +29,13 @@ protocol APNsConnectionDelegate: AnyObject {
 /// event-loop tick goes out with a single flush; answers are matched to their request by stream id.
 ///
 /// The connection is ready once the server's first SETTINGS arrived, and then takes as many requests at once as the
-/// server's SETTINGS_MAX_CONCURRENT_STREAMS allows. After GOAWAY it stops taking requests, answers those the server
-/// did not take `.goAway` (safe to send again), lets the others finish, and closes.
+/// server's SETTINGS_MAX_CONCURRENT_STREAMS allows. After GOAWAY it stops taking requests at once, gives back those
+/// the server did not take (safe to send again), lets the others finish, and closes. Closed with requests that had no
+/// answer yet, it gives them back too: a push repeated carries the same apns-id and apns-collapse-id.
+///
+/// A dead connection (the server gone without a FIN) is found by PING: sent when nothing was read for 2 seconds
+/// with requests open, or for 30 seconds without; a connection that reads nothing within 3 seconds of its PING is
+/// closed, well within a request's timeout.
 final class APNsConnection: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
@@ -32,6 +49,12 @@ final class APNsConnection: ChannelInboundHandler {
     static let maximumBodySize = 64 * 1024
     /// The inbound connection flow-control window kept open (HTTP/2's initial one).
     private static let connectionWindow = 65535
+    /// Nothing read for this long with requests open: PING.
+    static let busyPingDelay = TimeAmount.seconds(2)
+    /// Nothing read for this long without requests: PING, which also keeps middleboxes from forgetting the connection.
+    static let idlePingDelay = TimeAmount.seconds(30)
+    /// Nothing read for this long after a PING: the connection is dead.
+    static let pingTimeout = TimeAmount.seconds(3)
 
     private enum State {
         /// TCP, TLS and the server's first SETTINGS.
@@ -47,6 +70,8 @@ final class APNsConnection: ChannelInboundHandler {
 
     /// A request on the wire, and what came back so far.
     private struct OpenStream {
+        /// Kept to be given back if the server does not answer it.
+        let request: APNsTransportRequest
         let slot: APNsAnswerSlot
         /// A full request timeout from the moment the request was written.
         let deadline: NIODeadline
@@ -70,6 +95,11 @@ final class APNsConnection: ChannelInboundHandler {
     private var nextStreamID = 1
     private var streamLimit = APNsConnection.maximumConcurrentStreams
     private var flushScheduled = false
+    /// When bytes last came from the server.
+    private var lastRead = NIODeadline.now()
+    /// When the PING not answered yet was sent.
+    private var pingSentAt: NIODeadline?
+    private var healthCheck: Scheduled<Void>?
 
     init(endpoint: APNsTransportEndpoint, connectTimeout: TimeAmount, delegate: any APNsConnectionDelegate) {
         self.endpoint = endpoint.description
@@ -93,7 +123,12 @@ final class APNsConnection: ChannelInboundHandler {
         }
         let streamID = HTTP2StreamID(nextStreamID)
         nextStreamID += 2
-        streams[streamID] = OpenStream(slot: slot, deadline: slot.answerDeadline(writtenAt: .now()))
+        let now = NIODeadline.now()
+        streams[streamID] = OpenStream(request: request, slot: slot, deadline: slot.answerDeadline(writtenAt: now))
+        if streams.count == 1 {
+            // The first request after a quiet spell: check sooner than an idle connection would.
+            scheduleHealthCheck(at: max(lastRead + Self.busyPingDelay, now))
+        }
         context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(request.headers))), promise: nil)
         let body = HTTP2Frame.FramePayload.Data(data: .byteBuffer(request.body), endStream: true)
         context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .data(body))), promise: nil)
@@ -162,6 +197,12 @@ final class APNsConnection: ChannelInboundHandler {
         context.fireChannelInactive()
     }
 
+    func channelReadComplete(context: ChannelHandlerContext) {
+        lastRead = .now()
+        pingSentAt = nil
+        context.fireChannelReadComplete()
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         switch frame.payload {
@@ -190,7 +231,13 @@ final class APNsConnection: ChannelInboundHandler {
         case let closed as StreamClosedEvent:
             // Streams answered in full are gone already; this one was reset, or dropped by GOAWAY.
             if let stream = streams.removeValue(forKey: closed.streamID) {
-                stream.slot.fail(.streamReset(String(reflecting: closed.reason ?? .noError)))
+                let reason = APNsTransportError.streamReset(String(reflecting: closed.reason ?? .noError))
+                if closed.reason == .refusedStream {
+                    // Refused: the server did not act on it (RFC 9113, 8.7).
+                    delegate?.connection(self, gaveBack: [APNsUnansweredRequest(request: stream.request, slot: stream.slot, reason: reason)])
+                } else {
+                    stream.slot.fail(reason)
+                }
                 streamsFinished()
             }
         default:
@@ -225,6 +272,7 @@ final class APNsConnection: ChannelInboundHandler {
             state = .ready
             connectTimer?.cancel()
             connectTimer = nil
+            scheduleHealthCheck(at: lastRead + Self.idlePingDelay)
         }
         if state == .ready {
             delegate?.connectionMayTakeStreams(self)
@@ -262,16 +310,21 @@ final class APNsConnection: ChannelInboundHandler {
     }
 
     private func receivedGoAway(lastStreamID: HTTP2StreamID, errorCode: HTTP2ErrorCode) {
-        let untaken = streams.keys.filter { $0 > lastStreamID }
-        for streamID in untaken {
-            streams.removeValue(forKey: streamID)?.slot.fail(.goAway(errorCode))
-        }
         if state == .connecting {
             closeReason = .connectFailed(endpoint: endpoint, underlying: "GOAWAY \(String(reflecting: errorCode))")
             context?.close(promise: nil)
             return
         }
+        // No new stream from now on; those above lastStreamID go to another connection, in the order sent.
         stopTakingStreams()
+        let untaken = streams.keys.filter { $0 > lastStreamID }.sorted()
+        if !untaken.isEmpty {
+            let givenBack = untaken.map { streamID in
+                let stream = streams.removeValue(forKey: streamID)!
+                return APNsUnansweredRequest(request: stream.request, slot: stream.slot, reason: .goAway(errorCode))
+            }
+            delegate?.connection(self, gaveBack: givenBack)
+        }
         closeIfDrained()
     }
 
@@ -323,6 +376,39 @@ final class APNsConnection: ChannelInboundHandler {
         context.close(promise: nil)
     }
 
+    /// PINGs a connection that read nothing for a while, and closes one that leaves its PING unanswered.
+    private func scheduleHealthCheck(at deadline: NIODeadline) {
+        healthCheck?.cancel()
+        healthCheck = context?.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+            self?.checkHealth()
+        }
+    }
+
+    private func checkHealth() {
+        healthCheck = nil
+        guard state == .ready || state == .draining, let context else { return }
+        let now = NIODeadline.now()
+        if let pingSentAt {
+            guard now - pingSentAt >= Self.pingTimeout else {
+                scheduleHealthCheck(at: pingSentAt + Self.pingTimeout)
+                return
+            }
+            // Told at once: closing TLS waits for the server's close_notify, which a dead connection never sends.
+            becomeClosed(reason: .connectionClosed(endpoint: endpoint, underlying: "no answer to PING within \(Self.pingTimeout)"))
+            context.close(promise: nil)
+            return
+        }
+        let quietLimit = streams.isEmpty ? Self.idlePingDelay : Self.busyPingDelay
+        guard now - lastRead >= quietLimit else {
+            scheduleHealthCheck(at: lastRead + quietLimit)
+            return
+        }
+        pingSentAt = now
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(), ack: false))), promise: nil)
+        scheduleFlush()
+        scheduleHealthCheck(at: now + Self.pingTimeout)
+    }
+
     private func connectTimedOut() {
         guard state == .connecting else { return }
         closeReason = .connectTimeout(endpoint: endpoint)
@@ -339,21 +425,32 @@ final class APNsConnection: ChannelInboundHandler {
         }
     }
 
-    /// Answers every open request with `reason` and tells the pool, once.
+    /// Tells the pool, once: answers with `reason` every open request that had part of its answer, and gives back
+    /// those without any.
     private func becomeClosed(reason: APNsTransportError) {
         guard state != .closed else { return }
         let wasReady = state != .connecting
         state = .closed
         connectTimer?.cancel()
         connectTimer = nil
-        let open = streams
+        healthCheck?.cancel()
+        healthCheck = nil
+        let open = streams.sorted { $0.key < $1.key }
         streams = [:]
-        for stream in open.values {
-            stream.slot.fail(reason)
+        var givenBack: [APNsUnansweredRequest] = []
+        for (_, stream) in open {
+            if stream.status == nil {
+                givenBack.append(APNsUnansweredRequest(request: stream.request, slot: stream.slot, reason: reason))
+            } else {
+                stream.slot.fail(reason)
+            }
         }
         let delegate = delegate
         self.delegate = nil
         delegate?.connectionClosed(self, neverReady: wasReady ? nil : reason)
+        if !givenBack.isEmpty {
+            delegate?.connection(self, gaveBack: givenBack)
+        }
     }
 }
 

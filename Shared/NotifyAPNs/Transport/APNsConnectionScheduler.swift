@@ -9,6 +9,10 @@ import NotifyAPNsCore
 /// fails before it is ready fails the waiting requests unless another connection can serve them. Once a second
 /// while there is work, requests that waited out their timeout fail unsent (`.notSent`), and streams whose answer
 /// did not come within a timeout of their own from being written are answered `.timedOut`.
+///
+/// A request a connection gives back unanswered (GOAWAY above its last stream id, a refused stream, the connection
+/// lost before any answer) waits again at the head of the line for another connection, up to `maximumResends`
+/// times; then it is answered why, and dispatch retries it through its delay queue.
 final class APNsConnectionScheduler {
     private struct WaitingRequest {
         let request: APNsTransportRequest
@@ -22,6 +26,8 @@ final class APNsConnectionScheduler {
     }
 
     private static let sweepInterval = TimeAmount.seconds(1)
+    /// How often one request is sent again on another connection after one gave it back.
+    static let maximumResends = 2
 
     private let eventLoop: any EventLoop
     private let endpoint: APNsTransportEndpoint
@@ -136,6 +142,35 @@ extension APNsConnectionScheduler: APNsConnectionDelegate {
             return
         }
         guard !waiting.isEmpty else { return }
+        startWaiting(on: connection)
+        openConnectionIfNeeded()
+    }
+
+    func connection(_ connection: APNsConnection, gaveBack requests: [APNsUnansweredRequest]) {
+        guard case .running = lifecycle else {
+            for given in requests {
+                given.slot.fail(given.reason)
+            }
+            return
+        }
+        for given in requests.reversed() {
+            guard given.slot.resends < Self.maximumResends else {
+                given.slot.fail(given.reason)
+                continue
+            }
+            var slot = given.slot
+            slot.resends += 1
+            waiting.prepend(WaitingRequest(request: given.request, slot: slot))
+        }
+        for other in open where other.freeStreams > 0 {
+            startWaiting(on: other)
+        }
+        openConnectionIfNeeded()
+        scheduleSweep()
+    }
+
+    /// Starts waiting requests, in order, while `connection` has free streams; those past their send deadline fail.
+    private func startWaiting(on connection: APNsConnection) {
         let now = NIODeadline.now()
         while connection.freeStreams > 0, let next = waiting.popFirst() {
             if next.slot.sendDeadline <= now {
@@ -144,7 +179,6 @@ extension APNsConnectionScheduler: APNsConnectionDelegate {
                 connection.start(next.request, answeringInto: next.slot)
             }
         }
-        openConnectionIfNeeded()
     }
 
     func connectionStoppedTakingStreams(_ connection: APNsConnection) {

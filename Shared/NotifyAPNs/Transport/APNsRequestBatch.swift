@@ -40,6 +40,8 @@ extension APNsRequestBatch: Sendable {}
 struct APNsAnswerSlot {
     let batch: APNsRequestBatch
     let index: Int
+    /// How often the request was sent again after a connection gave it back unanswered.
+    var resends = 0
 
     var sendDeadline: NIODeadline { batch.sendDeadline }
 

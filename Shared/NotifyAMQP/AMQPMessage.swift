@@ -12,13 +12,10 @@ public struct AMQPProperties: Sendable, Equatable {
     public var headers: [String: AMQPHeaderValue]
     /// Persistent (delivery mode 2) unless told otherwise.
     public var persistent: Bool
-    /// Per-message TTL (in a delay queue: how long this message waits, at most the queue's delay).
-    public var expirationMilliseconds: Int?
 
     public init(
         contentType: String? = "application/json", messageId: String? = nil, correlationId: String? = nil,
-        replyTo: String? = nil, userId: String? = nil, headers: [String: AMQPHeaderValue] = [:], persistent: Bool = true,
-        expirationMilliseconds: Int? = nil
+        replyTo: String? = nil, userId: String? = nil, headers: [String: AMQPHeaderValue] = [:], persistent: Bool = true
     ) {
         self.contentType = contentType
         self.messageId = messageId
@@ -27,7 +24,6 @@ public struct AMQPProperties: Sendable, Equatable {
         self.userId = userId
         self.headers = headers
         self.persistent = persistent
-        self.expirationMilliseconds = expirationMilliseconds
     }
 }
 

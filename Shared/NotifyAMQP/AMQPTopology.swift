@@ -19,25 +19,11 @@ public struct AMQPTopology: Sendable {
         /// A durable quorum queue, or a transient one (classic, deleted with its last consumer) for
         /// notifications of an instance that are worthless once it is gone.
         public var durable: Bool
-        /// A delay queue: each message waits this long, then moves to `delay.thenTo`.
-        public var delay: Delay?
-        public init(name: String, deadLetterQueue: String?, deliveryLimit: Int?, durable: Bool = true, delay: Delay? = nil) {
+        public init(name: String, deadLetterQueue: String?, deliveryLimit: Int?, durable: Bool = true) {
             self.name = name
             self.deadLetterQueue = deadLetterQueue
             self.deliveryLimit = deliveryLimit
             self.durable = durable
-            self.delay = delay
-        }
-    }
-
-    /// How long messages wait in a delay queue and where they go next (through the default exchange,
-    /// dead-lettered at least once, so a retry survives any crash of the consumer).
-    public struct Delay: Sendable, Hashable {
-        public var milliseconds: Int
-        public var thenTo: String
-        public init(milliseconds: Int, thenTo: String) {
-            self.milliseconds = milliseconds
-            self.thenTo = thenTo
         }
     }
 
@@ -79,11 +65,6 @@ public struct AMQPTopology: Sendable {
             ],
             bindings: [Binding(queue: deadLetter, exchange: deadLetterExchange, routingKey: deadLetter)]
         )
-    }
-
-    /// A durable delay queue whose messages return to `queue` after `milliseconds` (or their own shorter expiration).
-    public static func delayQueue(_ name: String, milliseconds: Int, thenTo queue: String) -> AMQPTopology {
-        AMQPTopology(queues: [Queue(name: name, deadLetterQueue: nil, deliveryLimit: nil, delay: Delay(milliseconds: milliseconds, thenTo: queue))])
     }
 
     /// Both topologies, declared in order (duplicates removed).

@@ -95,13 +95,6 @@ final class AMQPWireConnection {
             if let limit = queue.deliveryLimit {
                 arguments.append(("x-delivery-limit", .integer(Int64(limit))))
             }
-            if let delay = queue.delay {
-                arguments.append(("x-message-ttl", .integer(Int64(delay.milliseconds))))
-                arguments.append(("x-dead-letter-exchange", .string("")))
-                arguments.append(("x-dead-letter-routing-key", .string(delay.thenTo)))
-                arguments.append(("x-dead-letter-strategy", .string("at-least-once")))
-                arguments.append(("x-overflow", .string("reject-publish")))
-            }
             withAMQPTable(arguments) { table in
                 queue.name.withAMQPBytes { name in
                     _ = amqp_queue_declare(state, Self.channel, name, 0, queue.durable ? 1 : 0, 0, queue.durable ? 0 : 1, table)
@@ -162,10 +155,6 @@ final class AMQPWireConnection {
         if let value = message.properties.userId {
             flags |= notify_flag_user_id
             properties.user_id = strings.bytes(value)
-        }
-        if let value = message.properties.expirationMilliseconds {
-            flags |= notify_flag_expiration
-            properties.expiration = strings.bytes(String(value))
         }
         if !message.properties.headers.isEmpty { flags |= notify_flag_headers }
         properties._flags = flags

@@ -6,7 +6,7 @@ public struct PushOutcome: Codable, Sendable, Equatable {
     public enum Result: String, Codable, Sendable, CaseIterable {
         /// The provider accepted the push.
         case accepted
-        /// A transient failure: the push waits in a delay queue for another attempt.
+        /// A transient failure: the push waits in a retry queue for another attempt.
         case retrying
         /// The device token is no longer valid: storage removes the subscription (see `invalidSince`).
         case tokenInvalid

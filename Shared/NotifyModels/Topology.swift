@@ -15,6 +15,4 @@ public enum QueueNames {
     public static let liveExchange = "notify.live"
     /// Delivery outcomes from push-dispatch to storage.
     public static let pushFeedback = "push.feedback"
-    /// The delay queue of a provider's retry attempt `attempt` (1-based).
-    public static func pushRetryQueue(_ platform: Platform, attempt: Int) -> String { "push.\(platform.rawValue).retry.\(attempt)" }
 }

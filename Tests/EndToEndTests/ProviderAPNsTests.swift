@@ -143,7 +143,7 @@ extension EndToEndTests {
             #expect(waited >= 3, "the retry came \(waited) s after the publish")
         }
 
-        @Test("push-dispatch SIGKILLed while pushes wait in a delay queue: once started again, they are delivered")
+        @Test("push-dispatch SIGKILLed while pushes wait in a retry queue: once started again, they are delivered")
         func retryBacklogSurvivesAKill() async throws {
             try await Services.restoringAll {
                 let app = try await TestApp.create()
@@ -152,7 +152,7 @@ extension EndToEndTests {
                 let phone = try await app.registerDevice(of: user)
                 let android = "e2e:\(randomHex(bytes: 24))"
                 _ = try await app.registerDevice(of: user, platform: .fcm, pushToken: android)
-                // Retry-After 5 puts both retries in the 5 s delay queue, long enough to kill push-dispatch meanwhile.
+                // Retry-After 5 puts both retries in the 5 s retry queue, long enough to kill push-dispatch meanwhile.
                 try await ProviderSandbox.fault("apns", token: phone, status: 503, retryAfter: 5)
                 try await ProviderSandbox.fault("fcm", token: android, status: 503, reason: "UNAVAILABLE", retryAfter: 5)
                 let id = try await app.publishAccepted(.alert(to: user, title: "retried across a crash"))

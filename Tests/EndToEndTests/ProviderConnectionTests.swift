@@ -97,7 +97,7 @@ extension EndToEndTests {
         }
 
         /// Every push arrived within `promptDelivery` of its publish, and the delivery log has it accepted on the first
-        /// attempt (sent again by push-dispatch on a new connection, not retried through the delay queue).
+        /// attempt (sent again by push-dispatch on a new connection, not retried through a retry queue).
         private static func expectDeliveredPromptlyOnFirstAttempt(_ published: [String: Date], at token: String, app: TestApp) async throws {
             let missing = try await Sandbox.missingNotifications(Set(published.keys), at: token, timeout: .seconds(20))
             #expect(missing.isEmpty, "lost: \(missing.sorted())")

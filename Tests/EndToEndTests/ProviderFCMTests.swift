@@ -75,7 +75,7 @@ extension EndToEndTests {
             #expect(message["data"]?["gift"]?.stringValue == "true")
         }
 
-        @Test("503 UNAVAILABLE once: retried through a delay queue, then delivered", arguments: [(503, "UNAVAILABLE"), (500, "INTERNAL")])
+        @Test("503 UNAVAILABLE once: retried through a retry queue, then delivered", arguments: [(503, "UNAVAILABLE"), (500, "INTERNAL")])
         func unavailableIsRetried(status: Int, reason: String) async throws {
             let setup = try await setUp()
             try await ProviderSandbox.fault("fcm", token: setup.token, status: status, reason: reason)

@@ -97,7 +97,7 @@ extension EndToEndTests {
             #expect(try await setup.app.deliveryLog(of: id) { !$0.isEmpty }.map(\.result) == ["tokenInvalid"])
         }
 
-        @Test("406 throttled with Retry-After 1, and 503: retried through a delay queue, then delivered", arguments: [406, 503])
+        @Test("406 throttled with Retry-After 1, and 503: retried through a retry queue, then delivered", arguments: [406, 503])
         func throttledIsRetried(status: Int) async throws {
             let setup = try await setUp()
             try await ProviderSandbox.fault("wns", token: setup.token, status: status, retryAfter: 1)

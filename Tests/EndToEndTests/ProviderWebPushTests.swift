@@ -66,7 +66,7 @@ extension EndToEndTests {
             #expect(push["orderId"]?.stringValue == "42")
         }
 
-        @Test("503 once: retried through a delay queue, then delivered")
+        @Test("503 once: retried through a retry queue, then delivered")
         func unavailableIsRetried() async throws {
             let setup = try await setUp()
             try await ProviderSandbox.fault("webpush", token: setup.token, status: 503, retryAfter: 1)

@@ -2,12 +2,12 @@ import Testing
 
 @testable import PushDispatchCore
 
-/// Retries through delay queues: exponential delays with jitter, Retry-After honoured, a bounded number of attempts.
+/// Retries through the retry queues: exponential delays with jitter, Retry-After honoured, a bounded number of attempts.
 @Suite("Retry schedule")
 struct RetryPolicyTests {
     let policy = RetryPolicy(delaysMilliseconds: [1_000, 5_000, 25_000, 125_000, 600_000])
 
-    @Test("each attempt waits its delay less up to 20 % jitter, in the delay queue named after it; after the last, none")
+    @Test("each attempt waits its delay less up to 20 % jitter, in the retry queue named after it; after the last, none")
     func schedule() throws {
         for attempt in 0..<5 {
             let next = try #require(policy.nextAttempt(after: attempt, retryAfterSeconds: nil))
@@ -16,7 +16,7 @@ struct RetryPolicyTests {
             #expect((next.delay * 8 / 10...next.delay).contains(next.wait))
         }
         #expect(policy.nextAttempt(after: 5, retryAfterSeconds: nil) == nil, "a sixth retry: the job goes to the dead-letter queue")
-        #expect(policy.queueName(.apns, delay: 5_000) == "push.apns.delay.5000ms")
+        #expect(policy.queueName(delay: 5_000) == "push.retry.5000ms")
     }
 
     @Test("a Retry-After longer than the next delay moves the job to the first delay that covers it, and is waited in full")

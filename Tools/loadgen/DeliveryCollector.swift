@@ -5,6 +5,8 @@ import NotifyModels
 struct ObservedPush: Sendable {
     let notificationId: UUID
     let deviceToken: String
+    /// The user's sequence of the change the push announces (`notify.seq`).
+    let sequence: Int64?
     let receivedAt: Date
 }
 
@@ -51,7 +53,7 @@ actor DeliveryCollector {
                     unreadable += 1
                     continue
                 }
-                pushes.append(ObservedPush(notificationId: id, deviceToken: record.deviceToken, receivedAt: receivedAt))
+                pushes.append(ObservedPush(notificationId: id, deviceToken: record.deviceToken, sequence: record.sequence, receivedAt: receivedAt))
                 uniquePairs.insert(PairKey(id: id, token: record.deviceToken))
             }
             lastId = max(lastId, page.lastId)

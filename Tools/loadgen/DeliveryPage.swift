@@ -3,13 +3,15 @@ import NotifyJSON
 import NotifyModels
 
 /// One page of the sandbox's `GET /deliveries`, read with `JSONReader` (which accepts what JSONDecoder accepts) and
-/// keeping only what the collector matches on: each record's device token, the push's `notify.id` and `receivedAt`,
-/// as text, and the cursor. Headers and the rest of each payload are skipped unread.
+/// keeping only what the collector matches on: each record's device token, the push's `notify.id` and `notify.seq`,
+/// `receivedAt` as text, and the cursor. Headers and the rest of each payload are skipped unread.
 struct DeliveryPage {
     struct Record {
         let deviceToken: String
         /// The payload's `notify.id`, if it has one.
         let notificationId: String?
+        /// The payload's `notify.seq` (the user's sequence of the change the push announces), if it has one.
+        let sequence: Int64?
         let receivedAt: String
     }
 
@@ -32,37 +34,37 @@ struct DeliveryPage {
     }
 
     private static func record(_ reader: inout JSONReader) throws -> Record {
-        var deviceToken: String?, notificationId: String??, receivedAt: String?
+        var deviceToken: String?, marker: (id: String?, sequence: Int64?)?, receivedAt: String?
         try reader.readObject { reader, key in
             switch key {
             case "deviceToken" where deviceToken == nil: deviceToken = try reader.readString()
-            case "payload" where notificationId == nil: notificationId = .some(try reader.readOptional { try notifyId(inPayload: &$0) } ?? nil)
+            case "payload" where marker == nil: marker = try reader.readOptional { try notifyMarker(inPayload: &$0) } ?? (nil, nil)
             case "receivedAt" where receivedAt == nil: receivedAt = try reader.readString()
             default: try reader.skipValue()
             }
         }
         return Record(
-            deviceToken: try reader.required(deviceToken, "deviceToken"), notificationId: notificationId ?? nil,
+            deviceToken: try reader.required(deviceToken, "deviceToken"), notificationId: marker?.id, sequence: marker?.sequence,
             receivedAt: try reader.required(receivedAt, "receivedAt"))
     }
 
-    /// `notify.id` of a payload object: nil when `notify` or its `id` is absent or null.
-    private static func notifyId(inPayload reader: inout JSONReader) throws -> String? {
-        try member("notify", of: &reader) { try member("id", of: &$0) { try $0.readString() } }
-    }
-
-    /// Member `name` of an object, read by `value`: nil when absent or null. The other members are skipped.
-    private static func member(
-        _ name: StaticString, of reader: inout JSONReader, _ value: (inout JSONReader) throws -> String?
-    ) throws -> String? {
-        var found: String??
+    /// `notify.id` and `notify.seq` of a payload object: nil for what is absent or null. The other members are skipped.
+    private static func notifyMarker(inPayload reader: inout JSONReader) throws -> (id: String?, sequence: Int64?) {
+        var marker: (id: String?, sequence: Int64?) = (nil, nil)
         try reader.readObject { reader, key in
-            if found == nil, name ~= key {
-                found = .some(try reader.readOptional(value) ?? nil)
-            } else {
-                try reader.skipValue()
-            }
+            guard "notify" ~= key else { return try reader.skipValue() }
+            marker = try reader.readOptional { reader in
+                var id: String?, sequence: Int64?
+                try reader.readObject { reader, key in
+                    switch key {
+                    case "id" where id == nil: id = try reader.readOptional { try $0.readString() } ?? nil
+                    case "seq" where sequence == nil: sequence = try reader.readOptional { try $0.readInt64() } ?? nil
+                    default: try reader.skipValue()
+                    }
+                }
+                return (id, sequence)
+            } ?? (nil, nil)
         }
-        return found ?? nil
+        return marker
     }
 }

@@ -21,7 +21,7 @@ enum LatencySVG {
         var svg = """
             <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" font-family="sans-serif" font-size="11">
             <rect width="100%" height="100%" fill="white"/>
-            <text x="\(f(width / 2))" y="22" text-anchor="middle" font-size="14">\(escape(title))</text>
+            <text x="\(f(width / 2))" y="22" text-anchor="middle" font-size="14">\(SVGText.escape(title))</text>
 
             """
         for (x0, label) in [(leftX, "seconds since first 202"), (rightX, "percentile (log scale of 1/(1-p))")] {
@@ -63,9 +63,5 @@ enum LatencySVG {
         }
         svg += "</svg>\n"
         return svg
-    }
-
-    private static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
     }
 }

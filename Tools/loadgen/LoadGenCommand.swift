@@ -13,6 +13,6 @@ struct LoadGenCommand: AsyncParsableCommand {
             receivedAt), publish latency, lost and duplicated pushes, and each service's peak memory.
             Exits with a non-zero status when any push was lost.
             """,
-        subcommands: [HTTPLoadCommand.self, FanoutBenchCommand.self, BroadcastBenchCommand.self, BrokerCeilingCommand.self, MicroBenchCommand.self]
+        subcommands: [HTTPLoadCommand.self, FanoutBenchCommand.self, BroadcastBenchCommand.self, BrokerCeilingCommand.self, MicroBenchCommand.self, ChaosCommand.self]
     )
 }

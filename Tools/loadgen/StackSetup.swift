@@ -5,6 +5,8 @@ import NotifyModels
 struct LoadFixture: Sendable {
     let appId: String
     let apiKey: String
+    /// Signs the users' tokens (their changes feeds).
+    let clientSigningKey: String
     /// The app's broker user and its password, when it was created with broker access.
     let broker: (user: String, password: String)?
     /// `users[u]` is the id of user `u`; `deviceTokens[u]` its APNs tokens.
@@ -86,7 +88,7 @@ struct StackSetup: Sendable {
             }
         }
         return LoadFixture(
-            appId: app.appId, apiKey: app.apiKey, broker: app.broker, users: users, deviceTokens: tokens, registrationsNotYetVisible: notYetVisible)
+            appId: app.appId, apiKey: app.apiKey, clientSigningKey: app.clientSigningKey, broker: app.broker, users: users, deviceTokens: tokens, registrationsNotYetVisible: notYetVisible)
     }
 
     private struct KeyBody: Encodable { let teamId: String; let topics: [String] }

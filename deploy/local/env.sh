@@ -11,29 +11,31 @@ if [ -z "${NOTIFY_ROOT:-}" ]; then
 fi
 : "${NOTIFY_STATE_DIR:=$NOTIFY_ROOT/.local}"
 
-# Ports. Each stack has a block of its own below 32768: this one (up.sh) 21xxx, test.sh 22xxx, benchmark.sh
-# 23xxx, the last three digits echoing the usual ports (x672 AMQP, x432 PostgreSQL, x080 HTTP, x443 APNs).
-# Keep them out of the kernel's ephemeral range (/proc/sys/net/ipv4/ip_local_port_range, 32768-60999 on
-# Linux), where any outgoing connection may hold one of them when a server needs it, and clear of a system
-# RabbitMQ's and PostgreSQL's (5672, 15672, 25672, 4369, 5432).
-: "${NOTIFY_RABBITMQ_PORT:=21672}"
-: "${NOTIFY_RABBITMQ_MANAGEMENT_PORT:=21673}"
-: "${NOTIFY_RABBITMQ_DIST_PORT:=21674}"
-: "${NOTIFY_EPMD_PORT:=21675}"
+# Ports. Each stack has a block of its own below 32768, NOTIFY_PORT_BLOCK: this one (up.sh) 21xxx, test.sh 22xxx,
+# benchmark.sh 23xxx, chaos.sh 26xxx, the last three digits echoing the usual ports (x672 AMQP, x432 PostgreSQL,
+# x080 HTTP, x443 APNs; rabbitmq-cluster.sh's nodes 2 and 3 at x772 and x872, services.sh's second instances
+# 100 above the first). Keep them out of the kernel's ephemeral range (/proc/sys/net/ipv4/ip_local_port_range,
+# 32768-60999 on Linux), where any outgoing connection may hold one of them when a server needs it, and clear of
+# a system RabbitMQ's and PostgreSQL's (5672, 15672, 25672, 4369, 5432).
+: "${NOTIFY_PORT_BLOCK:=21}"
+: "${NOTIFY_RABBITMQ_PORT:=${NOTIFY_PORT_BLOCK}672}"
+: "${NOTIFY_RABBITMQ_MANAGEMENT_PORT:=${NOTIFY_PORT_BLOCK}673}"
+: "${NOTIFY_RABBITMQ_DIST_PORT:=${NOTIFY_PORT_BLOCK}674}"
+: "${NOTIFY_EPMD_PORT:=${NOTIFY_PORT_BLOCK}675}"
 # RabbitMQ's Prometheus endpoint (rabbitmq_prometheus; /metrics/per-object has each queue's depth).
 : "${NOTIFY_RABBITMQ_PROMETHEUS_PORT:=$((NOTIFY_RABBITMQ_PORT + 20))}"
 # rabbitmqctl's own Erlang node listens on the first free port of this range while it runs (RabbitMQ's
 # default, 35672-35682, is ephemeral and the same for every stack); it follows NOTIFY_RABBITMQ_PORT.
 : "${NOTIFY_RABBITMQ_CLI_PORT_MIN:=$((NOTIFY_RABBITMQ_PORT + 8))}"
 : "${NOTIFY_RABBITMQ_CLI_PORT_MAX:=$((NOTIFY_RABBITMQ_CLI_PORT_MIN + 9))}"
-: "${NOTIFY_POSTGRES_PORT:=21432}"
-: "${NOTIFY_INGEST_PORT:=21080}"
-: "${NOTIFY_STORAGE_HEALTH_PORT:=21081}"
-: "${NOTIFY_FANOUT_HEALTH_PORT:=21082}"
-: "${NOTIFY_DISPATCH_HEALTH_PORT:=21083}"
-: "${NOTIFY_SANDBOX_CONTROL_PORT:=21090}"
-: "${NOTIFY_SANDBOX_APNS_PORT:=21443}"
-: "${NOTIFY_SANDBOX_PROVIDERS_PORT:=21444}"
+: "${NOTIFY_POSTGRES_PORT:=${NOTIFY_PORT_BLOCK}432}"
+: "${NOTIFY_INGEST_PORT:=${NOTIFY_PORT_BLOCK}080}"
+: "${NOTIFY_STORAGE_HEALTH_PORT:=${NOTIFY_PORT_BLOCK}081}"
+: "${NOTIFY_FANOUT_HEALTH_PORT:=${NOTIFY_PORT_BLOCK}082}"
+: "${NOTIFY_DISPATCH_HEALTH_PORT:=${NOTIFY_PORT_BLOCK}083}"
+: "${NOTIFY_SANDBOX_CONTROL_PORT:=${NOTIFY_PORT_BLOCK}090}"
+: "${NOTIFY_SANDBOX_APNS_PORT:=${NOTIFY_PORT_BLOCK}443}"
+: "${NOTIFY_SANDBOX_PROVIDERS_PORT:=${NOTIFY_PORT_BLOCK}444}"
 
 # Connection settings read by the services.
 : "${NOTIFY_AMQP_URL:=amqp://notify:notify@127.0.0.1:$NOTIFY_RABBITMQ_PORT/notify}"
@@ -48,7 +50,7 @@ fi
 : "${NOTIFY_BUILD_CONFIGURATION:=debug}"
 : "${NOTIFY_BIN_DIR:=$NOTIFY_ROOT/.build/$NOTIFY_BUILD_CONFIGURATION}"
 
-export NOTIFY_ROOT NOTIFY_STATE_DIR \
+export NOTIFY_ROOT NOTIFY_STATE_DIR NOTIFY_PORT_BLOCK \
     NOTIFY_RABBITMQ_PORT NOTIFY_RABBITMQ_MANAGEMENT_PORT NOTIFY_RABBITMQ_DIST_PORT NOTIFY_EPMD_PORT NOTIFY_RABBITMQ_PROMETHEUS_PORT \
     NOTIFY_RABBITMQ_CLI_PORT_MIN NOTIFY_RABBITMQ_CLI_PORT_MAX \
     NOTIFY_POSTGRES_PORT NOTIFY_INGEST_PORT NOTIFY_STORAGE_HEALTH_PORT NOTIFY_FANOUT_HEALTH_PORT \

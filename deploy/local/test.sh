@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on this machine: installs what is missing, builds the tests, starts
-# RabbitMQ, PostgreSQL, the four services and the provider sandbox on ports and a state directory
-# of their own (so a stack started by up.sh is left alone), validates docker-compose.yml, runs
-# `swift test`, and stops everything it started.
+# RabbitMQ, PostgreSQL (and a hot standby), the four services and the provider sandbox on ports and a
+# state directory of their own (so a stack started by up.sh is left alone), validates docker-compose.yml,
+# runs `swift test`, stops everything it started, then runs the 60 s chaos run (deploy/local/chaos.sh:
+# a three-node RabbitMQ cluster, two instances of every service, 22 faults, nothing accepted may be lost).
 set -euo pipefail
 here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
-    sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
     echo "Extra arguments go to 'swift test' (e.g. --filter NotifyModelsTests)."
     exit 0
 fi
@@ -15,14 +16,16 @@ root="$(cd -- "$here/../.." && pwd -P)"
 export NOTIFY_STATE_DIR="${NOTIFY_TEST_STATE_DIR:-$root/.local/test}"
 # The tests' block of ports, 22xxx (deploy/local/env.sh has up.sh's, 21xxx, and says why all are below 32768).
 # NOTIFY_TEST_PORT_BLOCK=24 (with NOTIFY_TEST_STATE_DIR elsewhere) runs a second test stack beside this one.
-b="${NOTIFY_TEST_PORT_BLOCK:-22}"
-export NOTIFY_RABBITMQ_PORT=${b}672 NOTIFY_RABBITMQ_MANAGEMENT_PORT=${b}673 NOTIFY_RABBITMQ_DIST_PORT=${b}674 NOTIFY_EPMD_PORT=${b}675
-export NOTIFY_RABBITMQ_CLI_PORT_MIN=${b}680 NOTIFY_RABBITMQ_CLI_PORT_MAX=${b}689
-export NOTIFY_POSTGRES_PORT=${b}432 NOTIFY_INGEST_PORT=${b}080 NOTIFY_STORAGE_HEALTH_PORT=${b}081 NOTIFY_FANOUT_HEALTH_PORT=${b}082
-export NOTIFY_DISPATCH_HEALTH_PORT=${b}083 NOTIFY_SANDBOX_CONTROL_PORT=${b}090 NOTIFY_SANDBOX_APNS_PORT=${b}443 NOTIFY_SANDBOX_PROVIDERS_PORT=${b}444
-export NOTIFY_TEST_PROMETHEUS_PORT=${b}095
+export NOTIFY_PORT_BLOCK="${NOTIFY_TEST_PORT_BLOCK:-22}"
+export NOTIFY_TEST_PROMETHEUS_PORT=${NOTIFY_PORT_BLOCK}095
 # shellcheck source=lib.sh
 source "$here/lib.sh"
+# A hot standby of the tests' PostgreSQL, 1.5 s behind (deploy/local/postgres-replica.sh); ReplicaTests read it through an
+# ingest of their own on NOTIFY_TEST_REPLICA_INGEST_PORT (and the next port). NOTIFY_REPLICA_DATABASE_URL stays unset:
+# the stack's own ingest reads the primary, as the tests that read right after writing need.
+export NOTIFY_POSTGRES_REPLICA_PORT=$((NOTIFY_POSTGRES_PORT + 1)) NOTIFY_POSTGRES_REPLICA_DELAY_MS=1500
+export NOTIFY_TEST_REPLICA_INGEST_PORT=$((NOTIFY_INGEST_PORT + 7))
+export NOTIFY_TEST_REPLICA_DATABASE_URL="postgres://notify_reader:notify_reader@127.0.0.1:$NOTIFY_POSTGRES_REPLICA_PORT/notify"
 export NOTIFY_INGEST_URL="http://127.0.0.1:$NOTIFY_INGEST_PORT"
 export NOTIFY_SANDBOX_URL="http://127.0.0.1:$NOTIFY_SANDBOX_CONTROL_PORT"
 export NOTIFY_SANDBOX_APNS_URL="https://localhost:$NOTIFY_SANDBOX_APNS_PORT"
@@ -40,7 +43,8 @@ export NOTIFY_TEST_PYTHON="$NOTIFY_STATE_DIR/venv/bin/python"
 
 started=$(date +%s)
 "$here/install-deps.sh"
-notify_pip_install pika==1.3.2
+# pika: the AMQP client app teams use from Python; h2: a third-party HTTP/2 client against the APNs sandbox.
+notify_pip_install pika==1.3.2 h2==4.4.1
 # promtool and a Prometheus for the monitoring tests (Debian's package, unpacked: no service is installed).
 NOTIFY_PROMETHEUS_BIN="$("$here/prometheus-tools.sh")"
 export NOTIFY_PROMETHEUS_BIN
@@ -60,6 +64,7 @@ rm -f "$build_log"
 cleanup() {
     "$here/services.sh" stop || true
     "$here/rabbitmq.sh" stop || true
+    "$here/postgres-replica.sh" stop || true
     "$here/postgres.sh" stop || true
 }
 trap cleanup EXIT
@@ -67,6 +72,7 @@ trap cleanup EXIT
 echo "== starting RabbitMQ, PostgreSQL and the stack ($NOTIFY_STATE_DIR)"
 "$here/rabbitmq.sh" start
 "$here/postgres.sh" start
+"$here/postgres-replica.sh" start
 "$here/services.sh" start
 
 echo "== validating docker-compose.yml"
@@ -92,6 +98,12 @@ else
         status=1
     fi
     (cd Clients/NotifyClient && swift test 2>&1 | grep -E "error|Test run|✘") || status=1
+    # The short chaos run: a stack of its own (a three-node RabbitMQ cluster, two instances of every service) for
+    # about 60 s of publishing under 22 faults; it fails on anything accepted and lost. This stack stops first.
+    cleanup
+    trap - EXIT
+    echo "== the chaos run (deploy/local/chaos.sh, 60 s)"
+    "$here/chaos.sh" --duration 60 || status=1
 fi
 echo "== test command finished in $(( $(date +%s) - started )) s with status $status"
 exit $status

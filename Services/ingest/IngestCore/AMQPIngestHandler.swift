@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import NotifyAMQP
 import NotifyModels
+import NotifyRuntime
+import ServiceLifecycle
 
 /// Consumes `notify.ingest`: the same contract as the HTTP publish endpoint (`PublishContract`), with `message_id`
 /// as the idempotency key.
@@ -11,6 +13,11 @@ import NotifyModels
 /// with the HTTP status as the integer header `x-notify-status`) goes back with the `correlation_id`. A message
 /// nothing of which can be accepted is dead-lettered to `notify.ingest.dead` with the reason (`x-notify-reason`) and
 /// its sender (`x-notify-user-id`).
+///
+/// A batch that meets a transient failure (the database or the broker not answering) is tried again in place, with
+/// pauses from 0.1 s doubling to 5 s, until it goes through or the service shuts down (then it is requeued). Requeued
+/// at once instead, its messages came straight back and failed again, and a quorum queue dead-letters a message after
+/// 20 deliveries: in the chaos run, 48 confirmed publishes went that way while a RabbitMQ node was down.
 struct AMQPIngestHandler: Sendable {
     let apps: AppDirectory
     let contract: PublishContract
@@ -30,6 +37,20 @@ struct AMQPIngestHandler: Sendable {
     }
 
     func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
+        var pause = Duration.milliseconds(100)
+        while true {
+            let (dispositions, transient) = await attempt(deliveries)
+            guard let transient else { return dispositions }
+            if Task.isShuttingDownGracefully || Task.isCancelled { return dispositions }
+            logger.warning("could not take published messages; trying again", metadata: ["count": "\(deliveries.count)", "error": "\(transient)"])
+            await pauseUnlessShuttingDown(for: pause)
+            pause = min(pause * 2, .seconds(5))
+        }
+    }
+
+    /// One try at the batch: its dispositions, and what transient failure (if any) left messages to requeue.
+    private func attempt(_ deliveries: [AMQPDelivery]) async -> (dispositions: [AMQPDisposition], transient: String?) {
+        var transient: String?
         var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
         var commands: [StorageCommand] = []
         var replies: [Reply] = []
@@ -48,6 +69,7 @@ struct AMQPIngestHandler: Sendable {
             } catch {
                 if error.status == .serviceUnavailable {
                     dispositions[index] = .requeue
+                    transient = error.body.error.message
                     continue
                 }
                 dispositions[index] = .deadLetter(reason: "\(error.status.code) \(error.body.error.code): \(error.body.error.message)")
@@ -57,11 +79,15 @@ struct AMQPIngestHandler: Sendable {
                 replies.append(Reply(to: replyTo, correlationId: delivery.properties.correlationId, status: answer.status, body: answer.body))
             }
         }
+        if transient != nil {
+            // Tried again as a whole: nothing is sent or answered until every message of the batch could be taken.
+            return (deliveries.map { _ in .requeue }, transient)
+        }
         do {
             try await sender.send(commands)
         } catch {
             for index in accepted { dispositions[index] = .requeue }
-            return dispositions
+            return (dispositions, "\(error)")
         }
         for reply in replies {
             do {
@@ -74,7 +100,7 @@ struct AMQPIngestHandler: Sendable {
                 logger.info("could not deliver a reply", metadata: ["replyTo": "\(reply.to)", "error": "\(error)"])
             }
         }
-        return dispositions
+        return (dispositions, nil)
     }
 
     private func accept(_ delivery: AMQPDelivery) async throws(APIFailure) -> PublishContract.Accepted {

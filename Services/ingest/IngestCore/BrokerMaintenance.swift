@@ -3,6 +3,7 @@ import Logging
 import NotifyAMQP
 import NotifyBrokerAdmin
 import NotifyModels
+import NotifyRuntime
 import PostgresNIO
 import ServiceLifecycle
 
@@ -40,7 +41,7 @@ struct BrokerMaintenance: Service {
                 }
             }
             await deleteRetiredUsers()
-            try? await Task.sleep(for: interval)
+            await pauseUnlessShuttingDown(for: interval)
         }
     }
 

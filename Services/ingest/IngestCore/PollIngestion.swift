@@ -5,6 +5,7 @@ import Logging
 import Metrics
 import NIOCore
 import NotifyModels
+import NotifyRuntime
 import PostgresNIO
 import ServiceLifecycle
 
@@ -73,7 +74,7 @@ struct PollIngestion: Service {
                     schedules[key] = Schedule(next: .now + wait, failures: failures)
                 }
             }
-            try? await Task.sleep(for: tick)
+            await pauseUnlessShuttingDown(for: tick)
         }
     }
 

@@ -8,7 +8,7 @@ struct PushDispatchCommandLine: ServiceCommand {
 
     static let configuration = serviceConfiguration(
         name: "push-dispatch",
-        abstract: "Sends push jobs to APNs, FCM, WNS and Web Push, retries through delay queues, dead-letters what cannot succeed, and reports every outcome on push.feedback.")
+        abstract: "Sends push jobs to APNs, FCM, WNS and Web Push, retries through retry queues, dead-letters what cannot succeed, and reports every outcome on push.feedback.")
 
     static func runService(environment: ServiceEnvironment) async throws {
         try await PushDispatchService(environment: environment).run()

@@ -50,13 +50,19 @@ struct PushDispatchHandler: Sendable {
         }
     }
 
+    /// The jobs that wait in one retry queue for one provider travel together.
+    private struct RetryKey: Hashable {
+        let queue: String
+        let provider: Platform
+    }
+
     /// The retry and dead-letter messages, and the outcomes, that follow from the attempts.
     private func consequences(of attempts: [PushAttempt], for jobs: [PushJob]) -> (
         messages: [AMQPOutboundMessage], outcomes: [PushOutcome], tally: [PushOutcome.Result: Int]
     ) {
         let now = Date()
         var outcomes: [PushOutcome] = []
-        var retries: [String: (wait: Int, jobs: [PushJob])] = [:]
+        var retries: [RetryKey: (wait: Int, jobs: [PushJob])] = [:]
         var dead: [(job: PushJob, reason: String)] = []
         var tally: [PushOutcome.Result: Int] = [:]
         for (sentJob, attempt) in zip(jobs, attempts) {
@@ -84,8 +90,8 @@ struct PushDispatchHandler: Sendable {
                 if let next = retryPolicy.nextAttempt(after: job.attempt, retryAfterSeconds: after) {
                     result = .retrying
                     job.attempt = next.attempt
-                    let queue = retryPolicy.queueName(job.platform.provider, delay: next.delay)
-                    retries[queue, default: (next.wait, [])].jobs.append(job)
+                    let key = RetryKey(queue: retryPolicy.queueName(delay: next.delay), provider: job.platform.provider)
+                    retries[key, default: (next.wait, [])].jobs.append(job)
                 } else {
                     result = .failed
                     dead.append((job, "gave up after \(retryPolicy.maximumAttempts) retries: \(verdict.reason ?? "")"))
@@ -104,10 +110,10 @@ struct PushDispatchHandler: Sendable {
             }
         }
         var messages: [AMQPOutboundMessage] = []
-        for (queue, retry) in retries {
+        for (key, retry) in retries {
             messages.append(AMQPOutboundMessage(
-                routingKey: queue, wire: PushJobBatch(jobs: retry.jobs),
-                properties: AMQPProperties(expirationMilliseconds: retry.wait)))
+                routingKey: key.queue, wire: PushJobBatch(jobs: retry.jobs),
+                properties: RetryForwarder.properties(due: now.addingTimeInterval(Double(retry.wait) / 1000), to: QueueNames.pushQueue(key.provider))))
         }
         for (job, reason) in dead {
             messages.append(AMQPOutboundMessage(

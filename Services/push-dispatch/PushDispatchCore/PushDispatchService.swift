@@ -64,8 +64,8 @@ public struct PushDispatchService {
                 credentials: CredentialStore(platform: .wns, client: database, logger: logger)),
         ]
         let topology = providers.reduce(AMQPTopology.workQueue(QueueNames.pushFeedback).merging(.webhooks)) { topology, provider in
-            topology.merging(.workQueue(QueueNames.pushQueue(provider.platform))).merging(retryPolicy.topology(provider.platform))
-        }
+            topology.merging(.workQueue(QueueNames.pushQueue(provider.platform)))
+        }.merging(retryPolicy.topology)
         let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
         let concurrency = try environment.integer(Self.concurrency)
         let prefetch = try environment.integer(Self.prefetch)
@@ -90,16 +90,24 @@ public struct PushDispatchService {
                 http: .shared, database: database, publisher: publisher, logger: logger,
                 maximumAttempts: max(try environment.integer(Self.webhookAttempts), 1)
             ).handle)
+        // Each holds up to its prefetch of retries until they are due (see RetryForwarder).
+        let forwarder = RetryForwarder(publisher: publisher, logger: logger)
+        let retryConsumers = retryPolicy.queueNames.map { queue in
+            AMQPConsumer(
+                configuration: amqp, queue: queue, topology: topology, options: .init(prefetch: 2000, maximumBatch: 100),
+                deadLetterPublisher: publisher, logger: logger, deferringHandler: forwarder.handle)
+        }
         let databaseHealth = DatabaseHealth(client: database, logger: logger)
         let health = HealthServer(
             host: try environment.require(.httpHost), port: try environment.integer(.healthPort(default: 8083)),
             checks: [
-                "amqp": { publisher.isConnected && consumers.allSatisfy(\.isConnected) && webhooks.isConnected },
+                "amqp": { publisher.isConnected && (consumers + retryConsumers).allSatisfy(\.isConnected) && webhooks.isConnected },
                 "database": { await databaseHealth.check() },
             ],
             metrics: metrics, logger: logger)
         try await ServiceRunner.run(
-            [database, ConnectionPoolService(httpClients: connections, apnsConnections: apnsConnections), publisher] + consumers + [webhooks, health],
+            [database, ConnectionPoolService(httpClients: connections, apnsConnections: apnsConnections), publisher] + consumers
+                + retryConsumers + [webhooks, health],
             logger: logger)
     }
 }

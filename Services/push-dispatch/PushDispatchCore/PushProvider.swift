@@ -4,7 +4,7 @@ import NotifyModels
 /// What a provider's answer means for one push.
 enum PushAction: Equatable, Sendable {
     case accepted
-    /// Try again later (through a delay queue), no sooner than `after` seconds if given.
+    /// Try again later (through a retry queue), no sooner than `after` seconds if given.
     case retry(after: Int?)
     /// The device token is gone: remove the subscription unless it was registered again after `since`.
     case tokenInvalid(since: Date?)

@@ -2,8 +2,9 @@ import Foundation
 import NotifyAMQP
 import NotifyModels
 
-/// Retries through the broker: attempt n waits in a delay queue (TTL, then dead-lettered back to the
-/// provider's work queue), with exponential delays and jitter, for a bounded number of attempts.
+/// Retries through the broker: attempt n waits in the retry queue of its delay (`push.retry.<ms>ms`, shared by the
+/// providers) until `RetryForwarder` puts it back on its provider's work queue, with exponential delays and jitter,
+/// for a bounded number of attempts.
 struct RetryPolicy: Sendable {
     /// Delay before attempt 1, 2, ...; the count is the number of retries.
     let delaysMilliseconds: [Int]
@@ -14,15 +15,16 @@ struct RetryPolicy: Sendable {
 
     var maximumAttempts: Int { delaysMilliseconds.count }
 
-    /// The delay queue for a delay (named after it, so changing the delays never clashes with a declared queue).
-    func queueName(_ platform: Platform, delay: Int) -> String {
-        "push.\(platform.rawValue).delay.\(delay)ms"
+    /// The retry queue of a delay (named after it, so changing the delays never clashes with a declared queue).
+    func queueName(delay: Int) -> String {
+        "push.retry.\(delay)ms"
     }
 
-    func topology(_ platform: Platform) -> AMQPTopology {
-        delaysMilliseconds.reduce(AMQPTopology()) { topology, delay in
-            topology.merging(.delayQueue(queueName(platform, delay: delay), milliseconds: delay, thenTo: QueueNames.pushQueue(platform)))
-        }
+    /// The retry queues, one per delay.
+    var queueNames: [String] { delaysMilliseconds.map(queueName(delay:)) }
+
+    var topology: AMQPTopology {
+        queueNames.reduce(AMQPTopology()) { $0.merging(.workQueue($1)) }
     }
 
     /// Where job's next attempt waits and for how long, or nil when it is out of attempts.

@@ -7,6 +7,7 @@ import NotifyJSON
 import NotifyAMQP
 import NotifyDatabase
 import NotifyModels
+import NotifyRuntime
 import NotifyWire
 import PostgresNIO
 import ServiceLifecycle
@@ -65,13 +66,16 @@ struct WebhookDispatcher: Sendable {
         } catch {
             return .deadLetter(reason: "not a webhook delivery: \(error)")
         }
-        var webhook: (url: String, secret: String)?
-        do {
+        // Tried again in place while the database does not answer: requeued at once, the event would come straight
+        // back and burn the queue's delivery limit (then be dead-lettered) within seconds of an outage.
+        let found = try? await RetryUntilShutdown.run("read the app's webhook", logger: logger) {
+            var webhooks: [(url: String, secret: String)] = []
             let rows = try await database.query("SELECT url, secret FROM app_webhooks WHERE app_id = \(delivery.appId)", logger: logger)
-            for try await row in rows.decode((String, String).self) { webhook = row }
-        } catch {
-            return .requeue
+            for try await row in rows.decode((String, String).self) { webhooks.append(row) }
+            return webhooks
         }
+        guard let found else { return .requeue }
+        let webhook = found.first
         // The webhook was removed since: nothing to send.
         guard let webhook else { return .ack }
         let body = Self.body(of: delivery)
@@ -88,7 +92,7 @@ struct WebhookDispatcher: Sendable {
             if delivered { return .ack }
             if last { return .deadLetter(reason: "webhook answered \(status.map(String.init) ?? "nothing") after \(attempt) attempts: \(reason ?? "")") }
             if Task.isShuttingDownGracefully { return .requeue }
-            try? await Task.sleep(for: delay)
+            await pauseUnlessShuttingDown(for: delay)
             delay = min(delay * 2, .seconds(60))
         }
         return .requeue

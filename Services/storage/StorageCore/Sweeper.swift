@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NotifyAMQP
 import NotifyModels
+import NotifyRuntime
 import NotifyWire
 import ServiceLifecycle
 
@@ -35,7 +36,7 @@ struct Sweeper: Service {
             } catch {
                 logger.debug("sweep not queued; will try again", metadata: ["error": "\(error)"])
             }
-            try? await Task.sleep(for: expiryInterval)
+            await pauseUnlessShuttingDown(for: expiryInterval)
             sinceLastPurge += expiryInterval
         }
     }

@@ -3,6 +3,7 @@ import Logging
 import NotifyAMQP
 import NotifyDatabase
 import NotifyModels
+import NotifyRuntime
 import NotifyWire
 import PostgresNIO
 import ServiceLifecycle
@@ -25,7 +26,7 @@ struct WebhookRelay: Service {
             } catch {
                 logger.debug("could not relay webhook events; will try again", metadata: ["error": "\(error)"])
             }
-            if relayed < pageSize { try? await Task.sleep(for: interval) }
+            if relayed < pageSize { await pauseUnlessShuttingDown(for: interval) }
         }
     }
 
@@ -67,7 +68,9 @@ struct WebhookOutcomeHandler: Sendable {
             }
         }
         guard !outcomes.isEmpty else { return dispositions }
-        do {
+        // Tried again in place while the database does not answer (requeued at once, the outcomes would burn their
+        // queue's delivery limit within seconds of an outage and be dead-lettered).
+        let recorded = await RetryUntilShutdown.succeeded("record webhook outcomes", logger: logger) {
             try await client.query(
                 """
                 INSERT INTO webhook_deliveries (event_id, attempt, app_id, type, status, result, reason, at)
@@ -77,10 +80,8 @@ struct WebhookOutcomeHandler: Sendable {
                                      \(ArrayParameter(outcomes.map { $0.reason ?? "" }))::text[], \(ArrayParameter(outcomes.map(\.at)))::timestamptz[])
                 ON CONFLICT DO NOTHING
                 """, logger: logger)
-        } catch {
-            logger.warning("could not record webhook outcomes; they are redelivered", metadata: ["error": "\(error)"])
-            return deliveries.map { _ in .requeue }
         }
+        if !recorded { return RetryUntilShutdown.requeueing(dispositions) }
         return dispositions
     }
 }

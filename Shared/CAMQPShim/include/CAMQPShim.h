@@ -45,7 +45,6 @@ static const amqp_flags_t notify_flag_correlation_id = AMQP_BASIC_CORRELATION_ID
 static const amqp_flags_t notify_flag_reply_to = AMQP_BASIC_REPLY_TO_FLAG;
 static const amqp_flags_t notify_flag_message_id = AMQP_BASIC_MESSAGE_ID_FLAG;
 static const amqp_flags_t notify_flag_user_id = AMQP_BASIC_USER_ID_FLAG;
-static const amqp_flags_t notify_flag_expiration = AMQP_BASIC_EXPIRATION_FLAG;
 
 /// The method id of a frame, or 0 when it is not a method frame.
 amqp_method_number_t notify_frame_method_id(const amqp_frame_t *frame);

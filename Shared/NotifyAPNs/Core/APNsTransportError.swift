@@ -1,7 +1,7 @@
 import NIOHTTP2
 
 /// Why an APNs request got no answer. Its description becomes the reason of the `.unreachable` answer,
-/// which dispatch retries through a delay queue and logs.
+/// which dispatch retries through a retry queue and logs.
 public enum APNsTransportError: Error, CustomStringConvertible {
     /// The credentials' base URL is not an https URL with a host.
     case invalidEndpoint(String)

@@ -12,7 +12,7 @@ import NotifyAPNsCore
 ///
 /// A request a connection gives back unanswered (GOAWAY above its last stream id, a refused stream, the connection
 /// lost before any answer) waits again at the head of the line for another connection, up to `maximumResends`
-/// times; then it is answered why, and dispatch retries it through its delay queue.
+/// times; then it is answered why, and dispatch retries it through a retry queue.
 final class APNsConnectionScheduler {
     private struct WaitingRequest {
         let request: APNsTransportRequest

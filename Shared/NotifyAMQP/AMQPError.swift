@@ -4,7 +4,7 @@ public struct AMQPError: Error, Sendable, CustomStringConvertible {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable, Hashable {
             case invalidConfiguration, connectionFailed, notConnected, connectionLost
-            case nacked, unroutable, channelClosed, protocolError, shutdown
+            case nacked, unroutable, channelClosed, protocolError, shutdown, confirmTimeout
         }
 
         private let base: Base
@@ -26,6 +26,8 @@ public struct AMQPError: Error, Sendable, CustomStringConvertible {
         public static let protocolError = Code(.protocolError)
         /// The publisher or consumer is shutting down.
         public static let shutdown = Code(.shutdown)
+        /// No confirm came within the publisher's confirm timeout; the message may or may not be stored.
+        public static let confirmTimeout = Code(.confirmTimeout)
 
         public var description: String { base.rawValue }
     }
@@ -40,7 +42,7 @@ public struct AMQPError: Error, Sendable, CustomStringConvertible {
 
     /// Whether trying again later may succeed.
     public var isTransient: Bool {
-        code == .notConnected || code == .connectionLost || code == .channelClosed || code == .connectionFailed
+        code == .notConnected || code == .connectionLost || code == .channelClosed || code == .connectionFailed || code == .confirmTimeout
     }
 
     public var description: String { "AMQPError.\(code): \(message)" }

@@ -10,10 +10,14 @@ import Synchronization
 /// first is an error, never a silent success. Calls from many tasks are pipelined on one channel,
 /// so concurrent publishers share the broker's confirm batches. While the broker is unreachable,
 /// `publish` fails at once with `.notConnected` and the thread reconnects with backoff, declaring
-/// the topology again.
+/// the topology again. With a `confirmTimeout`, a publish whose confirm has not come by then fails with
+/// `.confirmTimeout` (checked about once a second): a broker under a memory or disk alarm blocks its publishers
+/// and confirms nothing until the alarm clears. Such a message may still be stored; the caller must treat it as
+/// unknown, never as refused.
 public final class AMQPPublisher: Service, Sendable {
     private let configuration: AMQPConfiguration
     private let topology: AMQPTopology
+    private let confirmTimeout: Duration?
     private let logger: Logger
     private let thread = ConnectionThread()
     private let shared = Mutex<SharedState>(SharedState())
@@ -30,9 +34,10 @@ public final class AMQPPublisher: Service, Sendable {
         var continuation: CheckedContinuation<Void, any Error>
     }
 
-    public init(configuration: AMQPConfiguration, topology: AMQPTopology = AMQPTopology(), logger: Logger) {
+    public init(configuration: AMQPConfiguration, topology: AMQPTopology = AMQPTopology(), confirmTimeout: Duration? = nil, logger: Logger) {
         self.configuration = configuration
         self.topology = topology
+        self.confirmTimeout = confirmTimeout
         self.logger = logger
     }
 
@@ -143,8 +148,9 @@ public final class AMQPPublisher: Service, Sendable {
             }
             // Track every request taken from the inbox before writing any of them: if a write throws,
             // `failAll` must resume them all (the ones not tracked would wait forever).
+            let now = ContinuousClock.now
             for request in requests {
-                session.add(messages: request.messages, continuation: request.continuation)
+                session.add(messages: request.messages, continuation: request.continuation, at: now)
             }
             for request in requests {
                 for message in request.messages {
@@ -160,6 +166,7 @@ public final class AMQPPublisher: Service, Sendable {
                 case .delivery: break
                 }
             }
+            if let confirmTimeout { session.failUnconfirmed(sentBefore: .now - confirmTimeout, after: confirmTimeout) }
             if stopping && session.isEmpty && shared.withLock({ $0.inbox.isEmpty }) { return }
             if connection.hasBufferedInput { continue }
             thread.wait(socket: connection.socketDescriptor, timeoutMilliseconds: session.isEmpty ? idleWait : 1000)
@@ -173,7 +180,9 @@ private struct ConfirmTracker {
         var firstTag: UInt64
         var lastTag: UInt64
         var messages: [AMQPOutboundMessage]
-        var continuation: CheckedContinuation<Void, any Error>
+        /// nil once the caller was answered early (its confirm was overdue); the entry stays to match the tags.
+        var continuation: CheckedContinuation<Void, any Error>?
+        var sentAt: ContinuousClock.Instant
         var remaining: Int
         var confirmedThrough: UInt64
         var failure: AMQPError?
@@ -186,12 +195,22 @@ private struct ConfirmTracker {
 
     var isEmpty: Bool { inFlight.isEmpty }
 
-    mutating func add(messages: [AMQPOutboundMessage], continuation: CheckedContinuation<Void, any Error>) {
+    mutating func add(messages: [AMQPOutboundMessage], continuation: CheckedContinuation<Void, any Error>, at sentAt: ContinuousClock.Instant) {
         let first = nextTag
         nextTag += UInt64(messages.count)
         inFlight.append(InFlight(
-            firstTag: first, lastTag: nextTag - 1, messages: messages, continuation: continuation,
+            firstTag: first, lastTag: nextTag - 1, messages: messages, continuation: continuation, sentAt: sentAt,
             remaining: messages.count, confirmedThrough: first - 1, failure: nil))
+    }
+
+    /// Answers the callers of requests sent before `deadline` and still unconfirmed with `.confirmTimeout`.
+    mutating func failUnconfirmed(sentBefore deadline: ContinuousClock.Instant, after timeout: Duration) {
+        for index in inFlight.indices {
+            guard inFlight[index].sentAt < deadline else { break }
+            guard let continuation = inFlight[index].continuation else { continue }
+            inFlight[index].continuation = nil
+            continuation.resume(throwing: AMQPError(code: .confirmTimeout, message: "the broker confirmed nothing within \(timeout) (a memory or disk alarm blocks publishers?)"))
+        }
     }
 
     mutating func settle(tag: UInt64, multiple: Bool, failure: AMQPError?) {
@@ -227,7 +246,7 @@ private struct ConfirmTracker {
     }
 
     mutating func failAll(_ error: AMQPError) {
-        for request in inFlight { request.continuation.resume(throwing: error) }
+        for request in inFlight { request.continuation?.resume(throwing: error) }
         inFlight = []
         singlyConfirmed = []
     }
@@ -239,9 +258,9 @@ private struct ConfirmTracker {
                 for tag in first.firstTag...first.lastTag { singlyConfirmed.remove(tag) }
             }
             if let failure = first.failure {
-                first.continuation.resume(throwing: failure)
+                first.continuation?.resume(throwing: failure)
             } else {
-                first.continuation.resume()
+                first.continuation?.resume()
             }
         }
     }

@@ -7,6 +7,8 @@ import Testing
 struct HTTPAnswer: Sendable {
     var status: Int
     var body: Data
+    /// The `Retry-After` header, if the answer had one.
+    var retryAfter: String? = nil
 
     var text: String { String(decoding: body, as: UTF8.self) }
 
@@ -50,7 +52,8 @@ enum StackClient {
             do {
                 let response = try await HTTPClient.shared.execute(request, timeout: .seconds(15))
                 let body = try await response.body.collect(upTo: 8 << 20)
-                let answer = HTTPAnswer(status: Int(response.status.code), body: Data(body.readableBytesView))
+                let answer = HTTPAnswer(
+                    status: Int(response.status.code), body: Data(body.readableBytesView), retryAfter: response.headers.first(name: "retry-after"))
                 if answer.status != 503 || ContinuousClock.now >= end { return answer }
             } catch {
                 guard retry == .whileUnavailableOrUnreachable, ContinuousClock.now < end else {

@@ -25,7 +25,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
     let pools: [any Service] = [database] + (replica.map { [$0] } ?? [])
     let publisher = AMQPPublisher(
         configuration: configuration.amqp, topology: AMQPTopology.workQueue(QueueNames.storageCommands).merging(IngestTopology.ingest),
-        logger: logger)
+        confirmTimeout: configuration.confirmTimeout, logger: logger)
     let databaseHealth = DatabaseHealth(client: database, logger: logger)
     let administration = configuration.management.map { RabbitMQManagementClient(configuration: $0) }
     let sender = CommandSender(publisher: publisher, logger: logger)

@@ -36,6 +36,8 @@ public struct IngestConfiguration: Sendable {
     /// How often retired broker users are deleted and the dead-letter policy checked.
     public var brokerMaintenanceInterval: Duration
     public var deadLetterBounds: DeadLetterBounds
+    /// How long a publish waits for the broker's confirm before the request is answered 503 (see AMQPPublisher).
+    public var confirmTimeout: Duration
 
     static let replicaDatabaseURL = EnvironmentVariable(
         "NOTIFY_REPLICA_DATABASE_URL",
@@ -44,6 +46,10 @@ public struct IngestConfiguration: Sendable {
     static let httpPort = EnvironmentVariable("NOTIFY_HTTP_PORT", "port of the HTTP API", default: "8080")
     static let subscriptionLifetimeDays = EnvironmentVariable(
         "NOTIFY_SUBSCRIPTION_LIFETIME_DAYS", "days a device subscription lives before it must be renewed", default: "30")
+    static let confirmTimeout = EnvironmentVariable(
+        "NOTIFY_CONFIRM_TIMEOUT_MS",
+        "how long a publish waits for RabbitMQ's confirm before the request is answered 503 with Retry-After (a memory or disk alarm blocks publishers)",
+        default: "5000")
     static let prefetch = EnvironmentVariable("NOTIFY_PREFETCH", "messages taken from the notify.ingest queue at once", default: "200")
     static let managementURL = EnvironmentVariable(
         "NOTIFY_RABBITMQ_MANAGEMENT_URL",
@@ -62,7 +68,7 @@ public struct IngestConfiguration: Sendable {
         "NOTIFY_INGEST_DEAD_LETTER_MAX_AGE_SECONDS", "how long notify.ingest.dead keeps a message", default: "604800")
 
     public static let variables: [EnvironmentVariable] = [
-        .amqpURL, .databaseURL(role: "read-only"), replicaDatabaseURL, adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, .logLevel,
+        .amqpURL, .databaseURL(role: "read-only"), replicaDatabaseURL, adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, confirmTimeout, .logLevel,
         managementURL, publicBrokerAddress, brokerUserOverlap, brokerMaintenance, deadLetterMessages, deadLetterBytes, deadLetterAge,
     ]
 
@@ -75,6 +81,7 @@ public struct IngestConfiguration: Sendable {
         httpPort = try environment.integer(Self.httpPort)
         subscriptionLifetime = Double(try environment.integer(Self.subscriptionLifetimeDays)) * 86400
         prefetch = try environment.integer(Self.prefetch)
+        confirmTimeout = .milliseconds(max(try environment.integer(Self.confirmTimeout), 1))
         logLevel = try environment.require(.logLevel)
         let managementURL = environment.string(Self.managementURL)
         if managementURL == "off" {

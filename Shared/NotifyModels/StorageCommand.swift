@@ -52,6 +52,8 @@ public struct StorageCommand: Codable, Sendable, Equatable {
         case setBadgeMode(appId: String, mode: BadgeMode)
         /// Sets the badge number of a user of an app whose badge mode is external (a later `at` wins).
         case setExternalBadge(appId: String, userId: String, badge: Int, at: Date)
+        /// Sets how fast the app may publish (nil fields: the service's defaults).
+        case setRateLimit(appId: String, RateLimit)
     }
 
     /// The PostgreSQL channel on which storage announces, at commit, the ids of applied commands whose
@@ -63,7 +65,7 @@ public struct StorageCommand: Codable, Sendable, Equatable {
     public var isAnnouncedWhenApplied: Bool {
         switch action {
         case .createApp, .setProviderCredentials, .registerSubscription, .changeNotificationState, .putBrokerUser, .deleteApp, .putEventSource,
-            .deleteEventSource, .joinEventSource, .leaveEventSource, .putPollSource, .deletePollSource, .putWebhook, .deleteWebhook, .setBadgeMode, .setExternalBadge:
+            .deleteEventSource, .joinEventSource, .leaveEventSource, .putPollSource, .deletePollSource, .putWebhook, .deleteWebhook, .setBadgeMode, .setExternalBadge, .setRateLimit:
             true
         case .unregisterSubscription, .publishNotification, .publishBroadcast, .expireDueNotifications, .purgeTombstones, .deleteBrokerUser: false
         }
@@ -123,14 +125,14 @@ public struct PublishedNotification: Codable, Sendable, Equatable {
 extension StorageCommand.Action: Codable {
     private enum CodingKeys: String, CodingKey {
         case type, app, appId, userId, credentials, subscription, subscriptionId, notification, broadcast, change, date, brokerUser, user
-        case eventSource, name, subscriptionIds, pollSource, webhook, badgeMode, badge
+        case eventSource, name, subscriptionIds, pollSource, webhook, badgeMode, badge, rateLimit
     }
 
     private enum Kind: String, Codable {
         case createApp, setProviderCredentials, registerSubscription, unregisterSubscription, publishNotification
         case changeNotificationState, expireDueNotifications, purgeTombstones, publishBroadcast
         case putBrokerUser, deleteBrokerUser, deleteApp, putEventSource, deleteEventSource, joinEventSource, leaveEventSource
-        case putPollSource, deletePollSource, putWebhook, deleteWebhook, setBadgeMode, setExternalBadge
+        case putPollSource, deletePollSource, putWebhook, deleteWebhook, setBadgeMode, setExternalBadge, setRateLimit
     }
 
     public init(from decoder: any Decoder) throws {
@@ -185,6 +187,8 @@ extension StorageCommand.Action: Codable {
             self = .deleteWebhook(appId: try container.decode(String.self, forKey: .appId))
         case .setBadgeMode:
             self = .setBadgeMode(appId: try container.decode(String.self, forKey: .appId), mode: try container.decode(BadgeMode.self, forKey: .badgeMode))
+        case .setRateLimit:
+            self = .setRateLimit(appId: try container.decode(String.self, forKey: .appId), try container.decode(RateLimit.self, forKey: .rateLimit))
         case .setExternalBadge:
             self = .setExternalBadge(
                 appId: try container.decode(String.self, forKey: .appId), userId: try container.decode(String.self, forKey: .userId),
@@ -268,6 +272,10 @@ extension StorageCommand.Action: Codable {
             try container.encode(Kind.setBadgeMode, forKey: .type)
             try container.encode(appId, forKey: .appId)
             try container.encode(mode, forKey: .badgeMode)
+        case .setRateLimit(let appId, let limit):
+            try container.encode(Kind.setRateLimit, forKey: .type)
+            try container.encode(appId, forKey: .appId)
+            try container.encode(limit, forKey: .rateLimit)
         case .setExternalBadge(let appId, let userId, let badge, let at):
             try container.encode(Kind.setExternalBadge, forKey: .type)
             try container.encode(appId, forKey: .appId)

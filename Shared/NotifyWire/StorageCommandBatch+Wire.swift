@@ -112,6 +112,10 @@ extension StorageCommand {
         case .setBadgeMode(let appId, let mode):
             command.setBadgeMode.appID = appId
             command.setBadgeMode.mode = mode.wire
+        case .setRateLimit(let appId, let limit):
+            command.setRateLimit.appID = appId
+            command.setRateLimit.requestsPerSecond = Int32(clamping: limit.requestsPerSecond ?? 0)
+            command.setRateLimit.notificationsPerSecond = Int32(clamping: limit.notificationsPerSecond ?? 0)
         case .setExternalBadge(let appId, let userId, let badge, let at):
             command.setExternalBadge.appID = appId
             command.setExternalBadge.userID = userId
@@ -195,6 +199,10 @@ extension StorageCommand {
             action = .deleteWebhook(appId: appId)
         case .setBadgeMode(let set):
             action = .setBadgeMode(appId: set.appID, mode: try BadgeMode(wire: set.mode, "\(field()).set_badge_mode.mode"))
+        case .setRateLimit(let set):
+            action = .setRateLimit(appId: set.appID, RateLimit(
+                requestsPerSecond: set.requestsPerSecond > 0 ? Int(set.requestsPerSecond) : nil,
+                notificationsPerSecond: set.notificationsPerSecond > 0 ? Int(set.notificationsPerSecond) : nil))
         case .setExternalBadge(let set):
             action = .setExternalBadge(appId: set.appID, userId: set.userID, badge: Int(set.badge), at: Date(wireMicros: set.atMicros))
         case nil:

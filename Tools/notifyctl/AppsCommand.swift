@@ -57,7 +57,8 @@ struct CreateAppCommand: AsyncParsableCommand {
 
 /// `apps set`: changes an app's settings.
 struct SetAppCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "set", abstract: "Change an app's settings (its badge mode).")
+    static let configuration = CommandConfiguration(
+        commandName: "set", abstract: "Change an app's settings: its badge mode, its publish rate limits (per ingest instance).")
 
     @OptionGroup var options: ServiceOptions
 
@@ -65,15 +66,32 @@ struct SetAppCommand: AsyncParsableCommand {
     var appId: String
 
     @Option(help: "What the badge of the app's pushes shows: unread, unreadIncludingBroadcasts, external, none.")
-    var badgeMode: BadgeMode
+    var badgeMode: BadgeMode?
+
+    @Option(help: "Publish requests per second the app may make to each ingest instance (1 to 1000000).")
+    var requestsPerSecond: Int?
+
+    @Option(help: "Notifications per second the app may publish to each ingest instance (1 to 1000000).")
+    var notificationsPerSecond: Int?
+
+    func validate() throws {
+        guard badgeMode != nil || requestsPerSecond != nil || notificationsPerSecond != nil else {
+            throw ValidationError("name a setting: --badge-mode, --requests-per-second or --notifications-per-second")
+        }
+    }
 
     func run() async throws {
+        let limit = requestsPerSecond == nil && notificationsPerSecond == nil
+            ? nil : RateLimit(requestsPerSecond: requestsPerSecond, notificationsPerSecond: notificationsPerSecond)
         let answer = try await options.client.call(
-            .PATCH, "/v1/apps/\(ServiceClient.escaped(appId))", bearer: options.operatorToken, json: AppSettings(badgeMode: badgeMode))
+            .PATCH, "/v1/apps/\(ServiceClient.escaped(appId))", bearer: options.operatorToken,
+            json: AppSettings(badgeMode: badgeMode, rateLimit: limit))
         try options.present(answer, as: AppSettings.self) { settings in
             var fields = FieldList()
             fields.add("appId", appId)
-            fields.add("badgeMode", settings.badgeMode.rawValue)
+            fields.add("badgeMode", settings.badgeMode?.rawValue ?? "-")
+            fields.add("requestsPerSecond", settings.rateLimit?.requestsPerSecond.map(String.init) ?? "the service's default")
+            fields.add("notificationsPerSecond", settings.rateLimit?.notificationsPerSecond.map(String.init) ?? "the service's default")
             fields.print()
         }
     }

@@ -16,7 +16,8 @@ struct CreatedApp: Decodable {
 
 /// `PATCH /v1/apps/{appId}`: the app's settings, as sent and as answered.
 struct AppSettings: Codable {
-    var badgeMode: BadgeMode
+    var badgeMode: BadgeMode?
+    var rateLimit: RateLimit?
 }
 
 /// `POST /v1/apps/{appId}/broker-credentials`: the new broker user, and the ones it replaces.

@@ -22,6 +22,7 @@ struct AMQPIngestHandler: Sendable {
     let apps: AppDirectory
     let contract: PublishContract
     let sender: CommandSender
+    let limiter: PublishRateLimiter
     let replies: any MessagePublisher
     let logger: Logger
 
@@ -120,7 +121,13 @@ struct AMQPIngestHandler: Sendable {
         guard app.acceptsBrokerUser(sender) else {
             throw APIFailure(.forbidden, code: "forbidden", message: "user_id \(sender) is not a broker user of app \(appId)", field: "user_id")
         }
-        return try await contract.accept(
+        let accepted = try await contract.accept(
             delivery.body, byteCount: delivery.body.count, appId: appId, idempotencyKey: delivery.properties.messageId, via: .amqp)
+        // Over its limit the app's messages wait here (the queue holds the rest): the broker is the backpressure.
+        while let wait = limiter.admit(appId: appId, limit: app.rateLimit, requests: 1, notifications: accepted.commands.count) {
+            await pauseUnlessShuttingDown(for: .seconds(wait))
+            if Task.isShuttingDownGracefully { throw APIFailure.brokerUnavailable }
+        }
+        return accepted
     }
 }

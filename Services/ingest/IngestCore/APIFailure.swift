@@ -38,6 +38,16 @@ struct APIFailure: HTTPResponseError {
     static let brokerUnavailable = APIFailure(
         .serviceUnavailable, code: "broker_unavailable", message: "the message broker is unavailable; nothing was accepted", retryAfterSeconds: 5)
 
+    /// The app publishes faster than its limit (`PublishRateLimiter`).
+    static func rateLimited(appId: String, limit: RateLimit, retryAfterSeconds: Int) -> APIFailure {
+        let limits = [limit.requestsPerSecond.map { "\($0) requests/s" }, limit.notificationsPerSecond.map { "\($0) notifications/s" }]
+            .compactMap { $0 }.joined(separator: " and ")
+        return APIFailure(
+            .tooManyRequests, code: "rate_limited",
+            message: "app \(appId) publishes faster than its limit of \(limits) (per ingest instance); nothing was accepted, try again after Retry-After",
+            retryAfterSeconds: retryAfterSeconds)
+    }
+
     static let bodyTooLarge = APIFailure(
         .contentTooLarge, code: "body_too_large", message: "the body may be at most \(JSONResponse.maximumBodyBytes) bytes")
 

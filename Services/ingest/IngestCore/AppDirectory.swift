@@ -18,12 +18,18 @@ final class AppDirectory: Sendable {
         /// The app's client signing key, as jwt-kit checks user tokens with it.
         var tokenKeys: JWTKeyCollection
         var badgeMode: BadgeMode
+        /// The operator's limits for this app (nil fields: the service's defaults).
+        var rateLimit: RateLimit
 
-        init(appId: String, apiKeyHash: String, clientSigningKey: String, brokerUsers: [String: Date?], badgeMode: BadgeMode = .unread) async {
+        init(
+            appId: String, apiKeyHash: String, clientSigningKey: String, brokerUsers: [String: Date?], badgeMode: BadgeMode = .unread,
+            rateLimit: RateLimit = RateLimit()
+        ) async {
             self.appId = appId
             self.apiKeyHash = apiKeyHash
             self.brokerUsers = brokerUsers
             self.badgeMode = badgeMode
+            self.rateLimit = rateLimit
             tokenKeys = await UserToken.keys(signingKey: clientSigningKey)
         }
 
@@ -97,18 +103,21 @@ struct PostgresAppSource: AppSource {
     func app(_ appId: String) async throws -> AppDirectory.App? {
         let rows = try await client.query(
             """
-            SELECT a.app_id, a.api_key_hash, a.client_signing_key, a.badge_mode, b.user_name, b.retires_at
+            SELECT a.app_id, a.api_key_hash, a.client_signing_key, a.badge_mode, a.requests_per_second, a.notifications_per_second,
+                   b.user_name, b.retires_at
             FROM apps a LEFT JOIN app_broker_users b ON b.app_id = a.app_id WHERE a.app_id = \(appId)
             """, logger: logger)
-        var found: (id: String, hash: String, key: String, badgeMode: String)?
+        var found: (id: String, hash: String, key: String, badgeMode: String, limit: RateLimit)?
         var brokerUsers: [String: Date?] = [:]
-        for try await (id, hash, key, badgeMode, user, retiresAt) in rows.decode((String, String, String, String, String?, Date?).self) {
-            found = (id, hash, key, badgeMode)
+        for try await (id, hash, key, badgeMode, requests, notifications, user, retiresAt)
+            in rows.decode((String, String, String, String, Int?, Int?, String?, Date?).self)
+        {
+            found = (id, hash, key, badgeMode, RateLimit(requestsPerSecond: requests, notificationsPerSecond: notifications))
             if let user { brokerUsers[user] = retiresAt }
         }
         guard let found else { return nil }
         return await AppDirectory.App(
             appId: found.id, apiKeyHash: found.hash, clientSigningKey: found.key, brokerUsers: brokerUsers,
-            badgeMode: BadgeMode(rawValue: found.badgeMode) ?? .unread)
+            badgeMode: BadgeMode(rawValue: found.badgeMode) ?? .unread, rateLimit: found.limit)
     }
 }

@@ -40,7 +40,8 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         },
         appliedCommands: AppliedCommandWatch(client: database, logger: logger), hub: LiveHub(),
         subscriptionLifetime: configuration.subscriptionLifetime,
-        healthChecks: ["amqp": { publisher.isConnected }, "database": { await databaseHealth.check() }], logger: logger)
+        healthChecks: ["amqp": { publisher.isConnected }, "database": { await databaseHealth.check() }], logger: logger,
+        limiter: PublishRateLimiter(defaults: configuration.defaultRateLimit))
     let router = buildRouter(dependencies)
     metrics.addRoute(to: router)
 
@@ -48,7 +49,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         configuration: configuration.amqp, queue: QueueNames.ingestQueue, topology: IngestTopology.ingest,
         options: .init(prefetch: configuration.prefetch, maximumBatch: configuration.prefetch), deadLetterPublisher: publisher, logger: logger,
         handler: AMQPIngestHandler(
-            apps: dependencies.apps, contract: dependencies.contract, sender: dependencies.sender, replies: publisher,
+            apps: dependencies.apps, contract: dependencies.contract, sender: dependencies.sender, limiter: dependencies.limiter, replies: publisher,
             logger: logger
         ).handle)
     let polling = PollIngestion(
@@ -92,6 +93,8 @@ struct IngestDependencies: Sendable {
     var intake = NotificationIntake(validator: NotificationValidator())
     /// Subscription owners, event sources and their members (nil: the database, through the read-only role).
     var targets: (any TargetDirectory)?
+    /// Apps' publish rate limits on this instance.
+    var limiter = PublishRateLimiter(defaults: RateLimit())
 
     /// The publish contract both transports use.
     var contract: PublishContract {
@@ -117,7 +120,8 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
     }
     OperatorRoutes(authenticator: authenticator, visibility: visibility, sender: dependencies.sender, brokerAccess: dependencies.brokerAccess)
         .register(on: router)
-    PublishRoutes(authenticator: authenticator, contract: dependencies.contract, sender: dependencies.sender).register(on: router)
+    PublishRoutes(authenticator: authenticator, contract: dependencies.contract, sender: dependencies.sender, limiter: dependencies.limiter)
+        .register(on: router)
     DeviceRoutes(
         authenticator: authenticator, sender: dependencies.sender, visibility: visibility, subscriptionLifetime: dependencies.subscriptionLifetime
     ).register(on: router)

@@ -1,6 +1,7 @@
 import Foundation
 import NotifyAMQP
 import NotifyBrokerAdmin
+import NotifyModels
 import NotifyRuntime
 
 /// The bounds of the ingest dead-letter queue (`notify.ingest.dead`, set as a policy by `BrokerMaintenance`): RabbitMQ
@@ -38,6 +39,8 @@ public struct IngestConfiguration: Sendable {
     public var deadLetterBounds: DeadLetterBounds
     /// How long a publish waits for the broker's confirm before the request is answered 503 (see AMQPPublisher).
     public var confirmTimeout: Duration
+    /// The publish limits of apps the operator set none for (nil: unlimited).
+    public var defaultRateLimit: RateLimit
 
     static let replicaDatabaseURL = EnvironmentVariable(
         "NOTIFY_REPLICA_DATABASE_URL",
@@ -50,6 +53,12 @@ public struct IngestConfiguration: Sendable {
         "NOTIFY_CONFIRM_TIMEOUT_MS",
         "how long a publish waits for RabbitMQ's confirm before the request is answered 503 with Retry-After (a memory or disk alarm blocks publishers)",
         default: "5000")
+    static let appRequestsPerSecond = EnvironmentVariable(
+        "NOTIFY_APP_REQUESTS_PER_SECOND",
+        "publish requests per second an app may make to this instance unless the operator set its own (PATCH /v1/apps/{appId}); 0 = unlimited; over it: 429 with Retry-After (over AMQP: the consumer waits)",
+        default: "0")
+    static let appNotificationsPerSecond = EnvironmentVariable(
+        "NOTIFY_APP_NOTIFICATIONS_PER_SECOND", "notifications per second an app may publish to this instance, likewise; 0 = unlimited", default: "0")
     static let prefetch = EnvironmentVariable("NOTIFY_PREFETCH", "messages taken from the notify.ingest queue at once", default: "200")
     static let managementURL = EnvironmentVariable(
         "NOTIFY_RABBITMQ_MANAGEMENT_URL",
@@ -68,7 +77,7 @@ public struct IngestConfiguration: Sendable {
         "NOTIFY_INGEST_DEAD_LETTER_MAX_AGE_SECONDS", "how long notify.ingest.dead keeps a message", default: "604800")
 
     public static let variables: [EnvironmentVariable] = [
-        .amqpURL, .databaseURL(role: "read-only"), replicaDatabaseURL, adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, confirmTimeout, .logLevel,
+        .amqpURL, .databaseURL(role: "read-only"), replicaDatabaseURL, adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, confirmTimeout, appRequestsPerSecond, appNotificationsPerSecond, .logLevel,
         managementURL, publicBrokerAddress, brokerUserOverlap, brokerMaintenance, deadLetterMessages, deadLetterBytes, deadLetterAge,
     ]
 
@@ -82,6 +91,8 @@ public struct IngestConfiguration: Sendable {
         subscriptionLifetime = Double(try environment.integer(Self.subscriptionLifetimeDays)) * 86400
         prefetch = try environment.integer(Self.prefetch)
         confirmTimeout = .milliseconds(max(try environment.integer(Self.confirmTimeout), 1))
+        let requests = try environment.integer(Self.appRequestsPerSecond), notifications = try environment.integer(Self.appNotificationsPerSecond)
+        defaultRateLimit = RateLimit(requestsPerSecond: requests > 0 ? requests : nil, notificationsPerSecond: notifications > 0 ? notifications : nil)
         logLevel = try environment.require(.logLevel)
         let managementURL = environment.string(Self.managementURL)
         if managementURL == "off" {

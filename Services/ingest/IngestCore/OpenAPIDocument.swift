@@ -162,7 +162,7 @@ paths:
       - $ref: '#/components/parameters/AppId'
     patch:
       operationId: updateAppSettings
-      summary: Change the app's settings (its badge mode).
+      summary: Change the app's settings (its badge mode, its publish rate limits).
       tags: [Operator]
       security:
         - operatorToken: []
@@ -174,6 +174,9 @@ paths:
               $ref: '#/components/schemas/AppSettings'
             example:
               badgeMode: external
+              rateLimit:
+                requestsPerSecond: 200
+                notificationsPerSecond: 5000
       responses:
         '200':
           description: The settings as stored.
@@ -189,7 +192,7 @@ paths:
                 $ref: '#/components/schemas/AppSettings'
         '400':
           $ref: '#/components/responses/Error'
-          description: invalid_json, invalid_field (`badgeMode` is required, one of its values).
+          description: invalid_json, invalid_field (name `badgeMode` or `rateLimit`; a limit between 1 and 1000000).
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
@@ -509,9 +512,22 @@ paths:
         '413':
           $ref: '#/components/responses/Error'
           description: body_too_large (over 1 MiB), batch_too_large (over 500 notifications or recipients), payload_too_large (one notification a provider would refuse for its size).
+        '429':
+          description: rate_limited - the app publishes faster than its requests/s or notifications/s (per ingest instance); nothing was accepted. Try again after Retry-After.
+          headers:
+            Retry-After:
+              $ref: '#/components/headers/RetryAfter'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Error'
+              example:
+                error:
+                  code: rate_limited
+                  message: app app_3K2WdeqlQWrl publishes faster than its limit of 200 requests/s (per ingest instance); nothing was accepted, try again after Retry-After
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
-          description: database_unavailable, broker_unavailable - nothing was accepted.
+          description: database_unavailable, broker_unavailable (including a broker that confirmed nothing within NOTIFY_CONFIRM_TIMEOUT_MS) - nothing was accepted.
 
   # App server: event sources
 
@@ -2101,10 +2117,27 @@ components:
           description: 'The broker user''s credentials (with `"brokerAccess": true`), answered this once.'
     AppSettings:
       type: object
-      required: [badgeMode]
+      description: A change names at least one setting; the answer has both.
       properties:
         badgeMode:
           $ref: '#/components/schemas/BadgeMode'
+        rateLimit:
+          $ref: '#/components/schemas/RateLimit'
+    RateLimit:
+      type: object
+      description: |
+        How fast the app may publish to each ingest instance (over HTTP a request beyond it is answered 429; over AMQP
+        the consumer waits). A field left out is the service's default (NOTIFY_APP_REQUESTS_PER_SECOND,
+        NOTIFY_APP_NOTIFICATIONS_PER_SECOND; 0 there is unlimited).
+      properties:
+        requestsPerSecond:
+          type: integer
+          minimum: 1
+          maximum: 1000000
+        notificationsPerSecond:
+          type: integer
+          minimum: 1
+          maximum: 1000000
     RotateBrokerCredentialsRequest:
       type: object
       properties:

@@ -25,6 +25,8 @@ struct OperatorRoutes: Sendable {
     /// `PATCH /v1/apps/{appId}`: the app's settings to change.
     private struct AppSettings: Codable {
         var badgeMode: BadgeMode?
+        /// Publish limits per ingest instance; a field left out (or null) is the service's default.
+        var rateLimit: RateLimit?
     }
 
     private struct CreatedApp: Encodable {
@@ -165,15 +167,32 @@ struct OperatorRoutes: Sendable {
     private func changeSettings(_ request: Request, appId: String) async throws -> Response {
         try authenticator.requireOperator(request)
         let body = try await JSONResponse.decode(AppSettings.self, from: request)
-        guard let badgeMode = body.badgeMode else {
-            throw APIFailure(ValidationError.invalid("badgeMode", "badgeMode is required (the only setting to change)"))
+        guard body.badgeMode != nil || body.rateLimit != nil else {
+            throw APIFailure(ValidationError.invalid("badgeMode", "name a setting to change: badgeMode or rateLimit"))
         }
-        _ = try await authenticator.existingApp(appId)
-        let stored = try await visibility.send(
-            StorageCommand(action: .setBadgeMode(appId: appId, mode: badgeMode)), thenRead: String.self,
-            "SELECT badge_mode FROM apps WHERE app_id = \(appId) AND badge_mode = \(badgeMode.rawValue)") != nil
+        for (field, value) in [("rateLimit.requestsPerSecond", body.rateLimit?.requestsPerSecond), ("rateLimit.notificationsPerSecond", body.rateLimit?.notificationsPerSecond)] {
+            if let value, !(1...1_000_000).contains(value) {
+                throw APIFailure(ValidationError.invalid(field, "\(field) must be between 1 and 1000000 (leave it out for the service's default)"))
+            }
+        }
+        let app = try await authenticator.existingApp(appId)
+        var stored = true
+        if let badgeMode = body.badgeMode {
+            stored = try await visibility.send(
+                StorageCommand(action: .setBadgeMode(appId: appId, mode: badgeMode)), thenRead: String.self,
+                "SELECT badge_mode FROM apps WHERE app_id = \(appId) AND badge_mode = \(badgeMode.rawValue)") != nil
+        }
+        if let limit = body.rateLimit {
+            stored = try await visibility.send(
+                StorageCommand(action: .setRateLimit(appId: appId, limit)), thenRead: String.self,
+                """
+                SELECT app_id FROM apps WHERE app_id = \(appId) AND requests_per_second IS NOT DISTINCT FROM \(limit.requestsPerSecond)
+                  AND notifications_per_second IS NOT DISTINCT FROM \(limit.notificationsPerSecond)
+                """) != nil && stored
+        }
         authenticator.apps.forget(appId)
-        return try JSONResponse.make(stored ? .ok : .accepted, AppSettings(badgeMode: badgeMode))
+        return try JSONResponse.make(
+            stored ? .ok : .accepted, AppSettings(badgeMode: body.badgeMode ?? app.badgeMode, rateLimit: body.rateLimit ?? app.rateLimit))
     }
 
     /// Deletes the app's broker users from RabbitMQ, then the app and everything stored for it.

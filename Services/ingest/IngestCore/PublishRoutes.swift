@@ -9,6 +9,7 @@ struct PublishRoutes: Sendable {
     let authenticator: Authenticator
     let contract: PublishContract
     let sender: CommandSender
+    let limiter: PublishRateLimiter
 
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
 
@@ -19,7 +20,11 @@ struct PublishRoutes: Sendable {
     }
 
     private func publish(_ request: Request, appId: String) async throws -> Response {
-        _ = try await authenticator.requireAppServer(request, appId: appId)
+        let app = try await authenticator.requireAppServer(request, appId: appId)
+        // The request first, before its body is read: under overload, refusing must stay cheap.
+        if let wait = limiter.admit(appId: appId, limit: app.rateLimit, requests: 1, notifications: 0) {
+            throw APIFailure.rateLimited(appId: appId, limit: limiter.limit(for: app.rateLimit), retryAfterSeconds: wait)
+        }
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: PublishContract.maximumBodyBytes)
@@ -28,6 +33,9 @@ struct PublishRoutes: Sendable {
         }
         let accepted = try await contract.accept(
             buffer.readableBytesView, byteCount: buffer.readableBytes, appId: appId, idempotencyKey: request.headers[Self.idempotencyKey], via: .http)
+        if let wait = limiter.admit(appId: appId, limit: app.rateLimit, requests: 0, notifications: accepted.commands.count) {
+            throw APIFailure.rateLimited(appId: appId, limit: limiter.limit(for: app.rateLimit), retryAfterSeconds: wait)
+        }
         try await sender.send(accepted.commands)
         return JSONResponse.make(.init(code: accepted.status), json: accepted.body)
     }

@@ -483,6 +483,10 @@ struct Migrations {
             )
             """,
         ]),
+        // An app's publish rate limits, per ingest instance (NULL: the service's default).
+        (20, [
+            "ALTER TABLE apps ADD COLUMN requests_per_second int, ADD COLUMN notifications_per_second int",
+        ]),
     ]
 
     /// Code run before a step's statements, for what SQL alone cannot do.

@@ -114,6 +114,12 @@ struct RegistryWriter {
             try await connection.query("DELETE FROM app_webhooks WHERE app_id = \(appId)", logger: logger)
         case .setBadgeMode(let appId, let mode):
             try await connection.query("UPDATE apps SET badge_mode = \(mode.rawValue) WHERE app_id = \(appId)", logger: logger)
+        case .setRateLimit(let appId, let limit):
+            try await connection.query(
+                """
+                UPDATE apps SET requests_per_second = \(limit.requestsPerSecond), notifications_per_second = \(limit.notificationsPerSecond)
+                WHERE app_id = \(appId)
+                """, logger: logger)
         case .setExternalBadge(let appId, let userId, let badge, let at):
             try await connection.query(
                 """

@@ -1,4 +1,4 @@
 // Written by regenerate.sh: the SHA-256 of Protos/*.proto (concatenated in name order) this code was generated from.
 enum WireSchemaDigest {
-    static let protos = "9ce3d1e833eb99c1bc2582a649eb9d22a1be54f7fde5a989bc2a42c85e8983d4"
+    static let protos = "b73c24c17e6716c2fb1019406bbbf113f02a561e2d8ede4f326a7fb5ddfd503d"
 }

@@ -246,6 +246,15 @@ nonisolated struct WireStorageCommand: Sendable {
     set {action = .setExternalBadge(newValue)}
   }
 
+  /// Sets an app's publish rate limits (0: the service's default).
+  var setRateLimit: WireAppRateLimit {
+    get {
+      if case .setRateLimit(let v)? = action {return v}
+      return WireAppRateLimit()
+    }
+    set {action = .setRateLimit(newValue)}
+  }
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   nonisolated enum OneOf_Action: Equatable, Sendable {
@@ -286,6 +295,8 @@ nonisolated struct WireStorageCommand: Sendable {
     case setBadgeMode(WireAppBadgeMode)
     /// Sets a user's badge number where the app's badge mode is external.
     case setExternalBadge(WireExternalBadge)
+    /// Sets an app's publish rate limits (0: the service's default).
+    case setRateLimit(WireAppRateLimit)
 
   }
 
@@ -464,6 +475,23 @@ nonisolated struct WireAppBadgeMode: Sendable {
   var appID: String = String()
 
   var mode: WireBadgeMode = .unspecified
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+}
+
+/// Requests and notifications per second an app may publish (per ingest instance); 0 = the service's default.
+nonisolated struct WireAppRateLimit: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var appID: String = String()
+
+  var requestsPerSecond: Int32 = 0
+
+  var notificationsPerSecond: Int32 = 0
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -819,7 +847,7 @@ nonisolated extension WireStorageCommandBatch: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StorageCommand"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{4}\u{8}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0\u{3}put_webhook\0\u{3}delete_webhook\0\u{3}set_badge_mode\0\u{3}set_external_badge\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{4}\u{8}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0\u{3}put_webhook\0\u{3}delete_webhook\0\u{3}set_badge_mode\0\u{3}set_external_badge\0\u{3}set_rate_limit\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1095,6 +1123,19 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
           self.action = .setExternalBadge(v)
         }
       }()
+      case 32: try {
+        var v: WireAppRateLimit?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .setRateLimit(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .setRateLimit(v)
+        }
+      }()
       default: break
       }
     }
@@ -1199,6 +1240,10 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
     case .setExternalBadge?: try {
       guard case .setExternalBadge(let v)? = self.action else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 31)
+    }()
+    case .setRateLimit?: try {
+      guard case .setRateLimit(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 32)
     }()
     case nil: break
     }
@@ -1591,6 +1636,46 @@ nonisolated extension WireAppBadgeMode: SwiftProtobuf.Message, SwiftProtobuf._Me
   static func ==(lhs: WireAppBadgeMode, rhs: WireAppBadgeMode) -> Bool {
     if lhs.appID != rhs.appID {return false}
     if lhs.mode != rhs.mode {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireAppRateLimit: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".AppRateLimit"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}requests_per_second\0\u{3}notifications_per_second\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 2: try { try decoder.decodeSingularInt32Field(value: &self.requestsPerSecond) }()
+      case 3: try { try decoder.decodeSingularInt32Field(value: &self.notificationsPerSecond) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
+    }
+    if self.requestsPerSecond != 0 {
+      try visitor.visitSingularInt32Field(value: self.requestsPerSecond, fieldNumber: 2)
+    }
+    if self.notificationsPerSecond != 0 {
+      try visitor.visitSingularInt32Field(value: self.notificationsPerSecond, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: WireAppRateLimit, rhs: WireAppRateLimit) -> Bool {
+    if lhs.appID != rhs.appID {return false}
+    if lhs.requestsPerSecond != rhs.requestsPerSecond {return false}
+    if lhs.notificationsPerSecond != rhs.notificationsPerSecond {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,68 @@
+import NotifyModels
+import Synchronization
+
+/// Per-app publish limits of this ingest instance: a token bucket for requests and one for notifications, each
+/// refilled at the app's rate (the operator's `rateLimit`, else the service's default; none: unlimited) and holding
+/// at most a second's worth. A request needing more than a second's worth (a large batch) passes once the bucket is
+/// full and leaves it in debt, so no request is refused for good.
+final class PublishRateLimiter: Sendable {
+    private struct Bucket {
+        var tokens: Double
+        var updated: ContinuousClock.Instant
+    }
+
+    private struct AppBuckets {
+        var requests: Bucket?
+        var notifications: Bucket?
+    }
+
+    private let defaults: RateLimit
+    private let buckets = Mutex<[String: AppBuckets]>([:])
+
+    init(defaults: RateLimit) {
+        self.defaults = defaults
+    }
+
+    /// The limits that apply to `app`: its own where set, the defaults elsewhere.
+    func limit(for app: RateLimit) -> RateLimit {
+        RateLimit(
+            requestsPerSecond: app.requestsPerSecond ?? defaults.requestsPerSecond,
+            notificationsPerSecond: app.notificationsPerSecond ?? defaults.notificationsPerSecond)
+    }
+
+    /// Takes `requests` requests and `notifications` notifications from the app's buckets and answers nil, or takes
+    /// nothing and answers how many seconds (at least 1) to wait before both would pass.
+    func admit(appId: String, limit app: RateLimit, requests: Int, notifications: Int, now: ContinuousClock.Instant = .now) -> Int? {
+        let limit = limit(for: app)
+        guard limit.requestsPerSecond != nil || limit.notificationsPerSecond != nil else { return nil }
+        return buckets.withLock { all in
+            var entry = all[appId] ?? AppBuckets()
+            let requestWait = Self.refill(&entry.requests, rate: limit.requestsPerSecond, need: requests, now: now)
+            let notificationWait = Self.refill(&entry.notifications, rate: limit.notificationsPerSecond, need: notifications, now: now)
+            let wait = max(requestWait, notificationWait)
+            if wait == 0 {
+                entry.requests?.tokens -= Double(requests)
+                entry.notifications?.tokens -= Double(notifications)
+            }
+            all[appId] = entry
+            return wait == 0 ? nil : max(Int(wait.rounded(.up)), 1)
+        }
+    }
+
+    /// Refills `bucket` up to now and answers the seconds until it holds what `need` requires (0: it does).
+    private static func refill(_ bucket: inout Bucket?, rate: Int?, need: Int, now: ContinuousClock.Instant) -> Double {
+        guard let rate, rate > 0 else {
+            bucket = nil
+            return 0
+        }
+        let capacity = Double(max(rate, 1))
+        var current = bucket ?? Bucket(tokens: capacity, updated: now)
+        let elapsed = now - current.updated
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        current.tokens = min(capacity, current.tokens + seconds * Double(rate))
+        current.updated = now
+        bucket = current
+        let required = min(Double(need), capacity)
+        return current.tokens >= required ? 0 : (required - current.tokens) / Double(rate)
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import NotifyModels
+import Testing
+
+extension EndToEndTests {
+    @Suite("per-app publish rate limits")
+    struct RateLimitTests {
+        private struct Settings: Codable {
+            var rateLimit: RateLimit?
+        }
+
+        @Test("over its requests/s an app is answered 429 with Retry-After and nothing is accepted; a second later it publishes again")
+        func requestsLimit() async throws {
+            let app = try await TestApp.create()
+            let user = try await UserClient(app: app, userId: "user-\(uniqueSuffix())")
+            let set = try await StackClient.send(
+                .PATCH, "\(Stack.ingestURL)/v1/apps/\(app.appId)", bearer: Stack.adminToken,
+                json: StackClient.encode(Settings(rateLimit: RateLimit(requestsPerSecond: 2))))
+            #expect(set.status == 200, "\(set.text)")
+            #expect(try set.decode(Settings.self).rateLimit == RateLimit(requestsPerSecond: 2))
+
+            let url = "\(Stack.ingestURL)/v1/apps/\(app.appId)/notifications"
+            var answers: [HTTPAnswer] = []
+            for index in 0..<6 {
+                let body = try StackClient.encode(NotificationRequest.alert(to: user.userId, title: "burst \(index)"))
+                answers.append(try await StackClient.send(.POST, url, bearer: app.apiKey, json: body, deadline: .zero))
+            }
+            let limited = answers.filter { $0.status == 429 }
+            #expect(!limited.isEmpty, "6 requests at once against 2/s: \(answers.map(\.status))")
+            #expect(answers.allSatisfy { $0.status == 202 || $0.status == 429 })
+            for answer in limited {
+                expectAPIError(answer, status: 429, code: "rate_limited", field: nil, "publishing over the app's limit")
+                #expect(answer.retryAfter.flatMap(Int.init).map { $0 >= 1 } == true, "Retry-After in seconds")
+            }
+
+            try await Task.sleep(for: .milliseconds(1100))
+            _ = try await app.publishAccepted(.alert(to: user.userId, title: "after the wait"))
+            // What was refused was not stored: the user has the accepted ones and the last.
+            let accepted = answers.filter { $0.status == 202 }.count
+            let changes = try await user.waitForChanges(after: nil) { $0.count >= accepted + 1 }
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await user.allChanges(after: nil).changes.count == accepted + 1, "\(changes.count) changes")
+        }
+
+        @Test("a limit out of range is refused naming the field; no setting at all is refused")
+        func invalidSettings() async throws {
+            let app = try await TestApp.create()
+            let url = "\(Stack.ingestURL)/v1/apps/\(app.appId)"
+            let zero = try await StackClient.send(
+                .PATCH, url, bearer: Stack.adminToken, json: StackClient.encode(Settings(rateLimit: RateLimit(notificationsPerSecond: 0))))
+            expectAPIError(zero, status: 400, field: "rateLimit.notificationsPerSecond", "a limit of 0")
+            let empty = try await StackClient.send(.PATCH, url, bearer: Stack.adminToken, json: Data("{}".utf8))
+            expectAPIError(empty, status: 400, field: "badgeMode", "no setting")
+        }
+    }
+}

@@ -61,4 +61,16 @@ import Yams
             #expect(String(buffer: response.body).hasPrefix("openapi: 3.1.0"))
         }
     }
+
+    @Test("a path no route serves is answered 404 not_found in the API's JSON error shape (an empty path segment too)")
+    func unknownPath() async throws {
+        try await RouteTesting().run { client in
+            for uri in ["/v1/apps/event-sources", "/v1/nothing-here", "/v1/apps//notifications"] {
+                let response = try await client.execute(uri: uri, method: .get)
+                #expect(response.status == .notFound, "\(uri)")
+                #expect(response.headers[.contentType] == "application/json; charset=utf-8" || response.headers[.contentType] == "application/json", "\(uri)")
+                #expect(String(buffer: response.body).contains(#""code":"not_found""#), "\(uri)")
+            }
+        }
+    }
 }

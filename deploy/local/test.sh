@@ -2,7 +2,7 @@
 # Runs the whole test suite on this machine: installs what is missing, builds the tests, starts
 # RabbitMQ, PostgreSQL (and a hot standby), the four services and the provider sandbox on ports and a
 # state directory of their own (so a stack started by up.sh is left alone), validates docker-compose.yml,
-# runs `swift test`, stops everything it started, then runs the 60 s chaos run (deploy/local/chaos.sh:
+# runs `swift test` and schemathesis (fuzz.sh), stops everything, then runs the 60 s chaos run (chaos.sh:
 # a three-node RabbitMQ cluster, two instances of every service, 22 faults, nothing accepted may be lost).
 set -euo pipefail
 here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
@@ -91,6 +91,8 @@ else
         echo "== swift test: $target"
         swift test --skip-build --no-parallel --filter "$target" || status=$?
     done
+    echo "== schemathesis against the OpenAPI description (deploy/local/fuzz.sh)"
+    "$here/fuzz.sh" || status=1
     echo "== the client package on its own (Clients/NotifyClient): none of the server's dependencies, its unit tests"
     deps="$(cd Clients/NotifyClient && swift package show-dependencies 2>&1 | tail -n 1)"
     if [ "$deps" != "No external dependencies found" ]; then

@@ -114,6 +114,7 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
 
     let router = Router()
     router.add(middleware: MetricsMiddleware())
+    router.add(middleware: JSONErrorMiddleware())
     router.get("/health") { _, _ in try await HealthReport.response(dependencies.healthChecks) }
     router.get("/openapi.yaml") { _, _ in
         Response(status: .ok, headers: [.contentType: "application/yaml"], body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml + "\n")))

@@ -118,7 +118,7 @@ let package = Package(
         .target(
             name: "NotifyRuntime",
             dependencies: [
-                "NotifyAMQP",
+                "NotifyAMQP", "NotifyModels",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

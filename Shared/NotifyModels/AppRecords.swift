@@ -6,7 +6,8 @@ public struct AppRecord: Codable, Sendable, Equatable {
     public var name: String
     /// Hex SHA-256 of the API key; the key itself is shown once and never stored.
     public var apiKeyHash: String
-    /// HMAC-SHA256 secret (base64url) that signs the app's user tokens (HS256 JWTs).
+    /// The HMAC-SHA256 secret (base64url) that signs the app's user tokens (HS256 JWTs), sealed
+    /// (`SecretKeyring`, purpose `.clientSigningKey`).
     public var clientSigningKey: String
     /// The app's first RabbitMQ user (ingest created it with the app), which it publishes to `notify.ingest` as.
     public var brokerUser: String?
@@ -24,6 +25,24 @@ public struct AppRecord: Codable, Sendable, Equatable {
         self.brokerUser = brokerUser
         self.createdAt = createdAt
         self.badgeMode = badgeMode
+    }
+}
+
+/// A rotation of an app's API key or client signing key (or both): the new key replaces the current one, which stays
+/// accepted until `retiresAt` (the overlap in which app servers and apps move to the new one).
+public struct AppKeyRotation: Codable, Sendable, Equatable {
+    public var appId: String
+    /// Hex SHA-256 of the new API key; nil: the API key stays.
+    public var apiKeyHash: String?
+    /// The new client signing key, sealed; nil: the signing key stays.
+    public var clientSigningKey: String?
+    public var retiresAt: Date
+
+    public init(appId: String, apiKeyHash: String?, clientSigningKey: String?, retiresAt: Date) {
+        self.appId = appId
+        self.apiKeyHash = apiKeyHash
+        self.clientSigningKey = clientSigningKey
+        self.retiresAt = retiresAt
     }
 }
 
@@ -67,6 +86,7 @@ public struct PollSourceRecord: Codable, Sendable, Equatable {
     public var name: String
     public var url: String
     public var intervalSeconds: Int
+    /// The Authorization header sent with each poll, sealed (`SecretKeyring`, purpose `.pollSourceAuthorization`).
     public var authorization: String?
     public var createdAt: Date
 

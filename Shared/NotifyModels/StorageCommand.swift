@@ -15,7 +15,8 @@ public struct StorageCommand: Codable, Sendable, Equatable {
     /// What to change.
     public enum Action: Sendable, Equatable {
         case createApp(AppRecord)
-        case setProviderCredentials(appId: String, credentials: ProviderCredentials)
+        /// Stores an app's credentials for a provider: their JSON sealed for it (`SecretKeyring`).
+        case setProviderCredentials(appId: String, provider: Platform, sealedCredentials: String)
         case registerSubscription(DeviceSubscription)
         case unregisterSubscription(appId: String, userId: String, subscriptionId: UUID)
         case publishNotification(PublishedNotification)
@@ -54,6 +55,8 @@ public struct StorageCommand: Codable, Sendable, Equatable {
         case setExternalBadge(appId: String, userId: String, badge: Int, at: Date)
         /// Sets how fast the app may publish (nil fields: the service's defaults).
         case setRateLimit(appId: String, RateLimit)
+        /// Replaces an app's API key or client signing key; the replaced one stays accepted until the rotation's end.
+        case rotateAppKeys(AppKeyRotation)
     }
 
     /// The PostgreSQL channel on which storage announces, at commit, the ids of applied commands whose
@@ -65,7 +68,8 @@ public struct StorageCommand: Codable, Sendable, Equatable {
     public var isAnnouncedWhenApplied: Bool {
         switch action {
         case .createApp, .setProviderCredentials, .registerSubscription, .changeNotificationState, .putBrokerUser, .deleteApp, .putEventSource,
-            .deleteEventSource, .joinEventSource, .leaveEventSource, .putPollSource, .deletePollSource, .putWebhook, .deleteWebhook, .setBadgeMode, .setExternalBadge, .setRateLimit:
+            .deleteEventSource, .joinEventSource, .leaveEventSource, .putPollSource, .deletePollSource, .putWebhook, .deleteWebhook, .setBadgeMode, .setExternalBadge, .setRateLimit,
+            .rotateAppKeys:
             true
         case .unregisterSubscription, .publishNotification, .publishBroadcast, .expireDueNotifications, .purgeTombstones, .deleteBrokerUser: false
         }
@@ -125,7 +129,7 @@ public struct PublishedNotification: Codable, Sendable, Equatable {
 extension StorageCommand.Action: Codable {
     private enum CodingKeys: String, CodingKey {
         case type, app, appId, userId, credentials, subscription, subscriptionId, notification, broadcast, change, date, brokerUser, user
-        case eventSource, name, subscriptionIds, pollSource, webhook, badgeMode, badge, rateLimit
+        case eventSource, name, subscriptionIds, pollSource, webhook, badgeMode, badge, rateLimit, provider, rotation
     }
 
     private enum Kind: String, Codable {
@@ -133,6 +137,7 @@ extension StorageCommand.Action: Codable {
         case changeNotificationState, expireDueNotifications, purgeTombstones, publishBroadcast
         case putBrokerUser, deleteBrokerUser, deleteApp, putEventSource, deleteEventSource, joinEventSource, leaveEventSource
         case putPollSource, deletePollSource, putWebhook, deleteWebhook, setBadgeMode, setExternalBadge, setRateLimit
+        case rotateAppKeys
     }
 
     public init(from decoder: any Decoder) throws {
@@ -143,8 +148,8 @@ extension StorageCommand.Action: Codable {
             self = .createApp(try container.decode(AppRecord.self, forKey: .app))
         case .setProviderCredentials:
             self = .setProviderCredentials(
-                appId: try container.decode(String.self, forKey: .appId),
-                credentials: try container.decode(ProviderCredentials.self, forKey: .credentials))
+                appId: try container.decode(String.self, forKey: .appId), provider: try container.decode(Platform.self, forKey: .provider),
+                sealedCredentials: try container.decode(String.self, forKey: .credentials))
         case .registerSubscription:
             self = .registerSubscription(try container.decode(DeviceSubscription.self, forKey: .subscription))
         case .unregisterSubscription:
@@ -189,6 +194,8 @@ extension StorageCommand.Action: Codable {
             self = .setBadgeMode(appId: try container.decode(String.self, forKey: .appId), mode: try container.decode(BadgeMode.self, forKey: .badgeMode))
         case .setRateLimit:
             self = .setRateLimit(appId: try container.decode(String.self, forKey: .appId), try container.decode(RateLimit.self, forKey: .rateLimit))
+        case .rotateAppKeys:
+            self = .rotateAppKeys(try container.decode(AppKeyRotation.self, forKey: .rotation))
         case .setExternalBadge:
             self = .setExternalBadge(
                 appId: try container.decode(String.self, forKey: .appId), userId: try container.decode(String.self, forKey: .userId),
@@ -202,10 +209,11 @@ extension StorageCommand.Action: Codable {
         case .createApp(let app):
             try container.encode(Kind.createApp, forKey: .type)
             try container.encode(app, forKey: .app)
-        case .setProviderCredentials(let appId, let credentials):
+        case .setProviderCredentials(let appId, let provider, let sealedCredentials):
             try container.encode(Kind.setProviderCredentials, forKey: .type)
             try container.encode(appId, forKey: .appId)
-            try container.encode(credentials, forKey: .credentials)
+            try container.encode(provider, forKey: .provider)
+            try container.encode(sealedCredentials, forKey: .credentials)
         case .registerSubscription(let subscription):
             try container.encode(Kind.registerSubscription, forKey: .type)
             try container.encode(subscription, forKey: .subscription)
@@ -276,6 +284,9 @@ extension StorageCommand.Action: Codable {
             try container.encode(Kind.setRateLimit, forKey: .type)
             try container.encode(appId, forKey: .appId)
             try container.encode(limit, forKey: .rateLimit)
+        case .rotateAppKeys(let rotation):
+            try container.encode(Kind.rotateAppKeys, forKey: .type)
+            try container.encode(rotation, forKey: .rotation)
         case .setExternalBadge(let appId, let userId, let badge, let at):
             try container.encode(Kind.setExternalBadge, forKey: .type)
             try container.encode(appId, forKey: .appId)

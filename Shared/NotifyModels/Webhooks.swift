@@ -5,6 +5,7 @@ public struct WebhookRecord: Codable, Sendable, Equatable {
     public var appId: String
     public var url: String
     public var events: [String]
+    /// The HMAC-SHA256 key the POSTs are signed with, sealed (`SecretKeyring`, purpose `.webhookSecret`).
     public var secret: String
     public var createdAt: Date
 

@@ -38,11 +38,10 @@ extension StorageCommand {
         switch action {
         case .createApp(let app):
             command.createApp = app.wire
-        case .setProviderCredentials(let appId, let credentials):
+        case .setProviderCredentials(let appId, let provider, let sealedCredentials):
             command.setProviderCredentials.appID = appId
-            command.setProviderCredentials.provider = credentials.platform.wire
-            // The credentials' own JSON form (as the operator PUT them) encodes without fail: strings and an enum.
-            command.setProviderCredentials.credentialsJson = try! credentials.encoded(with: WireCoding.makeEncoder())
+            command.setProviderCredentials.provider = provider.wire
+            command.setProviderCredentials.sealedCredentials = sealedCredentials
         case .registerSubscription(let subscription):
             command.registerSubscription = subscription.wire
         case .unregisterSubscription(let appId, let userId, let subscriptionId):
@@ -112,6 +111,11 @@ extension StorageCommand {
         case .setBadgeMode(let appId, let mode):
             command.setBadgeMode.appID = appId
             command.setBadgeMode.mode = mode.wire
+        case .rotateAppKeys(let rotation):
+            command.rotateAppKeys.appID = rotation.appId
+            if let hash = rotation.apiKeyHash { command.rotateAppKeys.apiKeyHash = hash }
+            if let key = rotation.clientSigningKey { command.rotateAppKeys.clientSigningKey = key }
+            command.rotateAppKeys.retiresAtMicros = rotation.retiresAt.wireMicros
         case .setRateLimit(let appId, let limit):
             command.setRateLimit.appID = appId
             command.setRateLimit.requestsPerSecond = Int32(clamping: limit.requestsPerSecond ?? 0)
@@ -132,12 +136,9 @@ extension StorageCommand {
             action = .createApp(try AppRecord(wire: app, "\(field()).create_app"))
         case .setProviderCredentials(let set):
             let platform = try Platform(wire: set.provider, "\(field()).set_provider_credentials.provider")
-            do {
-                action = .setProviderCredentials(
-                    appId: set.appID, credentials: try ProviderCredentials.decode(platform, from: set.credentialsJson, decoder: WireCoding.makeDecoder()))
-            } catch {
-                throw WireDecodingError(.malformed, "\(field()).set_provider_credentials.credentials_json: \(error)")
-            }
+            action = .setProviderCredentials(
+                appId: set.appID, provider: platform,
+                sealedCredentials: set.sealedCredentials.isEmpty ? String(decoding: set.credentialsJson, as: UTF8.self) : set.sealedCredentials)
         case .registerSubscription(let subscription):
             action = .registerSubscription(try DeviceSubscription(wire: subscription, "\(field()).register_subscription"))
         case .unregisterSubscription(let unregister):
@@ -205,6 +206,10 @@ extension StorageCommand {
                 notificationsPerSecond: set.notificationsPerSecond > 0 ? Int(set.notificationsPerSecond) : nil))
         case .setExternalBadge(let set):
             action = .setExternalBadge(appId: set.appID, userId: set.userID, badge: Int(set.badge), at: Date(wireMicros: set.atMicros))
+        case .rotateAppKeys(let rotation):
+            action = .rotateAppKeys(AppKeyRotation(
+                appId: rotation.appID, apiKeyHash: rotation.hasApiKeyHash ? rotation.apiKeyHash : nil,
+                clientSigningKey: rotation.hasClientSigningKey ? rotation.clientSigningKey : nil, retiresAt: Date(wireMicros: rotation.retiresAtMicros)))
         case nil:
             throw WireDecodingError(.malformed, "\(field()) has no action this build knows")
         }

@@ -108,13 +108,18 @@ struct TestApp: Sendable {
         let app = try created.decode(CreatedApp.self)
         let testApp = TestApp(
             appId: app.appId, apiKey: app.apiKey, clientSigningKey: app.clientSigningKey, topic: "com.example.notify.e2e", broker: app.broker)
+        SecretsUsed.record([app.apiKey, app.clientSigningKey] + [app.broker?.password].compactMap { $0 })
         try await testApp.replaceAPNsKey()
         return testApp
     }
 
-    /// Stores a new sandbox APNs key (for the app's topic) as the app's APNs credentials, as after revoking the old one.
-    func replaceAPNsKey() async throws {
+    /// Stores a new sandbox APNs key (for the app's topic) as the app's APNs credentials, as after revoking the old one;
+    /// answers the key.
+    @discardableResult
+    func replaceAPNsKey() async throws -> SandboxKey {
         let apnsKey = try await Sandbox.newKey(topic: topic)
+        // The PEM's base64 lines: how the key would appear in a log however it was quoted.
+        SecretsUsed.record(apnsKey.privateKey.split(separator: "\n").filter { !$0.hasPrefix("-----") }.map(String.init))
         let stored = try await StackClient.send(
             .PUT, "\(Stack.ingestURL)/v1/apps/\(appId)/providers/apns", bearer: Stack.adminToken,
             json: StackClient.encode(Credentials(
@@ -123,6 +128,7 @@ struct TestApp: Sendable {
         guard stored.status == 200 else {
             throw TestFailure("PUT /v1/apps/\(appId)/providers/apns answered \(stored.status): \(stored.text)")
         }
+        return apnsKey
     }
 
     func userToken(_ userId: String) async throws -> String {

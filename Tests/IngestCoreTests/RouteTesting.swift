@@ -15,6 +15,7 @@ struct RouteTesting {
     static let adminToken = "operator-secret"
     static let appId = "app_test"
     static let clientSigningKey = "c2lnbmluZy1rZXktb2YtdGhlLXRlc3QtYXBw"
+    static let keyring = try! SecretKeyring(parsing: SecretKeyring.generateEntry(id: "route-tests"))
 
     let published = RecordingPublisher()
 
@@ -32,7 +33,7 @@ struct RouteTesting {
             adminToken: Self.adminToken, apps: AppDirectory(source: FixedApp()),
             sender: CommandSender(publisher: published, logger: logger), database: database,
             appliedCommands: AppliedCommandWatch(client: database, logger: logger), hub: LiveHub(),
-            subscriptionLifetime: 86_400, healthChecks: ["amqp": { true }], logger: logger, targets: FixedTargets())
+            subscriptionLifetime: 86_400, healthChecks: ["amqp": { true }], logger: logger, keyring: Self.keyring, targets: FixedTargets())
     }
 
     static func userToken(_ userId: String, lifetime: TimeInterval = 3600) async throws -> String {

@@ -25,8 +25,10 @@ enum WireFixtures {
         StorageCommand(issuedAt: time, action: .createApp(AppRecord(
             appId: "app2", name: "", apiKeyHash: "", clientSigningKey: "", brokerUser: nil, createdAt: time,
             badgeMode: .unreadIncludingBroadcasts))),
-        StorageCommand(issuedAt: time, action: .setProviderCredentials(appId: "app", credentials: .wns(WNSCredentials(
-            packageSid: "ms-app://s-1-15-2-1", clientSecret: "secret", tokenURL: nil)))),
+        StorageCommand(issuedAt: time, action: .setProviderCredentials(appId: "app", provider: .wns, sealedCredentials: "sealed:v1:k1:AAAA")),
+        StorageCommand(issuedAt: time, action: .rotateAppKeys(AppKeyRotation(
+            appId: "app", apiKeyHash: "cd34", clientSigningKey: "sealed:v1:k1:BBBB", retiresAt: time))),
+        StorageCommand(issuedAt: time, action: .rotateAppKeys(AppKeyRotation(appId: "app", apiKeyHash: nil, clientSigningKey: nil, retiresAt: time))),
         StorageCommand(issuedAt: time, action: .registerSubscription(DeviceSubscription(
             subscriptionId: UUID(), appId: "app", userId: "u", platform: .webpush, pushToken: "https://push.example/x", keys: keys,
             appPackage: "web", displayName: "Firefox", expirationDateTime: time, registeredAt: time, eventSources: ["news", "sport"],

@@ -12,18 +12,8 @@ import Testing
 /// batch writes, the change events it emits, and its outbox.
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["NOTIFY_TEST_STACK"] != nil, "needs PostgreSQL: run deploy/local/test.sh"))
 struct CommandApplyingTests {
-    private static let databaseURL = ProcessInfo.processInfo.environment["NOTIFY_WRITER_DATABASE_URL"]
-        ?? "postgres://notify_writer:notify_writer@127.0.0.1:22432/notify"
-
     private func withApplier<Value: Sendable>(_ body: (CommandBatchApplier, PostgresClient) async throws -> Value) async throws -> Value {
-        let logger = Logger(label: "storage-core-tests")
-        let client = try DatabaseURL.makeClient(Self.databaseURL, logger: logger)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
-            try await Migrations(client: client, readerRole: "notify_reader", logger: logger).run()
-            return try await body(CommandBatchApplier(client: client, logger: logger), client)
-        }
+        try await StorageTestDatabase.withApplier(body)
     }
 
     private static func app(brokerUser: String? = nil) -> StorageCommand {

@@ -6,7 +6,7 @@ struct AppsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps",
         abstract: "Create apps, change their settings, rotate their broker credentials, delete them (admin token).",
-        subcommands: [CreateAppCommand.self, SetAppCommand.self, RotateBrokerCommand.self, DeleteAppCommand.self]
+        subcommands: [CreateAppCommand.self, SetAppCommand.self, RotateKeyCommand.self, RotateBrokerCommand.self, DeleteAppCommand.self]
     )
 }
 
@@ -92,6 +92,47 @@ struct SetAppCommand: AsyncParsableCommand {
             fields.add("badgeMode", settings.badgeMode?.rawValue ?? "-")
             fields.add("requestsPerSecond", settings.rateLimit?.requestsPerSecond.map(String.init) ?? "the service's default")
             fields.add("notificationsPerSecond", settings.rateLimit?.notificationsPerSecond.map(String.init) ?? "the service's default")
+            fields.print()
+        }
+    }
+}
+
+/// `apps rotate-key`: a new API key or client signing key for an app.
+struct RotateKeyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rotate-key",
+        abstract: "Replace an app's API key or client signing key; prints the new one once. The replaced one stays accepted for the overlap."
+    )
+
+    enum Key: String, ExpressibleByArgument, CaseIterable {
+        case apiKey = "api-key"
+        case clientSigningKey = "client-signing-key"
+    }
+
+    @OptionGroup var options: ServiceOptions
+
+    @Argument(help: "The app's id.")
+    var appId: String
+
+    @Argument(help: "Which key: api-key or client-signing-key.")
+    var key: Key
+
+    @Option(help: "How long the replaced key stays accepted, 0 to 2592000 (default: the service's, a day).")
+    var overlapSeconds: Int?
+
+    private struct Request: Encodable {
+        var overlapSeconds: Int
+    }
+
+    func run() async throws {
+        let answer = try await options.client.call(
+            .POST, "/v1/apps/\(ServiceClient.escaped(appId))/\(key.rawValue)", bearer: options.operatorToken,
+            body: try overlapSeconds.map { try ServiceClient.encode(Request(overlapSeconds: $0)) })
+        try options.present(answer, as: RotatedAppKey.self) { rotated in
+            var fields = FieldList()
+            if let apiKey = rotated.apiKey { fields.add("api key", apiKey) }
+            if let signingKey = rotated.clientSigningKey { fields.add("client signing key", signingKey) }
+            fields.add("previous key accepted until", WireCoding.formatTimestamp(rotated.previousKeyRetiresAt))
             fields.print()
         }
     }

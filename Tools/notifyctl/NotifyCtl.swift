@@ -23,7 +23,7 @@ struct NotifyCtlCommand: AsyncParsableCommand {
             """,
         subcommands: [
             AppsCommand.self, ProvidersCommand.self, EventSourcesCommand.self, SendCommand.self, UserTokenCommand.self,
-            DeliveriesCommand.self, TailCommand.self, DeadLetterCommand.self,
+            DeliveriesCommand.self, TailCommand.self, DeadLetterCommand.self, SecretKeyCommand.self,
         ]
     )
 }

@@ -20,6 +20,14 @@ struct AppSettings: Codable {
     var rateLimit: RateLimit?
 }
 
+/// `POST /v1/apps/{appId}/api-key` or `/client-signing-key`: the new key, answered once.
+struct RotatedAppKey: Decodable {
+    var appId: String
+    var apiKey: String?
+    var clientSigningKey: String?
+    var previousKeyRetiresAt: Date
+}
+
 /// `POST /v1/apps/{appId}/broker-credentials`: the new broker user, and the ones it replaces.
 struct RotatedBrokerCredentials: Decodable {
     struct Retiring: Decodable {

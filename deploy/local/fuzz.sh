@@ -27,6 +27,8 @@ app="$(curl -sf -X POST -H "Authorization: Bearer $NOTIFY_ADMIN_TOKEN" -H 'Conte
     -d '{"name":"schemathesis"}' "$ingest/v1/apps")" || notify_die "could not create an app at $ingest (is the stack running?)"
 field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])" <<<"$app"; }
 app_id="$(field appId)" api_key="$(field apiKey)" signing_key="$(field clientSigningKey)"
+# test.sh searches the run's logs for the secrets its tests used.
+printf '%s\n%s\n' "$api_key" "$signing_key" >>"$NOTIFY_STATE_DIR/secrets-used"
 user_token="$("$NOTIFY_BIN_DIR/notifyctl" user-token --app "$app_id" --signing-key "$signing_key" --user schemathesis-user)"
 # Each security scheme of the description gets its credential; every path's appId is this app.
 cat >"$dir/schemathesis.toml" <<CONFIG

@@ -57,10 +57,23 @@ health_port() {
     echo $((base + 100 * ($(instance_of "$1") - 1)))
 }
 
+# The key-encryption keys ingest, storage and push-dispatch seal stored secrets with: NOTIFY_SECRET_KEYS_FILE if set,
+# else a file in the state directory, made with one random key the first time (kept with the data it seals).
+secret_keys_file() {
+    local file="${NOTIFY_SECRET_KEYS_FILE:-$NOTIFY_STATE_DIR/secret-keys}"
+    if [ ! -s "$file" ]; then
+        (umask 077 && printf 'local-1:%s\n' "$(head -c 32 /dev/urandom | base64)" >"$file")
+    fi
+    echo "$file"
+}
+
 # Fills the arrays ENV (VAR=value) and ARGS for service $1.
 service_config() {
     ENV=(NOTIFY_AMQP_URL="$NOTIFY_AMQP_URL" LOG_LEVEL="$LOG_LEVEL")
     ARGS=()
+    case "$(binary_of "$1")" in
+        storage | push-dispatch | ingest) ENV+=(NOTIFY_SECRET_KEYS_FILE="$(secret_keys_file)") ;;
+    esac
     case "$(binary_of "$1")" in
         provider-sandbox)
             ARGS=(--host 127.0.0.1 --apns-port "$NOTIFY_SANDBOX_APNS_PORT" --providers-port "$NOTIFY_SANDBOX_PROVIDERS_PORT"

@@ -78,8 +78,9 @@ echo "== starting RabbitMQ, PostgreSQL and the stack ($NOTIFY_STATE_DIR)"
 echo "== validating docker-compose.yml"
 "$here/check-compose.sh"
 
-# The client tests keep their clients' storage here; it holds nothing a later run needs.
-rm -rf -- "$NOTIFY_STATE_DIR/client-tests"
+# The client tests keep their clients' storage here; it holds nothing a later run needs. The tests write every
+# secret they use (API keys, signing keys, provider keys, webhook secrets) to secrets-used, searched for in the logs.
+rm -rf -- "$NOTIFY_STATE_DIR/client-tests" "$NOTIFY_STATE_DIR/secrets-used"
 
 # One target at a time, one test at a time: the AMQP tests restart the broker and the end-to-end tests
 # kill services, which must not happen under another test's feet.
@@ -100,6 +101,17 @@ else
         status=1
     fi
     (cd Clients/NotifyClient && swift test 2>&1 | grep -E "error|Test run|✘") || status=1
+    echo "== no secret in the logs: the services', the broker's, PostgreSQL's and the sandbox's, searched for every secret the tests used"
+    logs=("$NOTIFY_STATE_DIR/logs" "$NOTIFY_STATE_DIR/rabbitmq/log" "$NOTIFY_STATE_DIR/postgres/postgres.log" "$NOTIFY_STATE_DIR/postgres-replica")
+    if [ ! -s "$NOTIFY_STATE_DIR/secrets-used" ]; then
+        echo "the tests recorded no secret in $NOTIFY_STATE_DIR/secrets-used" >&2
+        status=1
+    elif leaks="$(grep -rlF -f "$NOTIFY_STATE_DIR/secrets-used" --include='*.log' "${logs[@]}" 2>/dev/null)"; then
+        echo "a secret the tests used is in: $leaks" >&2
+        status=1
+    else
+        echo "$(sort -u "$NOTIFY_STATE_DIR/secrets-used" | wc -l) secrets, none in $(find "${logs[@]}" -name '*.log' 2>/dev/null | wc -l) log files"
+    fi
     # The short chaos run: a stack of its own (a three-node RabbitMQ cluster, two instances of every service) for
     # about 60 s of publishing under 22 faults; it fails on anything accepted and lost. This stack stops first.
     cleanup

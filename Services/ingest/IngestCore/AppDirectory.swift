@@ -13,24 +13,51 @@ final class AppDirectory: Sendable {
     struct App: Sendable {
         var appId: String
         var apiKeyHash: String
+        /// The API key a rotation replaced (its hash) and when it stops being accepted.
+        var previousAPIKey: (hash: String, retiresAt: Date)?
         /// The app's RabbitMQ users and when each retires (nil: the current one).
         var brokerUsers: [String: Date?]
         /// The app's client signing key, as jwt-kit checks user tokens with it.
         var tokenKeys: JWTKeyCollection
+        /// The signing key a rotation replaced, and when tokens it signed stop being accepted.
+        var previousTokenKeys: (keys: JWTKeyCollection, retiresAt: Date)?
         var badgeMode: BadgeMode
         /// The operator's limits for this app (nil fields: the service's defaults).
         var rateLimit: RateLimit
 
+        /// `clientSigningKey` and `previousClientSigningKey` in plaintext.
         init(
             appId: String, apiKeyHash: String, clientSigningKey: String, brokerUsers: [String: Date?], badgeMode: BadgeMode = .unread,
-            rateLimit: RateLimit = RateLimit()
+            rateLimit: RateLimit = RateLimit(), previousAPIKeyHash: (String, retiresAt: Date)? = nil,
+            previousClientSigningKey: (String, retiresAt: Date)? = nil
         ) async {
             self.appId = appId
             self.apiKeyHash = apiKeyHash
             self.brokerUsers = brokerUsers
             self.badgeMode = badgeMode
             self.rateLimit = rateLimit
+            previousAPIKey = previousAPIKeyHash.map { ($0.0, $0.retiresAt) }
             tokenKeys = await UserToken.keys(signingKey: clientSigningKey)
+            if let (key, retiresAt) = previousClientSigningKey {
+                previousTokenKeys = (await UserToken.keys(signingKey: key), retiresAt)
+            }
+        }
+
+        /// Whether `apiKey` is the app's, or the one a rotation replaced while its overlap lasts.
+        func acceptsAPIKey(_ apiKey: String, now: Date = Date()) -> Bool {
+            if AppDirectory.keyMatches(apiKey, hash: apiKeyHash) { return true }
+            guard let previous = previousAPIKey, previous.retiresAt > now else { return false }
+            return AppDirectory.keyMatches(apiKey, hash: previous.hash)
+        }
+
+        /// Checks a user token with the app's signing key, or with the one a rotation replaced while its overlap lasts.
+        func verifyUserToken(_ token: String, now: Date = Date()) async throws(UserToken.Invalid) {
+            do {
+                try await UserToken.verify(token, with: tokenKeys)
+            } catch {
+                guard let previous = previousTokenKeys, previous.retiresAt > now else { throw error }
+                try await UserToken.verify(token, with: previous.keys)
+            }
         }
 
         /// Whether `user` publishes for this app: one of its broker users that has not retired by `now`.
@@ -66,6 +93,14 @@ final class AppDirectory: Sendable {
         return try await load(appId, at: .now)
     }
 
+    /// The app read again when the cached copy is older than a second, so a key rotated through another instance is
+    /// accepted at once, while wrong keys cost at most one query per app and second.
+    func recentApp(_ appId: String) async throws -> App? {
+        let now = ContinuousClock.now
+        if let cached = cache.withLock({ $0[appId] }), now - cached.loadedAt < .seconds(1) { return cached.app }
+        return try await load(appId, at: now)
+    }
+
     /// Drops the cached app, so the next request reads it again (after this instance changed it).
     func forget(_ appId: String) {
         _ = cache.withLock { $0.removeValue(forKey: appId) }
@@ -95,29 +130,45 @@ protocol AppSource: Sendable {
     func app(_ appId: String) async throws -> AppDirectory.App?
 }
 
-/// The apps table, through the read-only role.
+/// The apps table, through the read-only role; signing keys are opened with the service's secret keys.
 struct PostgresAppSource: AppSource {
     let client: PostgresClient
+    let keyring: SecretKeyring
     let logger: Logger
+
+    private struct Row {
+        var hash: String
+        var key: String
+        var badgeMode: String
+        var limit: RateLimit
+        var previousHash: (String, retiresAt: Date)?
+        var previousKey: (String, retiresAt: Date)?
+    }
 
     func app(_ appId: String) async throws -> AppDirectory.App? {
         let rows = try await client.query(
             """
-            SELECT a.app_id, a.api_key_hash, a.client_signing_key, a.badge_mode, a.requests_per_second, a.notifications_per_second,
+            SELECT a.api_key_hash, a.client_signing_key, a.badge_mode, a.requests_per_second, a.notifications_per_second,
+                   a.previous_api_key_hash, a.previous_api_key_retires_at, a.previous_client_signing_key, a.previous_client_signing_key_retires_at,
                    b.user_name, b.retires_at
             FROM apps a LEFT JOIN app_broker_users b ON b.app_id = a.app_id WHERE a.app_id = \(appId)
             """, logger: logger)
-        var found: (id: String, hash: String, key: String, badgeMode: String, limit: RateLimit)?
+        var found: Row?
         var brokerUsers: [String: Date?] = [:]
-        for try await (id, hash, key, badgeMode, requests, notifications, user, retiresAt)
-            in rows.decode((String, String, String, String, Int?, Int?, String?, Date?).self)
+        for try await (hash, key, badgeMode, requests, notifications, previousHash, hashRetires, previousKey, keyRetires, user, retiresAt)
+            in rows.decode((String, String, String, Int?, Int?, String?, Date?, String?, Date?, String?, Date?).self)
         {
-            found = (id, hash, key, badgeMode, RateLimit(requestsPerSecond: requests, notificationsPerSecond: notifications))
+            found = Row(
+                hash: hash, key: key, badgeMode: badgeMode, limit: RateLimit(requestsPerSecond: requests, notificationsPerSecond: notifications),
+                previousHash: previousHash.flatMap { hash in hashRetires.map { (hash, $0) } },
+                previousKey: previousKey.flatMap { key in keyRetires.map { (key, $0) } })
             if let user { brokerUsers[user] = retiresAt }
         }
         guard let found else { return nil }
+        let purpose = SecretPurpose.clientSigningKey(appId: appId)
         return await AppDirectory.App(
-            appId: found.id, apiKeyHash: found.hash, clientSigningKey: found.key, brokerUsers: brokerUsers,
-            badgeMode: BadgeMode(rawValue: found.badgeMode) ?? .unread, rateLimit: found.limit)
+            appId: appId, apiKeyHash: found.hash, clientSigningKey: try keyring.openText(found.key, for: purpose), brokerUsers: brokerUsers,
+            badgeMode: BadgeMode(rawValue: found.badgeMode) ?? .unread, rateLimit: found.limit, previousAPIKeyHash: found.previousHash,
+            previousClientSigningKey: try found.previousKey.map { (try keyring.openText($0.0, for: purpose), $0.retiresAt) })
     }
 }

@@ -30,7 +30,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
     let administration = configuration.management.map { RabbitMQManagementClient(configuration: $0) }
     let sender = CommandSender(publisher: publisher, logger: logger)
     let dependencies = IngestDependencies(
-        adminToken: configuration.adminToken, apps: AppDirectory(source: PostgresAppSource(client: database, logger: logger)),
+        adminToken: configuration.adminToken, apps: AppDirectory(source: PostgresAppSource(client: database, keyring: configuration.secretKeys, logger: logger)),
         sender: sender, database: database, replica: replica,
         brokerAccess: administration.map {
             BrokerAccess(
@@ -41,6 +41,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         appliedCommands: AppliedCommandWatch(client: database, logger: logger), hub: LiveHub(),
         subscriptionLifetime: configuration.subscriptionLifetime,
         healthChecks: ["amqp": { publisher.isConnected }, "database": { await databaseHealth.check() }], logger: logger,
+        keyring: configuration.secretKeys, keyRotationOverlap: configuration.keyRotationOverlap,
         limiter: PublishRateLimiter(defaults: configuration.defaultRateLimit))
     let router = buildRouter(dependencies)
     metrics.addRoute(to: router)
@@ -53,7 +54,8 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
             logger: logger
         ).handle)
     let polling = PollIngestion(
-        database: database, intake: dependencies.intake, targets: dependencies.contract.targets, sender: sender, logger: logger)
+        database: database, intake: dependencies.intake, targets: dependencies.contract.targets, sender: sender,
+        keyring: configuration.secretKeys, logger: logger)
     let maintenance = administration.map {
         BrokerMaintenance(
             administration: $0, bounds: configuration.deadLetterBounds, database: database, sender: sender,
@@ -90,6 +92,10 @@ struct IngestDependencies: Sendable {
     var subscriptionLifetime: TimeInterval
     var healthChecks: [String: HealthServer.Check]
     var logger: Logger
+    /// Seals the secrets stored for apps before they leave this process.
+    var keyring: SecretKeyring
+    /// How long a rotated API key or client signing key stays accepted unless the request says.
+    var keyRotationOverlap: TimeInterval = 86400
     var intake = NotificationIntake(validator: NotificationValidator())
     /// Subscription owners, event sources and their members (nil: the database, through the read-only role).
     var targets: (any TargetDirectory)?
@@ -119,8 +125,13 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
     router.get("/openapi.yaml") { _, _ in
         Response(status: .ok, headers: [.contentType: "application/yaml"], body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml + "\n")))
     }
-    OperatorRoutes(authenticator: authenticator, visibility: visibility, sender: dependencies.sender, brokerAccess: dependencies.brokerAccess)
-        .register(on: router)
+    OperatorRoutes(
+        authenticator: authenticator, visibility: visibility, sender: dependencies.sender, brokerAccess: dependencies.brokerAccess,
+        keyring: dependencies.keyring
+    ).register(on: router)
+    KeyRotationRoutes(
+        authenticator: authenticator, visibility: visibility, keyring: dependencies.keyring, defaultOverlap: dependencies.keyRotationOverlap
+    ).register(on: router)
     PublishRoutes(authenticator: authenticator, contract: dependencies.contract, sender: dependencies.sender, limiter: dependencies.limiter)
         .register(on: router)
     DeviceRoutes(
@@ -128,8 +139,8 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
     ).register(on: router)
     EventSourceRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
     BadgeRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
-    PollSourceRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
-    WebhookRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
+    PollSourceRoutes(authenticator: authenticator, visibility: visibility, keyring: dependencies.keyring).register(on: router)
+    WebhookRoutes(authenticator: authenticator, visibility: visibility, keyring: dependencies.keyring).register(on: router)
     MyNotificationRoutes(authenticator: authenticator, reader: reader, feed: feed, changer: changer).register(on: router)
     AppNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)
     StreamRoutes(authenticator: authenticator, reader: reader, hub: dependencies.hub, logger: logger).register(on: router)

@@ -28,8 +28,12 @@ struct Authenticator: Sendable {
         guard let app = try await lookUp(appId) else {
             throw APIFailure(.notFound, code: "app_not_found", message: "no app with id \(appId)", field: "appId")
         }
-        guard AppDirectory.keyMatches(key, hash: app.apiKeyHash) else { throw APIFailure.unauthorized("the API key is not valid for this app") }
-        return app
+        if app.acceptsAPIKey(key) { return app }
+        // A key rotated through another instance is not in this one's cached copy yet.
+        guard let recent = try await lookUp(appId, recent: true), recent.acceptsAPIKey(key) else {
+            throw APIFailure.unauthorized("the API key is not valid for this app")
+        }
+        return recent
     }
 
     func requireUser(_ request: Request) async throws -> User {
@@ -42,9 +46,15 @@ struct Authenticator: Sendable {
         }
         guard let app = try await lookUp(claims.appId) else { throw APIFailure.unauthorized("the user token names an unknown app") }
         do {
-            try await UserToken.verify(token, with: app.tokenKeys)
+            try await app.verifyUserToken(token)
         } catch {
-            throw APIFailure.unauthorized("the user token is not valid: \(error.message)")
+            // A signing key rotated through another instance is not in this one's cached copy yet.
+            let recent = try await lookUp(claims.appId, recent: true) ?? app
+            do {
+                try await recent.verifyUserToken(token)
+            } catch {
+                throw APIFailure.unauthorized("the user token is not valid: \(error.message)")
+            }
         }
         return User(appId: app.appId, userId: claims.subject)
     }
@@ -57,9 +67,9 @@ struct Authenticator: Sendable {
         return app
     }
 
-    private func lookUp(_ appId: String) async throws -> AppDirectory.App? {
+    private func lookUp(_ appId: String, recent: Bool = false) async throws -> AppDirectory.App? {
         do {
-            return try await apps.app(appId)
+            return try await recent ? apps.recentApp(appId) : apps.app(appId)
         } catch {
             logger.warning("app lookup failed", metadata: ["error": "\(String(reflecting: error))"])
             throw APIFailure.databaseUnavailable

@@ -41,6 +41,10 @@ public struct IngestConfiguration: Sendable {
     public var confirmTimeout: Duration
     /// The publish limits of apps the operator set none for (nil: unlimited).
     public var defaultRateLimit: RateLimit
+    /// Seals the secrets stored for apps (and opens their client signing keys).
+    public var secretKeys: SecretKeyring
+    /// How long an API key or client signing key replaced by a rotation stays accepted, unless the request says.
+    public var keyRotationOverlap: TimeInterval
 
     static let replicaDatabaseURL = EnvironmentVariable(
         "NOTIFY_REPLICA_DATABASE_URL",
@@ -67,6 +71,8 @@ public struct IngestConfiguration: Sendable {
         "NOTIFY_PUBLIC_AMQP_ADDRESS", "host:port app servers connect to, answered with their broker credentials; unset: NOTIFY_AMQP_URL's")
     static let brokerUserOverlap = EnvironmentVariable(
         "NOTIFY_BROKER_USER_OVERLAP_SECONDS", "how long a broker user replaced by a rotation keeps working", default: "86400")
+    static let keyRotationOverlap = EnvironmentVariable(
+        "NOTIFY_KEY_ROTATION_OVERLAP_SECONDS", "how long an app's API key or client signing key replaced by a rotation keeps working", default: "86400")
     static let brokerMaintenance = EnvironmentVariable(
         "NOTIFY_BROKER_MAINTENANCE_SECONDS", "how often retired broker users are deleted", default: "30")
     static let deadLetterMessages = EnvironmentVariable(
@@ -78,7 +84,7 @@ public struct IngestConfiguration: Sendable {
 
     public static let variables: [EnvironmentVariable] = [
         .amqpURL, .databaseURL(role: "read-only"), replicaDatabaseURL, adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, confirmTimeout, appRequestsPerSecond, appNotificationsPerSecond, .logLevel,
-        managementURL, publicBrokerAddress, brokerUserOverlap, brokerMaintenance, deadLetterMessages, deadLetterBytes, deadLetterAge,
+        .secretKeys, .secretKeysFile, keyRotationOverlap, managementURL, publicBrokerAddress, brokerUserOverlap, brokerMaintenance, deadLetterMessages, deadLetterBytes, deadLetterAge,
     ]
 
     public init(environment: ServiceEnvironment) throws(ConfigurationError) {
@@ -114,6 +120,8 @@ public struct IngestConfiguration: Sendable {
             (publicBrokerHost, publicBrokerPort) = (amqp.endpoints[0].host, amqp.endpoints[0].port)
         }
         brokerUserOverlap = TimeInterval(try environment.integer(Self.brokerUserOverlap))
+        secretKeys = try environment.secretKeyring()
+        keyRotationOverlap = TimeInterval(try environment.integer(Self.keyRotationOverlap))
         brokerMaintenanceInterval = .seconds(try environment.integer(Self.brokerMaintenance))
         deadLetterBounds = .init(
             maximumMessages: try environment.integer(Self.deadLetterMessages), maximumBytes: try environment.integer(Self.deadLetterBytes),

@@ -281,6 +281,108 @@ paths:
           $ref: '#/components/responses/ServiceUnavailable'
           description: broker_unavailable, broker_admin_unavailable.
 
+  /v1/apps/{appId}/api-key:
+    parameters:
+      - $ref: '#/components/parameters/AppId'
+    post:
+      operationId: rotateApiKey
+      summary: Replace the app's API key; the replaced one stays accepted for an overlap.
+      description: |
+        The new API key is answered once (it is not stored in plaintext). The replaced one stays accepted for
+        `overlapSeconds` (default `NOTIFY_KEY_ROTATION_OVERLAP_SECONDS`, a day), so that app servers move to the new key
+        without a refused request. A second rotation within the overlap ends the first one's: only one replaced key is kept.
+        The body may be left out.
+      tags: [Operator]
+      security:
+        - operatorToken: []
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/RotateKeyRequest'
+            example:
+              overlapSeconds: 3600
+      responses:
+        '201':
+          description: The new key, stored.
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/RotatedAppKey'
+        '202':
+          description: The new key was accepted but not yet visible when answered (it is in use within seconds).
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/RotatedAppKey'
+        '400':
+          $ref: '#/components/responses/Error'
+          description: invalid_json, invalid_field (`overlapSeconds` is 0 to 2592000).
+        '401':
+          $ref: '#/components/responses/Error'
+          description: unauthorized.
+        '404':
+          $ref: '#/components/responses/Error'
+          description: app_not_found.
+        '413':
+          $ref: '#/components/responses/Error'
+          description: body_too_large.
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+          description: broker_unavailable, database_unavailable.
+
+  /v1/apps/{appId}/client-signing-key:
+    parameters:
+      - $ref: '#/components/parameters/AppId'
+    post:
+      operationId: rotateClientSigningKey
+      summary: Replace the app's client signing key; the replaced one stays accepted for an overlap.
+      description: |
+        The new client signing key is answered once (it is not stored in plaintext). The replaced one stays accepted for
+        `overlapSeconds` (default `NOTIFY_KEY_ROTATION_OVERLAP_SECONDS`, a day), so that user tokens signed with it keep working while the app server moves to the new key
+        without a refused request. A second rotation within the overlap ends the first one's: only one replaced key is kept.
+        The body may be left out.
+      tags: [Operator]
+      security:
+        - operatorToken: []
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/RotateKeyRequest'
+            example:
+              overlapSeconds: 3600
+      responses:
+        '201':
+          description: The new key, stored.
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/RotatedAppKey'
+        '202':
+          description: The new key was accepted but not yet visible when answered (it is in use within seconds).
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/RotatedAppKey'
+        '400':
+          $ref: '#/components/responses/Error'
+          description: invalid_json, invalid_field (`overlapSeconds` is 0 to 2592000).
+        '401':
+          $ref: '#/components/responses/Error'
+          description: unauthorized.
+        '404':
+          $ref: '#/components/responses/Error'
+          description: app_not_found.
+        '413':
+          $ref: '#/components/responses/Error'
+          description: body_too_large.
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+          description: broker_unavailable, database_unavailable.
+
   /v1/apps/{appId}/providers/{provider}:
     parameters:
       - $ref: '#/components/parameters/AppId'
@@ -2146,6 +2248,31 @@ components:
           minimum: 0
           maximum: 2592000
           description: How long the app's current broker users stay accepted (default `NOTIFY_BROKER_USER_OVERLAP_SECONDS`).
+    RotateKeyRequest:
+      type: object
+      properties:
+        overlapSeconds:
+          type: integer
+          minimum: 0
+          maximum: 2592000
+          description: How long the replaced key stays accepted (default `NOTIFY_KEY_ROTATION_OVERLAP_SECONDS`).
+    RotatedAppKey:
+      type: object
+      description: The new key (one of apiKey and clientSigningKey), answered once.
+      required: [appId, previousKeyRetiresAt]
+      properties:
+        appId:
+          type: string
+        apiKey:
+          type: string
+          description: The app's new API key (POST .../api-key).
+        clientSigningKey:
+          type: string
+          description: The app's new client signing key (POST .../client-signing-key).
+        previousKeyRetiresAt:
+          type: string
+          format: date-time
+          description: When the replaced key stops being accepted.
     RotatedBrokerCredentials:
       type: object
       required: [broker, retiring]

@@ -11,6 +11,8 @@ struct OperatorRoutes: Sendable {
     let sender: CommandSender
     /// nil: this ingest has no broker administration configured, and apps cannot publish over AMQP.
     let brokerAccess: BrokerAccess?
+    /// Seals the secrets stored for apps (signing keys, provider credentials) before they leave this process.
+    let keyring: SecretKeyring
 
     private struct CreateAppRequest: Decodable {
         var name: String?
@@ -115,9 +117,11 @@ struct OperatorRoutes: Sendable {
         }
         let appId = "app_" + Self.randomToken(bytes: 9)
         let apiKey = "nk_" + Self.randomToken(bytes: 32)
+        let signingKey = Self.randomToken(bytes: 32)
         let broker = body.brokerAccess == true ? try await requireBrokerAccess().createUser(for: appId) : nil
         let app = AppRecord(
-            appId: appId, name: name, apiKeyHash: AppDirectory.hashAPIKey(apiKey), clientSigningKey: Self.randomToken(bytes: 32),
+            appId: appId, name: name, apiKeyHash: AppDirectory.hashAPIKey(apiKey),
+            clientSigningKey: keyring.seal(signingKey, for: .clientSigningKey(appId: appId)),
             brokerUser: broker?.user, createdAt: Date(), badgeMode: body.badgeMode ?? .unread)
         let stored: Bool
         do {
@@ -130,7 +134,7 @@ struct OperatorRoutes: Sendable {
         }
         return try JSONResponse.make(
             stored ? .created : .accepted,
-            CreatedApp(appId: appId, name: name, apiKey: apiKey, clientSigningKey: app.clientSigningKey, badgeMode: app.badgeMode, broker: broker),
+            CreatedApp(appId: appId, name: name, apiKey: apiKey, clientSigningKey: signingKey, badgeMode: app.badgeMode, broker: broker),
             headers: [.location: "/v1/apps/\(appId)"])
     }
 
@@ -243,10 +247,10 @@ struct OperatorRoutes: Sendable {
             throw APIFailure(error)
         }
         try Self.checkKeys(credentials)
-        let json = String(decoding: try credentials.encoded(with: WireCoding.makeEncoder()), as: UTF8.self)
+        let sealed = keyring.seal(try credentials.encoded(with: WireCoding.makeEncoder()), for: .providerCredentials(appId: appId, provider: platform))
         let stored = try await visibility.send(
-            StorageCommand(action: .setProviderCredentials(appId: appId, credentials: credentials)), thenRead: Int.self,
-            "SELECT 1 FROM app_credentials WHERE app_id = \(appId) AND provider = \(provider) AND credentials = \(json)::jsonb") != nil
+            StorageCommand(action: .setProviderCredentials(appId: appId, provider: platform, sealedCredentials: sealed)), thenRead: Int.self,
+            "SELECT 1 FROM app_credentials WHERE app_id = \(appId) AND provider = \(provider) AND secret = \(sealed)") != nil
         return try JSONResponse.make(stored ? .ok : .accepted, StoredProvider(appId: appId, credentials: credentials))
     }
 

@@ -22,6 +22,8 @@ struct PollIngestion: Service {
     let intake: NotificationIntake
     let targets: any TargetDirectory
     let sender: CommandSender
+    /// Opens the sources' sealed Authorization headers.
+    let keyring: SecretKeyring
     let logger: Logger
     var http: HTTPClient = .shared
     /// How often the list of sources is read again.
@@ -82,7 +84,14 @@ struct PollIngestion: Service {
         var sources: [PollSourceRecord] = []
         let rows = try await database.query(
             "SELECT app_id, name, url, interval_seconds, authorization_header, created_at FROM poll_sources", logger: logger)
-        for try await (appId, name, url, interval, authorization, created) in rows.decode((String, String, String, Int32, String?, Date).self) {
+        for try await (appId, name, url, interval, sealed, created) in rows.decode((String, String, String, Int32, String?, Date).self) {
+            let authorization: String?
+            do {
+                authorization = try sealed.map { try keyring.openText($0, for: .pollSourceAuthorization(appId: appId, name: name)) }
+            } catch {
+                logger.error("a poll source's Authorization header does not open; not polled", metadata: ["appId": "\(appId)", "pollSource": "\(name)", "error": "\(error)"])
+                continue
+            }
             sources.append(PollSourceRecord(
                 appId: appId, name: name, url: url, intervalSeconds: Int(interval), authorization: authorization, createdAt: created))
         }

@@ -7,6 +7,8 @@ import PostgresNIO
 struct PollSourceRoutes: Sendable {
     let authenticator: Authenticator
     let visibility: WriteVisibility
+    /// Seals the Authorization header before it leaves this process.
+    let keyring: SecretKeyring
 
     private struct Listing: Encodable {
         var pollSources: [PollSourceView]
@@ -45,7 +47,7 @@ struct PollSourceRoutes: Sendable {
             throw APIFailure(error)
         }
         let existed = try await !sources(appId: appId, name: name).isEmpty
-        let record = PollSourceRecord(appId: appId, name: name, url: url, intervalSeconds: interval, authorization: authorization, createdAt: Date())
+        let record = PollSourceRecord(appId: appId, name: name, url: url, intervalSeconds: interval, authorization: authorization.map { keyring.seal($0, for: .pollSourceAuthorization(appId: appId, name: name)) }, createdAt: Date())
         _ = try await visibility.send(
             StorageCommand(action: .putPollSource(record)), thenRead: String.self,
             "SELECT name FROM poll_sources WHERE app_id = \(appId) AND name = \(name) AND url = \(url) AND interval_seconds = \(interval)")

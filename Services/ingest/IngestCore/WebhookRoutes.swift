@@ -8,6 +8,8 @@ import PostgresNIO
 struct WebhookRoutes: Sendable {
     let authenticator: Authenticator
     let visibility: WriteVisibility
+    /// Seals a new webhook secret before it leaves this process.
+    let keyring: SecretKeyring
 
     private struct Log: Encodable {
         var deliveries: [WebhookAttempt]
@@ -48,7 +50,10 @@ struct WebhookRoutes: Sendable {
         }
         let existing = try await stored(appId)
         let newSecret = existing == nil || body.rotateSecret == true ? "whsec_" + OperatorRoutes.randomToken(bytes: 32) : nil
-        guard let secret = newSecret ?? existing?.secret else { throw APIFailure.databaseUnavailable }
+        // The stored secret is kept as it is stored (sealed); a new one is sealed here.
+        guard let secret = newSecret.map({ keyring.seal($0, for: .webhookSecret(appId: appId)) }) ?? existing?.secret else {
+            throw APIFailure.databaseUnavailable
+        }
         let record = WebhookRecord(appId: appId, url: url, events: events.map(\.rawValue), secret: secret, createdAt: Date())
         _ = try await visibility.send(
             StorageCommand(action: .putWebhook(record)), thenRead: String.self,

@@ -4,7 +4,8 @@ import NotifyModels
 import PostgresNIO
 import Synchronization
 
-/// One provider's credentials per app, read from the database and cached for ten seconds
+/// One provider's credentials per app, read from the database (sealed: opened with the service's secret keys) and
+/// cached for ten seconds
 /// (one second while they are flagged as refused, so new ones stored by the operator are used at once).
 final class CredentialStore<Credentials: Decodable & Sendable>: Sendable {
     /// An app's credentials and whether the provider refused them (storage flags that from push feedback).
@@ -15,14 +16,16 @@ final class CredentialStore<Credentials: Decodable & Sendable>: Sendable {
 
     private let platform: Platform
     private let client: PostgresClient
+    private let keyring: SecretKeyring
     private let logger: Logger
     private let cache = Mutex<[String: (entry: Entry?, loadedAt: ContinuousClock.Instant)]>([:])
     private let lifetime: Duration = .seconds(10)
     private let refusedLifetime: Duration = .seconds(1)
 
-    init(platform: Platform, client: PostgresClient, logger: Logger) {
+    init(platform: Platform, client: PostgresClient, keyring: SecretKeyring, logger: Logger) {
         self.platform = platform
         self.client = client
+        self.keyring = keyring
         self.logger = logger
     }
 
@@ -34,11 +37,12 @@ final class CredentialStore<Credentials: Decodable & Sendable>: Sendable {
             return cached.entry
         }
         let rows = try await client.query(
-            "SELECT credentials::text, rejected_reason FROM app_credentials WHERE app_id = \(appId) AND provider = \(platform.rawValue)",
+            "SELECT secret, rejected_reason FROM app_credentials WHERE app_id = \(appId) AND provider = \(platform.rawValue)",
             logger: logger)
         var entry: Entry?
-        for try await (json, rejected) in rows.decode((String, String?).self) {
-            entry = Entry(credentials: try WireCoding.makeDecoder().decode(Credentials.self, from: Data(json.utf8)), rejectedReason: rejected)
+        for try await (sealed, rejected) in rows.decode((String, String?).self) {
+            let json = try keyring.open(sealed, for: .providerCredentials(appId: appId, provider: platform))
+            entry = Entry(credentials: try WireCoding.makeDecoder().decode(Credentials.self, from: json), rejectedReason: rejected)
         }
         cache.withLock { $0[appId] = (entry, now) }
         return entry

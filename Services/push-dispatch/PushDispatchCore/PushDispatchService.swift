@@ -32,7 +32,7 @@ public struct PushDispatchService {
 
     public static let variables: [EnvironmentVariable] = [
         .amqpURL, .databaseURL(role: "read-only: provider credentials and webhooks"), trustedCA, concurrency, prefetch, feedbackInterval,
-        retryDelays, webhookAttempts, .httpHost, .healthPort(default: 8083), .logLevel,
+        retryDelays, webhookAttempts, .secretKeys, .secretKeysFile, .httpHost, .healthPort(default: 8083), .logLevel,
     ]
 
     public init(environment: ServiceEnvironment) {
@@ -44,6 +44,7 @@ public struct PushDispatchService {
         let metrics = ServiceMetrics.bootstrap()
         let amqp = try environment.amqpConfiguration()
         let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "reader")), logger: logger)
+        let keyring = try environment.secretKeyring()
 
         let trustedCAFile = environment.string(Self.trustedCA)
         let connections = HTTPClientPool(trustedCAFile: trustedCAFile)
@@ -52,16 +53,16 @@ public struct PushDispatchService {
         let providers: [any PushProvider] = [
             APNsProvider(
                 client: APNsClient(connections: apnsConnections, signer: APNsTokenSigner()),
-                credentials: CredentialStore(platform: .apns, client: database, logger: logger)),
+                credentials: CredentialStore(platform: .apns, client: database, keyring: keyring, logger: logger)),
             FCMProvider(
                 client: FCMClient(http: connections.client(for: "fcm"), tokens: AccessTokenCache()),
-                credentials: CredentialStore(platform: .fcm, client: database, logger: logger)),
+                credentials: CredentialStore(platform: .fcm, client: database, keyring: keyring, logger: logger)),
             WebPushProvider(
                 client: WebPushClient(http: connections.client(for: "webpush"), vapid: VAPIDSigner()),
-                credentials: CredentialStore(platform: .webpush, client: database, logger: logger)),
+                credentials: CredentialStore(platform: .webpush, client: database, keyring: keyring, logger: logger)),
             WNSProvider(
                 client: WNSClient(http: connections.client(for: "wns"), tokens: AccessTokenCache()),
-                credentials: CredentialStore(platform: .wns, client: database, logger: logger)),
+                credentials: CredentialStore(platform: .wns, client: database, keyring: keyring, logger: logger)),
         ]
         let topology = providers.reduce(AMQPTopology.workQueue(QueueNames.pushFeedback).merging(.webhooks)) { topology, provider in
             topology.merging(.workQueue(QueueNames.pushQueue(provider.platform)))
@@ -87,7 +88,7 @@ public struct PushDispatchService {
             configuration: amqp, queue: WebhookDelivery.queue, topology: topology, options: .init(prefetch: 1, maximumBatch: 1),
             deadLetterPublisher: publisher, logger: logger,
             handler: WebhookDispatcher(
-                http: .shared, database: database, publisher: publisher, logger: logger,
+                http: .shared, database: database, publisher: publisher, keyring: keyring, logger: logger,
                 maximumAttempts: max(try environment.integer(Self.webhookAttempts), 1)
             ).handle)
         // Each holds up to its prefetch of retries until they are due (see RetryForwarder).

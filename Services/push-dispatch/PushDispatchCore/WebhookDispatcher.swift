@@ -24,6 +24,8 @@ struct WebhookDispatcher: Sendable {
     let http: HTTPClient
     let database: PostgresClient
     let publisher: AMQPPublisher
+    /// Opens the webhook's sealed secret.
+    let keyring: SecretKeyring
     let logger: Logger
     var maximumAttempts = 8
     var firstDelay: Duration = .milliseconds(500)
@@ -71,7 +73,9 @@ struct WebhookDispatcher: Sendable {
         let found = try? await RetryUntilShutdown.run("read the app's webhook", logger: logger) {
             var webhooks: [(url: String, secret: String)] = []
             let rows = try await database.query("SELECT url, secret FROM app_webhooks WHERE app_id = \(delivery.appId)", logger: logger)
-            for try await row in rows.decode((String, String).self) { webhooks.append(row) }
+            for try await (url, sealed) in rows.decode((String, String).self) {
+                webhooks.append((url, try keyring.openText(sealed, for: .webhookSecret(appId: delivery.appId))))
+            }
             return webhooks
         }
         guard let found else { return .requeue }

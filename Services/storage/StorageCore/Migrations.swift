@@ -487,6 +487,18 @@ struct Migrations {
         (20, [
             "ALTER TABLE apps ADD COLUMN requests_per_second int, ADD COLUMN notifications_per_second int",
         ]),
+        // Secrets sealed (SecretKeyring): provider credentials move from plaintext jsonb to a text column that holds
+        // them sealed (the rows copied here are sealed by SecretResealer as storage starts); the keys a rotation
+        // replaced, accepted until their overlap ends.
+        (21, [
+            "ALTER TABLE app_credentials ADD COLUMN secret text",
+            "UPDATE app_credentials SET secret = credentials::text",
+            "ALTER TABLE app_credentials ALTER COLUMN secret SET NOT NULL, DROP COLUMN credentials",
+            """
+            ALTER TABLE apps ADD COLUMN previous_api_key_hash text, ADD COLUMN previous_api_key_retires_at timestamptz,
+                ADD COLUMN previous_client_signing_key text, ADD COLUMN previous_client_signing_key_retires_at timestamptz
+            """,
+        ]),
     ]
 
     /// Code run before a step's statements, for what SQL alone cannot do.

@@ -27,15 +27,16 @@ struct RegistryWriter {
             try await connection.query("DELETE FROM app_broker_users WHERE user_name = \(user) AND app_id = \(appId)", logger: logger)
         case .deleteApp(let appId):
             try await deleteApp(appId)
-        case .setProviderCredentials(let appId, let credentials):
-            let json = String(decoding: try credentials.encoded(with: WireCoding.makeEncoder()), as: UTF8.self)
+        case .setProviderCredentials(let appId, let provider, let sealedCredentials):
             try await connection.query(
                 """
-                INSERT INTO app_credentials (app_id, provider, credentials, updated_at)
-                VALUES (\(appId), \(credentials.platform.rawValue), \(json)::jsonb, now())
+                INSERT INTO app_credentials (app_id, provider, secret, updated_at)
+                VALUES (\(appId), \(provider.rawValue), \(sealedCredentials), now())
                 ON CONFLICT (app_id, provider) DO UPDATE SET
-                    credentials = EXCLUDED.credentials, updated_at = EXCLUDED.updated_at, rejected_reason = NULL, rejected_at = NULL
+                    secret = EXCLUDED.secret, updated_at = EXCLUDED.updated_at, rejected_reason = NULL, rejected_at = NULL
                 """, logger: logger)
+        case .rotateAppKeys(let rotation):
+            try await rotateKeys(rotation)
         case .registerSubscription(let subscription):
             let keys = try subscription.keys.map { String(decoding: try WireCoding.makeEncoder().encode($0), as: UTF8.self) }
             let stored = try await connection.query(
@@ -204,6 +205,26 @@ struct RegistryWriter {
             SELECT \(record.user), app_id, \(record.createdAt), \(record.retiresAt) FROM apps WHERE app_id = \(record.appId)
             ON CONFLICT (user_name) DO UPDATE SET retires_at = EXCLUDED.retires_at WHERE app_broker_users.app_id = EXCLUDED.app_id
             """, logger: logger)
+    }
+
+    /// The new keys replace the current ones, which are kept until `retiresAt`. A command applied again changes
+    /// nothing (the new key is already the current one), so the replaced key is never lost from the overlap.
+    private func rotateKeys(_ rotation: AppKeyRotation) async throws {
+        if let hash = rotation.apiKeyHash {
+            try await connection.query(
+                """
+                UPDATE apps SET previous_api_key_hash = api_key_hash, previous_api_key_retires_at = \(rotation.retiresAt), api_key_hash = \(hash)
+                WHERE app_id = \(rotation.appId) AND api_key_hash <> \(hash)
+                """, logger: logger)
+        }
+        if let key = rotation.clientSigningKey {
+            try await connection.query(
+                """
+                UPDATE apps SET previous_client_signing_key = client_signing_key, previous_client_signing_key_retires_at = \(rotation.retiresAt),
+                    client_signing_key = \(key)
+                WHERE app_id = \(rotation.appId) AND client_signing_key <> \(key)
+                """, logger: logger)
+        }
     }
 
     /// Deletes the app's rows from every table; the app row last, which takes its credentials, subscriptions, event

@@ -21,9 +21,14 @@ public struct StorageService {
         "NOTIFY_TOMBSTONE_RETENTION_DAYS",
         "how long deletions, expirations and the change log are kept for offline devices to sync; an older cursor must resync", default: "30")
 
+    static let resealInterval = EnvironmentVariable(
+        "NOTIFY_SECRET_RESEAL_SECONDS",
+        "how often stored secrets sealed with another key than the first of NOTIFY_SECRET_KEYS are sealed again with it (also at start)",
+        default: "300")
+
     public static let variables: [EnvironmentVariable] = [
         .amqpURL, .databaseURL(role: "the writer: storage is the only service that writes"), readerRole, prefetch, expirySweep, tombstoneRetention,
-        .httpHost, .healthPort(default: 8081), .logLevel,
+        .secretKeys, .secretKeysFile, resealInterval, .httpHost, .healthPort(default: 8081), .logLevel,
     ]
 
     public init(environment: ServiceEnvironment) {
@@ -36,6 +41,7 @@ public struct StorageService {
         let amqp = try environment.amqpConfiguration()
         let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "writer")), logger: logger)
         let prefetch = try environment.integer(Self.prefetch)
+        let keyring = try environment.secretKeyring()
         let topology = AMQPTopology.workQueue(QueueNames.storageCommands)
             .merging(.workQueue(QueueNames.fanoutChanges)).merging(AMQPTopology.webhooks)
         let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
@@ -80,7 +86,11 @@ public struct StorageService {
                 database, publisher, confirmed,
                 MigrationGate(
                     migrations: migrations,
-                    then: [consumer, feedback, webhookOutcomes, WebhookRelay(client: database, publisher: publisher, logger: logger)], logger: logger),
+                    then: [
+                        consumer, feedback, webhookOutcomes, WebhookRelay(client: database, publisher: publisher, logger: logger),
+                        SecretResealer(
+                            client: database, keyring: keyring, interval: .seconds(max(try environment.integer(Self.resealInterval), 1)), logger: logger),
+                    ], logger: logger),
                 sweeper, health,
             ],
             logger: logger)

@@ -255,6 +255,15 @@ nonisolated struct WireStorageCommand: Sendable {
     set {action = .setRateLimit(newValue)}
   }
 
+  /// Replaces an app's API key or client signing key, the replaced one accepted until the rotation's end.
+  var rotateAppKeys: WireAppKeyRotation {
+    get {
+      if case .rotateAppKeys(let v)? = action {return v}
+      return WireAppKeyRotation()
+    }
+    set {action = .rotateAppKeys(newValue)}
+  }
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   nonisolated enum OneOf_Action: Equatable, Sendable {
@@ -297,6 +306,8 @@ nonisolated struct WireStorageCommand: Sendable {
     case setExternalBadge(WireExternalBadge)
     /// Sets an app's publish rate limits (0: the service's default).
     case setRateLimit(WireAppRateLimit)
+    /// Replaces an app's API key or client signing key, the replaced one accepted until the rotation's end.
+    case rotateAppKeys(WireAppKeyRotation)
 
   }
 
@@ -314,7 +325,7 @@ nonisolated struct WireWebhook: Sendable {
 
   var events: [String] = []
 
-  /// The HMAC-SHA256 key the POSTs are signed with.
+  /// The HMAC-SHA256 key the POSTs are signed with, sealed (SecretKeyring: "sealed:v1:<key id>:<base64>").
   var secret: String = String()
 
   var createdAtMicros: Int64 = 0
@@ -425,6 +436,7 @@ nonisolated struct WireAppRecord: Sendable {
 
   var apiKeyHash: String = String()
 
+  /// Sealed (SecretKeyring: "sealed:v1:<key id>:<base64>").
   var clientSigningKey: String = String()
 
   var brokerUser: String {
@@ -550,12 +562,53 @@ nonisolated struct WireSetProviderCredentials: Sendable {
 
   var provider: WirePlatform = .unspecified
 
-  /// The provider's credentials in the public JSON form of PUT /v1/apps/{appId}/providers/{provider}.
+  /// Plaintext JSON, from an ingest older than sealed secrets (storage stores it and then seals it).
   var credentialsJson: Data = Data()
+
+  /// The provider's credentials in the public JSON form of PUT /v1/apps/{appId}/providers/{provider}, sealed
+  /// (SecretKeyring: "sealed:v1:<key id>:<base64>").
+  var sealedCredentials: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
+}
+
+nonisolated struct WireAppKeyRotation: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var appID: String = String()
+
+  /// Hex SHA-256 of the new API key; absent: the API key stays.
+  var apiKeyHash: String {
+    get {_apiKeyHash ?? String()}
+    set {_apiKeyHash = newValue}
+  }
+  /// Returns true if `apiKeyHash` has been explicitly set.
+  var hasApiKeyHash: Bool {self._apiKeyHash != nil}
+  /// Clears the value of `apiKeyHash`. Subsequent reads from it will return its default value.
+  mutating func clearApiKeyHash() {self._apiKeyHash = nil}
+
+  /// The new client signing key, sealed; absent: it stays.
+  var clientSigningKey: String {
+    get {_clientSigningKey ?? String()}
+    set {_clientSigningKey = newValue}
+  }
+  /// Returns true if `clientSigningKey` has been explicitly set.
+  var hasClientSigningKey: Bool {self._clientSigningKey != nil}
+  /// Clears the value of `clientSigningKey`. Subsequent reads from it will return its default value.
+  mutating func clearClientSigningKey() {self._clientSigningKey = nil}
+
+  var retiresAtMicros: Int64 = 0
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+
+  fileprivate var _apiKeyHash: String? = nil
+  fileprivate var _clientSigningKey: String? = nil
 }
 
 nonisolated struct WireEventSourceList: Sendable {
@@ -847,7 +900,7 @@ nonisolated extension WireStorageCommandBatch: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StorageCommand"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{4}\u{8}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0\u{3}put_webhook\0\u{3}delete_webhook\0\u{3}set_badge_mode\0\u{3}set_external_badge\0\u{3}set_rate_limit\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{4}\u{8}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0\u{3}put_webhook\0\u{3}delete_webhook\0\u{3}set_badge_mode\0\u{3}set_external_badge\0\u{3}set_rate_limit\0\u{3}rotate_app_keys\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1136,6 +1189,19 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
           self.action = .setRateLimit(v)
         }
       }()
+      case 33: try {
+        var v: WireAppKeyRotation?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .rotateAppKeys(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .rotateAppKeys(v)
+        }
+      }()
       default: break
       }
     }
@@ -1244,6 +1310,10 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
     case .setRateLimit?: try {
       guard case .setRateLimit(let v)? = self.action else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 32)
+    }()
+    case .rotateAppKeys?: try {
+      guard case .rotateAppKeys(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 33)
     }()
     case nil: break
     }
@@ -1767,7 +1837,7 @@ nonisolated extension WireDeleteBrokerUser: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension WireSetProviderCredentials: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".SetProviderCredentials"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}provider\0\u{3}credentials_json\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}provider\0\u{3}credentials_json\0\u{3}sealed_credentials\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1778,6 +1848,7 @@ nonisolated extension WireSetProviderCredentials: SwiftProtobuf.Message, SwiftPr
       case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
       case 2: try { try decoder.decodeSingularEnumField(value: &self.provider) }()
       case 3: try { try decoder.decodeSingularBytesField(value: &self.credentialsJson) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.sealedCredentials) }()
       default: break
       }
     }
@@ -1793,6 +1864,9 @@ nonisolated extension WireSetProviderCredentials: SwiftProtobuf.Message, SwiftPr
     if !self.credentialsJson.isEmpty {
       try visitor.visitSingularBytesField(value: self.credentialsJson, fieldNumber: 3)
     }
+    if !self.sealedCredentials.isEmpty {
+      try visitor.visitSingularStringField(value: self.sealedCredentials, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1800,6 +1874,56 @@ nonisolated extension WireSetProviderCredentials: SwiftProtobuf.Message, SwiftPr
     if lhs.appID != rhs.appID {return false}
     if lhs.provider != rhs.provider {return false}
     if lhs.credentialsJson != rhs.credentialsJson {return false}
+    if lhs.sealedCredentials != rhs.sealedCredentials {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireAppKeyRotation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".AppKeyRotation"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}api_key_hash\0\u{3}client_signing_key\0\u{3}retires_at_micros\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self._apiKeyHash) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self._clientSigningKey) }()
+      case 4: try { try decoder.decodeSingularSFixed64Field(value: &self.retiresAtMicros) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
+    }
+    try { if let v = self._apiKeyHash {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 2)
+    } }()
+    try { if let v = self._clientSigningKey {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 3)
+    } }()
+    if self.retiresAtMicros != 0 {
+      try visitor.visitSingularSFixed64Field(value: self.retiresAtMicros, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: WireAppKeyRotation, rhs: WireAppKeyRotation) -> Bool {
+    if lhs.appID != rhs.appID {return false}
+    if lhs._apiKeyHash != rhs._apiKeyHash {return false}
+    if lhs._clientSigningKey != rhs._clientSigningKey {return false}
+    if lhs.retiresAtMicros != rhs.retiresAtMicros {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,76 @@
+import Foundation
+import Logging
+import NotifyModels
+import PostgresNIO
+import Testing
+
+@testable import StorageCore
+
+/// Secrets as storage keeps them: key rotations applied once, and values re-sealed after the key-encryption key moved.
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["NOTIFY_TEST_STACK"] != nil, "needs PostgreSQL: run deploy/local/test.sh"))
+struct SecretStorageTests {
+    private let logger = Logger(label: "secret-storage-tests")
+
+    private static func newApp(signingKey: String) -> AppRecord {
+        AppRecord(
+            appId: "sec_\(UUID().uuidString.prefix(12).lowercased())", name: "secrets", apiKeyHash: UUID().uuidString, clientSigningKey: signingKey,
+            brokerUser: nil, createdAt: Date())
+    }
+
+    private func text(_ client: PostgresClient, _ query: PostgresQuery) async throws -> [String?] {
+        var values: [String?] = []
+        for try await value in try await client.query(query, logger: logger).decode(String?.self) { values.append(value) }
+        return values
+    }
+
+    @Test("a rotation keeps the replaced key until its end, and applied twice it does not lose the replaced key")
+    func rotationAppliedOnce() async throws {
+        try await StorageTestDatabase.withApplier { applier, client in
+            let app = Self.newApp(signingKey: "sealed:v1:k:first")
+            _ = try await applier.apply([StorageCommand(action: .createApp(app))])
+            let retiresAt = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 3600).rounded(.down))
+            let rotation = StorageCommand(action: .rotateAppKeys(AppKeyRotation(
+                appId: app.appId, apiKeyHash: "new-hash", clientSigningKey: "sealed:v1:k:second", retiresAt: retiresAt)))
+            _ = try await applier.apply([rotation])
+            _ = try await applier.apply([StorageCommand(action: rotation.action)])
+            let row = try await text(client, """
+                SELECT concat_ws('|', api_key_hash, previous_api_key_hash, client_signing_key, previous_client_signing_key,
+                                 (previous_api_key_retires_at = previous_client_signing_key_retires_at)::text)
+                FROM apps WHERE app_id = \(app.appId)
+                """)
+            #expect(row == ["new-hash|\(app.apiKeyHash)|sealed:v1:k:second|sealed:v1:k:first|true"])
+        }
+    }
+
+    @Test("after the key-encryption key moved, storage re-seals every secret with the new key, plaintext ones too; one it cannot open is counted")
+    func resealing() async throws {
+        try await StorageTestDatabase.withApplier { applier, client in
+            let oldEntry = SecretKeyring.generateEntry(id: "old"), newEntry = SecretKeyring.generateEntry(id: "new")
+            let before = try SecretKeyring(parsing: oldEntry)
+            var app = Self.newApp(signingKey: "")
+            app.clientSigningKey = before.seal("signing-key-1", for: .clientSigningKey(appId: app.appId))
+            let lost = Self.newApp(signingKey: "sealed:v1:gone:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
+            let credentials = before.seal("{\"clientSecret\":\"wns-secret\"}", for: .providerCredentials(appId: app.appId, provider: .wns))
+            _ = try await applier.apply([
+                StorageCommand(action: .createApp(app)), StorageCommand(action: .createApp(lost)),
+                StorageCommand(action: .setProviderCredentials(appId: app.appId, provider: .wns, sealedCredentials: credentials)),
+                StorageCommand(action: .putWebhook(WebhookRecord(
+                    appId: app.appId, url: "https://hooks.example/x", events: ["subscription.created"], secret: "whsec_plaintext", createdAt: Date()))),
+            ])
+            let after = try SecretKeyring(parsing: "\(newEntry),\(oldEntry)")
+            let resealer = SecretResealer(client: client, keyring: after, interval: .seconds(60), logger: logger)
+            let left = try await resealer.resealAll()
+            let signing = try #require(try await text(client, "SELECT client_signing_key FROM apps WHERE app_id = \(app.appId)").first ?? nil)
+            let stored = try #require(try await text(client, "SELECT secret FROM app_credentials WHERE app_id = \(app.appId)").first ?? nil)
+            let webhook = try #require(try await text(client, "SELECT secret FROM app_webhooks WHERE app_id = \(app.appId)").first ?? nil)
+            for value in [signing, stored, webhook] { #expect(after.isSealedWithActiveKey(value)) }
+            #expect(try after.openText(signing, for: .clientSigningKey(appId: app.appId)) == "signing-key-1")
+            #expect(try after.openText(stored, for: .providerCredentials(appId: app.appId, provider: .wns)) == "{\"clientSecret\":\"wns-secret\"}")
+            #expect(try after.openText(webhook, for: .webhookSecret(appId: app.appId)) == "whsec_plaintext")
+            #expect(left >= 1, "the value sealed with a key no longer given stays counted (other tests' apps may add to it)")
+            let untouched = try await text(client, "SELECT client_signing_key FROM apps WHERE app_id = \(lost.appId)")
+            #expect(untouched == [lost.clientSigningKey])
+            _ = try await applier.apply([StorageCommand(action: .deleteApp(appId: lost.appId))])
+        }
+    }
+}

@@ -69,8 +69,10 @@ final class LiveStream: Sendable {
     }
 
     /// Opens the stream with a user token (and `Last-Event-ID`, if given); throws unless it answers 200 text/event-stream.
-    static func open(token: String, lastEventID: String? = nil, timeout: TimeAmount = .seconds(90)) async throws -> LiveStream {
-        var request = HTTPClientRequest(url: "\(Stack.ingestURL)/v1/me/stream")
+    static func open(
+        token: String, lastEventID: String? = nil, timeout: TimeAmount = .seconds(90), ingestURL: String = Stack.ingestURL
+    ) async throws -> LiveStream {
+        var request = HTTPClientRequest(url: "\(ingestURL)/v1/me/stream")
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
         request.headers.add(name: "Accept", value: "text/event-stream")
         if let lastEventID { request.headers.add(name: "Last-Event-ID", value: lastEventID) }

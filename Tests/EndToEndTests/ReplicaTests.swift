@@ -157,45 +157,10 @@ extension EndToEndTests {
     }
 }
 
-/// An ingest the test runs beside the stack's, on its own port, reading from `replicaURL` as its standby; stopped when
-/// the test's body returns.
-private struct SecondIngest {
-    let baseURL: String
-
+extension SecondIngest {
+    /// A second ingest reading the changes feed and history from `replicaURL` as its standby.
     static func running(port: Int, replicaURL: String, _ body: (SecondIngest) async throws -> Void) async throws {
-        let environment = ProcessInfo.processInfo.environment
-        let logURL = FileManager.default.temporaryDirectory.appendingPathComponent("replica-ingest-\(UUID().uuidString).log")
-        guard FileManager.default.createFile(atPath: logURL.path, contents: nil) else { throw TestFailure("cannot create \(logURL.path)") }
-        defer { try? FileManager.default.removeItem(at: logURL) }
-        let log = try FileHandle(forWritingTo: logURL)
-        defer { try? log.close() }
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: (environment["NOTIFY_BIN_DIR"] ?? Stack.root + "/.build/debug") + "/ingest")
-        process.environment = environment.merging([
-            "NOTIFY_DATABASE_URL": environment["NOTIFY_READER_DATABASE_URL"] ?? "postgres://notify_reader:notify_reader@127.0.0.1:22432/notify",
-            "NOTIFY_REPLICA_DATABASE_URL": replicaURL,
-            "NOTIFY_HTTP_PORT": String(port),
-            "NOTIFY_ADMIN_TOKEN": Stack.adminToken,
-        ]) { $1 }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
-        defer {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        let ingest = SecondIngest(baseURL: "http://127.0.0.1:\(port)")
-        let deadline = ContinuousClock.now + .seconds(60)
-        while (try? await StackClient.send(.GET, ingest.baseURL + "/health", deadline: .zero))?.status != 200 {
-            guard process.isRunning, ContinuousClock.now < deadline else {
-                let output = (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
-                throw TestFailure("the second ingest (port \(port)) did not become healthy; its output:\n\(output.suffix(4000))")
-            }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        try await body(ingest)
+        try await running(port: port, environment: ["NOTIFY_REPLICA_DATABASE_URL": replicaURL], body)
     }
 
     func changes(of user: UserClient, after cursor: String?, limit: Int? = nil) async throws -> ChangePage {

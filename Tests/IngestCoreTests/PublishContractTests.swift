@@ -155,7 +155,8 @@ import Testing
         let handler = AMQPIngestHandler(
             apps: AppDirectory(source: FixedApp()),
             contract: PublishContract(intake: NotificationIntake(validator: NotificationValidator()), targets: FixedTargets()),
-            sender: CommandSender(publisher: commands, logger: logger), limiter: PublishRateLimiter(defaults: RateLimit()), replies: replies, logger: logger)
+            sender: CommandSender(publisher: commands, logger: logger), limiter: PublishRateLimiter(defaults: RateLimit()),
+            backlog: PipelineBacklog(maximumDepth: 0), replies: replies, logger: logger)
         let delivery = AMQPDelivery(
             tag: AMQPDeliveryTag(connectionGeneration: 1, value: 1), exchange: "notify.ingest", routingKey: RouteTesting.appId, redelivered: false,
             body: Data(body), properties: AMQPProperties(messageId: messageId, correlationId: "c", replyTo: replyTo, userId: userId))

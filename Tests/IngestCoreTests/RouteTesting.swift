@@ -18,6 +18,8 @@ struct RouteTesting {
     static let keyring = try! SecretKeyring(parsing: SecretKeyring.generateEntry(id: "route-tests"))
 
     let published = RecordingPublisher()
+    /// The backlog check publishes go through (off unless a test sets one).
+    var backlog = PipelineBacklog(maximumDepth: 0)
 
     func run<Value>(_ test: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
         let logger = Logger(label: "ingest-route-tests")
@@ -33,7 +35,8 @@ struct RouteTesting {
             adminToken: Self.adminToken, apps: AppDirectory(source: FixedApp()),
             sender: CommandSender(publisher: published, logger: logger), database: database,
             appliedCommands: AppliedCommandWatch(client: database, logger: logger), hub: LiveHub(),
-            subscriptionLifetime: 86_400, healthChecks: ["amqp": { true }], logger: logger, keyring: Self.keyring, targets: FixedTargets())
+            subscriptionLifetime: 86_400, healthChecks: ["amqp": { true }], logger: logger, keyring: Self.keyring, targets: FixedTargets(),
+            backlog: backlog)
     }
 
     static func userToken(_ userId: String, lifetime: TimeInterval = 3600) async throws -> String {

@@ -23,6 +23,7 @@ struct AMQPIngestHandler: Sendable {
     let contract: PublishContract
     let sender: CommandSender
     let limiter: PublishRateLimiter
+    let backlog: PipelineBacklog
     let replies: any MessagePublisher
     let logger: Logger
 
@@ -123,7 +124,12 @@ struct AMQPIngestHandler: Sendable {
         }
         let accepted = try await contract.accept(
             delivery.body, byteCount: delivery.body.count, appId: appId, idempotencyKey: delivery.properties.messageId, via: .amqp)
-        // Over its limit the app's messages wait here (the queue holds the rest): the broker is the backpressure.
+        // While the pipeline is backlogged, and over its limit, the app's messages wait here (the queue holds the rest):
+        // the broker is the backpressure.
+        while backlog.refusal() != nil {
+            await pauseUnlessShuttingDown(for: .seconds(1))
+            if Task.isShuttingDownGracefully { throw APIFailure.brokerUnavailable }
+        }
         while let wait = limiter.admit(appId: appId, limit: app.rateLimit, requests: 1, notifications: accepted.commands.count) {
             await pauseUnlessShuttingDown(for: .seconds(wait))
             if Task.isShuttingDownGracefully { throw APIFailure.brokerUnavailable }

@@ -38,11 +38,13 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
                 address: .init(host: configuration.publicBrokerHost, port: configuration.publicBrokerPort, virtualHost: configuration.amqp.virtualHost),
                 defaultOverlap: configuration.brokerUserOverlap, logger: logger)
         },
-        appliedCommands: AppliedCommandWatch(client: database, logger: logger), hub: LiveHub(),
+        appliedCommands: AppliedCommandWatch(client: database, logger: logger),
+        hub: LiveHub(maximumStreamsPerUser: configuration.maximumStreamsPerUser),
         subscriptionLifetime: configuration.subscriptionLifetime,
         healthChecks: ["amqp": { publisher.isConnected }, "database": { await databaseHealth.check() }], logger: logger,
         keyring: configuration.secretKeys, keyRotationOverlap: configuration.keyRotationOverlap,
-        limiter: PublishRateLimiter(defaults: configuration.defaultRateLimit))
+        limiter: PublishRateLimiter(defaults: configuration.defaultRateLimit),
+        backlog: PipelineBacklog(maximumDepth: administration == nil ? 0 : configuration.maximumQueueDepth))
     let router = buildRouter(dependencies)
     metrics.addRoute(to: router)
 
@@ -50,7 +52,8 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         configuration: configuration.amqp, queue: QueueNames.ingestQueue, topology: IngestTopology.ingest,
         options: .init(prefetch: configuration.prefetch, maximumBatch: configuration.prefetch), deadLetterPublisher: publisher, logger: logger,
         handler: AMQPIngestHandler(
-            apps: dependencies.apps, contract: dependencies.contract, sender: dependencies.sender, limiter: dependencies.limiter, replies: publisher,
+            apps: dependencies.apps, contract: dependencies.contract, sender: dependencies.sender, limiter: dependencies.limiter,
+            backlog: dependencies.backlog, replies: publisher,
             logger: logger
         ).handle)
     let polling = PollIngestion(
@@ -61,6 +64,11 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
             administration: $0, bounds: configuration.deadLetterBounds, database: database, sender: sender,
             interval: configuration.brokerMaintenanceInterval, logger: logger)
     }
+    let backlogMonitor = administration.flatMap { administration in
+        configuration.maximumQueueDepth > 0
+            ? BacklogMonitor(administration: administration, virtualHost: configuration.amqp.virtualHost, backlog: dependencies.backlog, logger: logger)
+            : nil
+    }
     let liveQueue = IngestTopology.liveQueue()
     let liveListener = AMQPConsumer(
         configuration: configuration.amqp, queue: liveQueue.name, topology: liveQueue.topology,
@@ -70,9 +78,12 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
     // applied-command watch, the consumers, the publisher, the pools.
     return Application(
         router: router,
-        configuration: ApplicationConfiguration(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "notify-ingest"),
+        configuration: ApplicationConfiguration(
+            address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "notify-ingest",
+            // Beyond it new connections wait in the listen backlog until one closes (Hummingbird stops accepting).
+            availableConnectionsDelegate: .maximum(configuration.maximumConnections, logger: logger)),
         services: pools + [publisher, consumer, liveListener, dependencies.appliedCommands, dependencies.hub, polling]
-            + (maintenance.map { [$0] } ?? []),
+            + (maintenance.map { [$0] } ?? []) + (backlogMonitor.map { [$0] } ?? []),
         logger: logger)
 }
 
@@ -101,6 +112,8 @@ struct IngestDependencies: Sendable {
     var targets: (any TargetDirectory)?
     /// Apps' publish rate limits on this instance.
     var limiter = PublishRateLimiter(defaults: RateLimit())
+    /// Whether the pipeline is too far behind to take publishes (off unless a depth limit is set).
+    var backlog = PipelineBacklog(maximumDepth: 0)
 
     /// The publish contract both transports use.
     var contract: PublishContract {
@@ -132,7 +145,9 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
     KeyRotationRoutes(
         authenticator: authenticator, visibility: visibility, keyring: dependencies.keyring, defaultOverlap: dependencies.keyRotationOverlap
     ).register(on: router)
-    PublishRoutes(authenticator: authenticator, contract: dependencies.contract, sender: dependencies.sender, limiter: dependencies.limiter)
+    PublishRoutes(
+        authenticator: authenticator, contract: dependencies.contract, sender: dependencies.sender, limiter: dependencies.limiter,
+        backlog: dependencies.backlog)
         .register(on: router)
     DeviceRoutes(
         authenticator: authenticator, sender: dependencies.sender, visibility: visibility, subscriptionLifetime: dependencies.subscriptionLifetime

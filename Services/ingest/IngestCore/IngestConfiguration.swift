@@ -45,6 +45,12 @@ public struct IngestConfiguration: Sendable {
     public var secretKeys: SecretKeyring
     /// How long an API key or client signing key replaced by a rotation stays accepted, unless the request says.
     public var keyRotationOverlap: TimeInterval
+    /// Messages a pipeline queue may hold before publishes are answered 503 (0: no limit; needs the management API).
+    public var maximumQueueDepth: Int
+    /// Live streams (`GET /v1/me/stream`) one user may hold open on this instance.
+    public var maximumStreamsPerUser: Int
+    /// Open HTTP connections this instance serves at once; more wait to be accepted.
+    public var maximumConnections: Int
 
     static let replicaDatabaseURL = EnvironmentVariable(
         "NOTIFY_REPLICA_DATABASE_URL",
@@ -73,6 +79,14 @@ public struct IngestConfiguration: Sendable {
         "NOTIFY_BROKER_USER_OVERLAP_SECONDS", "how long a broker user replaced by a rotation keeps working", default: "86400")
     static let keyRotationOverlap = EnvironmentVariable(
         "NOTIFY_KEY_ROTATION_OVERLAP_SECONDS", "how long an app's API key or client signing key replaced by a rotation keeps working", default: "86400")
+    static let maximumQueueDepth = EnvironmentVariable(
+        "NOTIFY_MAX_QUEUE_DEPTH",
+        "messages storage.commands, fanout.changes or a push queue may hold before publishes are answered 503 pipeline_backlogged with Retry-After (over AMQP the consumer waits); taken again below 80 %; 0 = no limit (also when NOTIFY_RABBITMQ_MANAGEMENT_URL is off)",
+        default: "100000")
+    static let maximumStreamsPerUser = EnvironmentVariable(
+        "NOTIFY_MAX_STREAMS_PER_USER", "live streams one user may hold open on this instance; one more is answered 429 too_many_streams", default: "10")
+    static let maximumConnections = EnvironmentVariable(
+        "NOTIFY_MAX_CONNECTIONS", "open HTTP connections this instance serves at once (keep it under the open-file limit); more wait to be accepted", default: "4096")
     static let brokerMaintenance = EnvironmentVariable(
         "NOTIFY_BROKER_MAINTENANCE_SECONDS", "how often retired broker users are deleted", default: "30")
     static let deadLetterMessages = EnvironmentVariable(
@@ -84,7 +98,7 @@ public struct IngestConfiguration: Sendable {
 
     public static let variables: [EnvironmentVariable] = [
         .amqpURL, .databaseURL(role: "read-only"), replicaDatabaseURL, adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, confirmTimeout, appRequestsPerSecond, appNotificationsPerSecond, .logLevel,
-        .secretKeys, .secretKeysFile, keyRotationOverlap, managementURL, publicBrokerAddress, brokerUserOverlap, brokerMaintenance, deadLetterMessages, deadLetterBytes, deadLetterAge,
+        .secretKeys, .secretKeysFile, keyRotationOverlap, maximumQueueDepth, maximumStreamsPerUser, maximumConnections, managementURL, publicBrokerAddress, brokerUserOverlap, brokerMaintenance, deadLetterMessages, deadLetterBytes, deadLetterAge,
     ]
 
     public init(environment: ServiceEnvironment) throws(ConfigurationError) {
@@ -122,6 +136,9 @@ public struct IngestConfiguration: Sendable {
         brokerUserOverlap = TimeInterval(try environment.integer(Self.brokerUserOverlap))
         secretKeys = try environment.secretKeyring()
         keyRotationOverlap = TimeInterval(try environment.integer(Self.keyRotationOverlap))
+        maximumQueueDepth = max(try environment.integer(Self.maximumQueueDepth), 0)
+        maximumStreamsPerUser = max(try environment.integer(Self.maximumStreamsPerUser), 1)
+        maximumConnections = max(try environment.integer(Self.maximumConnections), 1)
         brokerMaintenanceInterval = .seconds(try environment.integer(Self.brokerMaintenance))
         deadLetterBounds = .init(
             maximumMessages: try environment.integer(Self.deadLetterMessages), maximumBytes: try environment.integer(Self.deadLetterBytes),

@@ -20,15 +20,27 @@ final class LiveHub: Service, Sendable {
     }
 
     private let listeners = Mutex<[String: [UUID: AsyncStream<Void>.Continuation]]>([:])
+    /// Streams one user may hold open on this instance.
+    let maximumStreamsPerUser: Int
+
+    init(maximumStreamsPerUser: Int = 10) {
+        self.maximumStreamsPerUser = maximumStreamsPerUser
+    }
 
     private static func key(_ appId: String, _ userId: String) -> String { "\(appId)\u{1F}\(userId)" }
 
-    /// A stream of wake-ups for one user; wake-ups that arrive while the stream is busy collapse into one.
-    func subscribe(appId: String, userId: String) -> (Listener, AsyncStream<Void>) {
+    /// A stream of wake-ups for one user (wake-ups that arrive while the stream is busy collapse into one); nil when the
+    /// user already holds `maximumStreamsPerUser` streams here.
+    func subscribe(appId: String, userId: String) -> (Listener, AsyncStream<Void>)? {
         let listener = Listener(appId: appId, userId: userId)
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        listeners.withLock { $0[Self.key(appId, userId), default: [:]][listener.id] = continuation }
-        return (listener, stream)
+        let taken = listeners.withLock { listeners -> Bool in
+            let key = Self.key(appId, userId)
+            guard (listeners[key]?.count ?? 0) < maximumStreamsPerUser else { return false }
+            listeners[key, default: [:]][listener.id] = continuation
+            return true
+        }
+        return taken ? (listener, stream) : nil
     }
 
     func unsubscribe(_ listener: Listener) {

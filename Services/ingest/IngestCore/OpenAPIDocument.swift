@@ -629,7 +629,7 @@ paths:
                   message: app app_3K2WdeqlQWrl publishes faster than its limit of 200 requests/s (per ingest instance); nothing was accepted, try again after Retry-After
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
-          description: database_unavailable, broker_unavailable (including a broker that confirmed nothing within NOTIFY_CONFIRM_TIMEOUT_MS) - nothing was accepted.
+          description: database_unavailable, broker_unavailable (including a broker that confirmed nothing within NOTIFY_CONFIRM_TIMEOUT_MS), pipeline_backlogged (a queue between the services holds more than NOTIFY_MAX_QUEUE_DEPTH messages) - nothing was accepted.
 
   # App server: event sources
 
@@ -1888,6 +1888,15 @@ paths:
         '410':
           $ref: '#/components/responses/Error'
           description: cursor_expired.
+        '429':
+          description: too_many_streams - the user holds NOTIFY_MAX_STREAMS_PER_USER streams on this instance already (default 10); close one first.
+          headers:
+            Retry-After:
+              $ref: '#/components/headers/RetryAfter'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Error'
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
           description: database_unavailable.

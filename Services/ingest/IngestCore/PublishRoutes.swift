@@ -10,6 +10,7 @@ struct PublishRoutes: Sendable {
     let contract: PublishContract
     let sender: CommandSender
     let limiter: PublishRateLimiter
+    let backlog: PipelineBacklog
 
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
 
@@ -22,6 +23,7 @@ struct PublishRoutes: Sendable {
     private func publish(_ request: Request, appId: String) async throws -> Response {
         let app = try await authenticator.requireAppServer(request, appId: appId)
         // The request first, before its body is read: under overload, refusing must stay cheap.
+        if let refusal = backlog.refusal() { throw refusal }
         if let wait = limiter.admit(appId: appId, limit: app.rateLimit, requests: 1, notifications: 0) {
             throw APIFailure.rateLimited(appId: appId, limit: limiter.limit(for: app.rateLimit), retryAfterSeconds: wait)
         }

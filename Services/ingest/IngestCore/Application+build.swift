@@ -142,6 +142,7 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
         authenticator: authenticator, visibility: visibility, sender: dependencies.sender, brokerAccess: dependencies.brokerAccess,
         keyring: dependencies.keyring
     ).register(on: router)
+    AppListingRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
     KeyRotationRoutes(
         authenticator: authenticator, visibility: visibility, keyring: dependencies.keyring, defaultOverlap: dependencies.keyRotationOverlap
     ).register(on: router)

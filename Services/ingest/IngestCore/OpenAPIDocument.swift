@@ -103,6 +103,52 @@ paths:
   # Operator
 
   /v1/apps:
+    get:
+      operationId: listApps
+      summary: List the apps, in id order, with their settings, providers and broker users (never a secret).
+      tags: [Operator]
+      security:
+        - operatorToken: []
+      parameters:
+        - name: limit
+          in: query
+          required: false
+          description: Apps per page (default 100).
+          schema:
+            type: integer
+            minimum: 1
+            maximum: 1000
+        - name: pageToken
+          in: query
+          required: false
+          description: The `nextPageToken` of the page before.
+          schema:
+            type: string
+      responses:
+        '200':
+          description: A page of apps.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [apps]
+                properties:
+                  apps:
+                    type: array
+                    items:
+                      $ref: '#/components/schemas/AppView'
+                  nextPageToken:
+                    type: string
+                    description: Absent on the last page.
+        '400':
+          $ref: '#/components/responses/Error'
+          description: invalid_field (`limit` is 1 to 1000).
+        '401':
+          $ref: '#/components/responses/Error'
+          description: unauthorized.
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+          description: database_unavailable.
     post:
       operationId: createApp
       summary: Create an app; answers its appId, API key and client signing key (once).
@@ -160,6 +206,28 @@ paths:
   /v1/apps/{appId}:
     parameters:
       - $ref: '#/components/parameters/AppId'
+    get:
+      operationId: getApp
+      summary: One app with its settings, providers and broker users (never a secret).
+      tags: [Operator]
+      security:
+        - operatorToken: []
+      responses:
+        '200':
+          description: The app.
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/AppView'
+        '401':
+          $ref: '#/components/responses/Error'
+          description: unauthorized.
+        '404':
+          $ref: '#/components/responses/Error'
+          description: app_not_found.
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+          description: database_unavailable.
     patch:
       operationId: updateAppSettings
       summary: Change the app's settings (its badge mode, its publish rate limits).
@@ -2257,6 +2325,59 @@ components:
           minimum: 0
           maximum: 2592000
           description: How long the app's current broker users stay accepted (default `NOTIFY_BROKER_USER_OVERLAP_SECONDS`).
+    AppView:
+      type: object
+      description: An app as stored; never a secret.
+      required: [appId, name, createdAt, badgeMode, rateLimit, providers, brokerUsers]
+      properties:
+        appId:
+          type: string
+        name:
+          type: string
+        createdAt:
+          type: string
+          format: date-time
+        badgeMode:
+          type: string
+          enum: [unread, unreadIncludingBroadcasts, external, none]
+        rateLimit:
+          $ref: '#/components/schemas/RateLimit'
+        providers:
+          type: array
+          description: The providers the app has credentials for.
+          items:
+            type: object
+            required: [provider, updatedAt]
+            properties:
+              provider:
+                type: string
+                enum: [apns, fcm, wns, webpush]
+              updatedAt:
+                type: string
+                format: date-time
+              rejectedReason:
+                type: string
+                description: Why the provider refused the credentials (pushes wait until new ones are stored).
+        brokerUsers:
+          type: array
+          items:
+            type: object
+            required: [user]
+            properties:
+              user:
+                type: string
+              retiresAt:
+                type: string
+                format: date-time
+                description: Absent for the current user; a replaced one is accepted until then.
+        previousApiKeyRetiresAt:
+          type: string
+          format: date-time
+          description: While a rotated API key is still accepted, until when.
+        previousClientSigningKeyRetiresAt:
+          type: string
+          format: date-time
+          description: While a rotated client signing key is still accepted, until when.
     RotateKeyRequest:
       type: object
       properties:

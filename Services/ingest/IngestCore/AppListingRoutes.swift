@@ -1,0 +1,110 @@
+import Foundation
+import Hummingbird
+import NotifyModels
+import PostgresNIO
+
+/// `GET /v1/apps` and `GET /v1/apps/{appId}` (operator token): the apps as stored, with their settings, which
+/// providers have credentials (and whether a provider refused them), broker users and rotation overlaps; never a secret.
+struct AppListingRoutes: Sendable {
+    let authenticator: Authenticator
+    let visibility: WriteVisibility
+
+    struct AppView: Encodable, Sendable {
+        struct Provider: Encodable, Sendable {
+            var provider: String
+            var updatedAt: Date
+            /// Why the provider refused the credentials (pushes wait until new ones are stored); absent: not refused.
+            var rejectedReason: String?
+        }
+
+        struct BrokerUser: Encodable, Sendable {
+            var user: String
+            /// Absent: the current user; present: a rotation replaced it, accepted until then.
+            var retiresAt: Date?
+        }
+
+        var appId: String
+        var name: String
+        var createdAt: Date
+        var badgeMode: String
+        var rateLimit: RateLimit
+        var providers: [Provider]
+        var brokerUsers: [BrokerUser]
+        /// While a rotated API key is still accepted: until when.
+        var previousApiKeyRetiresAt: Date?
+        /// While a rotated client signing key is still accepted: until when.
+        var previousClientSigningKeyRetiresAt: Date?
+    }
+
+    private struct Listing: Encodable {
+        var apps: [AppView]
+        /// The `pageToken` of the next page; absent on the last one.
+        var nextPageToken: String?
+    }
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("/v1/apps") { request, _ in
+            try authenticator.requireOperator(request)
+            let limit = request.uri.queryParameters.get("limit").map { Int($0) ?? 0 } ?? 100
+            guard (1...1000).contains(limit) else {
+                throw APIFailure(ValidationError.invalid("limit", "limit must be 1 to 1000"))
+            }
+            let after = request.uri.queryParameters.get("pageToken").map { String($0) }
+            let apps = try await apps(after: after, limit: limit + 1, appId: nil)
+            return try JSONResponse.make(
+                .ok, Listing(apps: Array(apps.prefix(limit)), nextPageToken: apps.count > limit ? apps[limit - 1].appId : nil))
+        }
+        router.get("/v1/apps/:appId") { request, context in
+            try authenticator.requireOperator(request)
+            let appId = try context.parameters.require("appId")
+            guard let app = try await apps(after: nil, limit: 1, appId: appId).first else {
+                throw APIFailure(.notFound, code: "app_not_found", message: "no app with id \(appId)", field: "appId")
+            }
+            return try JSONResponse.make(.ok, app)
+        }
+    }
+
+    /// Apps in id order after `after` (or the one with `appId`), with their providers and broker users.
+    private func apps(after: String?, limit: Int, appId: String?) async throws(APIFailure) -> [AppView] {
+        do {
+            var found: [AppView] = []
+            let rows = try await visibility.client.query(
+                """
+                SELECT app_id, name, created_at, badge_mode, requests_per_second, notifications_per_second,
+                       CASE WHEN previous_api_key_retires_at > now() THEN previous_api_key_retires_at END,
+                       CASE WHEN previous_client_signing_key_retires_at > now() THEN previous_client_signing_key_retires_at END
+                FROM apps
+                WHERE (\(appId)::text IS NULL OR app_id = \(appId)) AND (\(after)::text IS NULL OR app_id > \(after))
+                ORDER BY app_id LIMIT \(limit)
+                """, logger: visibility.logger)
+            for try await (id, name, created, badgeMode, requests, notifications, apiKeyRetires, signingKeyRetires)
+                in rows.decode((String, String, Date, String, Int?, Int?, Date?, Date?).self)
+            {
+                found.append(AppView(
+                    appId: id, name: name, createdAt: created, badgeMode: badgeMode,
+                    rateLimit: RateLimit(requestsPerSecond: requests, notificationsPerSecond: notifications), providers: [], brokerUsers: [],
+                    previousApiKeyRetiresAt: apiKeyRetires, previousClientSigningKeyRetiresAt: signingKeyRetires))
+            }
+            guard !found.isEmpty else { return [] }
+            let ids = found.map(\.appId)
+            let index = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
+            let providers = try await visibility.client.query(
+                "SELECT app_id, provider, updated_at, rejected_reason FROM app_credentials WHERE app_id = ANY(\(ids)) ORDER BY app_id, provider",
+                logger: visibility.logger)
+            for try await (id, provider, updated, rejected) in providers.decode((String, String, Date, String?).self) {
+                if let position = index[id] {
+                    found[position].providers.append(.init(provider: provider, updatedAt: updated, rejectedReason: rejected))
+                }
+            }
+            let users = try await visibility.client.query(
+                "SELECT app_id, user_name, retires_at FROM app_broker_users WHERE app_id = ANY(\(ids)) ORDER BY app_id, user_name",
+                logger: visibility.logger)
+            for try await (id, user, retires) in users.decode((String, String, Date?).self) {
+                if let position = index[id] { found[position].brokerUsers.append(.init(user: user, retiresAt: retires)) }
+            }
+            return found
+        } catch {
+            throw APIFailure.databaseUnavailable
+        }
+    }
+}

@@ -26,14 +26,18 @@ public struct PushJob: Codable, Sendable, Equatable {
     /// When the change was made (a publish: when ingest accepted it), for the delivery latency push-dispatch measures;
     /// nil in messages from before it was carried.
     public var changedAt: Date?
+    /// The notification's `groupName`, for providers that group what they show by it (WNS's toast group).
+    public var displayGroup: String?
 
     public init(
         pushId: UUID, appId: String, subscriptionId: UUID, platform: Platform, deviceToken: String,
         notificationId: UUID, sequence: Int64, kind: ChangeKind, isAlert: Bool, priority: NotificationPriority,
-        expiration: Date, collapseId: String, payload: String, attempt: Int = 0, keys: WebPushKeys? = nil, changedAt: Date? = nil
+        expiration: Date, collapseId: String, payload: String, attempt: Int = 0, keys: WebPushKeys? = nil, changedAt: Date? = nil,
+        displayGroup: String? = nil
     ) {
         self.keys = keys
         self.changedAt = changedAt
+        self.displayGroup = displayGroup
         self.pushId = pushId
         self.appId = appId
         self.subscriptionId = subscriptionId
@@ -80,7 +84,7 @@ extension PushJob {
         notificationId == other.notificationId && sequence == other.sequence && attempt == other.attempt
             && platform == other.platform && kind == other.kind && isAlert == other.isAlert && priority == other.priority
             && expiration == other.expiration && appId == other.appId && collapseId == other.collapseId && payload == other.payload
-            && changedAt == other.changedAt
+            && changedAt == other.changedAt && displayGroup == other.displayGroup
     }
 }
 
@@ -100,6 +104,7 @@ extension PushJobBatch {
         var payload: String
         var attempt: Int
         var changedAt: Date?
+        var displayGroup: String?
         var targets: [Target]
 
         /// A job per target, all sharing the group's strings (the payload is one copy).
@@ -109,7 +114,7 @@ extension PushJobBatch {
                     pushId: target.pushId, appId: appId, subscriptionId: target.subscriptionId, platform: platform,
                     deviceToken: target.deviceToken, notificationId: notificationId, sequence: sequence, kind: kind, isAlert: isAlert,
                     priority: priority, expiration: expiration, collapseId: collapseId, payload: payload, attempt: attempt, keys: target.keys,
-                    changedAt: changedAt)
+                    changedAt: changedAt, displayGroup: displayGroup)
             }
         }
     }
@@ -131,7 +136,7 @@ extension PushJobBatch.Group {
             appId: first.appId, platform: first.platform, notificationId: first.notificationId, sequence: first.sequence,
             kind: first.kind, isAlert: first.isAlert, priority: first.priority, expiration: first.expiration,
             collapseId: first.collapseId, payload: first.payload, attempt: first.attempt, changedAt: first.changedAt,
-            targets: jobs.map { PushJobBatch.Target(pushId: $0.pushId, subscriptionId: $0.subscriptionId, deviceToken: $0.deviceToken, keys: $0.keys) })
+            displayGroup: first.displayGroup, targets: jobs.map { PushJobBatch.Target(pushId: $0.pushId, subscriptionId: $0.subscriptionId, deviceToken: $0.deviceToken, keys: $0.keys) })
     }
 }
 

@@ -21,6 +21,7 @@ extension PushJobBatch: WireMessage {
             group.payload = first.payload
             group.attempt = Int32(clamping: first.attempt)
             if let changedAt = first.changedAt { group.changedAtMicros = changedAt.wireMicros }
+            if let displayGroup = first.displayGroup { group.displayGroup = displayGroup }
             group.targets = jobs[range].map { job in
                 var target = WirePushTarget()
                 (target.pushIDHigh, target.pushIDLow) = job.pushId.wireHalves
@@ -47,6 +48,7 @@ extension PushJobBatch: WireMessage {
             let priority = try NotificationPriority(wire: group.priority, "\(field()).priority")
             let expiration = Date(wireMicros: group.expirationMicros)
             let changedAt = group.changedAtMicros == 0 ? nil : Date(wireMicros: group.changedAtMicros)
+            let displayGroup = group.hasDisplayGroup ? group.displayGroup : nil
             for (targetIndex, target) in group.targets.enumerated() {
                 jobs.append(
                     PushJob(
@@ -57,7 +59,7 @@ extension PushJobBatch: WireMessage {
                         platform: platform, deviceToken: target.deviceToken, notificationId: notificationId, sequence: group.sequence,
                         kind: kind, isAlert: group.isAlert, priority: priority, expiration: expiration, collapseId: group.collapseID,
                         payload: group.payload, attempt: Int(group.attempt), keys: target.hasKeys ? WebPushKeys(wire: target.keys) : nil,
-                        changedAt: changedAt))
+                        changedAt: changedAt, displayGroup: displayGroup))
             }
         }
         self.init(jobs: jobs)

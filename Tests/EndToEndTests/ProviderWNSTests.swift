@@ -48,6 +48,19 @@ extension EndToEndTests {
             #expect(try await deliveriesAfterQuietPeriod("wns", to: setup.token, duration: .seconds(1)).count == 1, "delivered more than once")
         }
 
+        @Test("a notification's groupName is its toast's group, and its displayTimeToLive bounds the toast's TTL")
+        func groupAndDisplayTime() async throws {
+            let setup = try await setUp()
+            var request = NotificationRequest.alert(to: setup.user, title: "In the orders group")
+            request.groupName = "orders"
+            request.displayTimeToLive = 90
+            _ = try await setup.app.publishAccepted(request)
+            let toast = try #require(try await ProviderSandbox.waitForDeliveries("wns", to: setup.token).first)
+            #expect(toast.headers["x-wns-group"] == "orders")
+            let ttl = try #require(toast.headers["x-wns-ttl"].flatMap(Int.init))
+            #expect(ttl > 0 && ttl <= 90, "X-WNS-TTL \(ttl): at most the display time, not the notification's expiration")
+        }
+
         @Test("push options in the toast (the sandbox refuses XML that is not well-formed): subtitle, hero image, urgent scenario, a Windows sound")
         func pushOptionsAreMapped() async throws {
             let setup = try await setUp()
@@ -77,7 +90,7 @@ extension EndToEndTests {
             let deliveries = try await ProviderSandbox.waitForDeliveries("wns", to: setup.token) { $0.count >= 3 }
             try #require(deliveries.count == 3, "expected the toast, the clearing DELETE and a raw push; got \(deliveries.count)")
             let (clear, raw) = (deliveries[1], deliveries[2])
-            #expect(clear.headers["x-wns-match"] == "type:wns/toast;group=notify;tag=\(id)")
+            #expect(clear.headers["x-wns-match"] == "type:wns/toast;tag=\(id)", "the toast named by its tag, whatever its group")
             #expect(clear.payload == .null)
             #expect(raw.headers["x-wns-type"] == "wns/raw")
             #expect(raw.headers["content-type"] == "application/octet-stream")

@@ -52,6 +52,22 @@ import Testing
         #expect(jobs[3].keys == WebPushKeys(p256dh: "BPk", auth: "a1"))
     }
 
+    @Test("an alert with a displayTimeToLive expires at the providers when its display time ends (FCM's ttl too), and carries its groupName; a background push neither")
+    func displayTimeAndGroup() throws {
+        let devices = [Platform.fcm, .wns].map(Self.device)
+        var event = Self.event(.created)
+        event.content?.displayTimeToLive = 90
+        event.content?.groupName = "orders"
+        let jobs = PushJobBuilder.jobs(for: event, devices: devices)
+        #expect(jobs.allSatisfy { $0.expiration == Self.now.addingTimeInterval(90) && $0.displayGroup == "orders" })
+        let fcm = try #require(try JSONSerialization.jsonObject(with: Data(jobs[0].payload.utf8)) as? [String: Any])
+        #expect((fcm["android"] as? [String: Any])?["ttl"] as? String == "90s")
+        event.content?.displayTimeToLive = 6000
+        #expect(PushJobBuilder.jobs(for: event, devices: devices).allSatisfy { $0.expiration == Self.now.addingTimeInterval(600) }, "never past the notification's expiration")
+        let background = PushJobBuilder.jobs(for: Self.event(.updated, visual: false), devices: devices)
+        #expect(background.allSatisfy { $0.displayGroup == nil && $0.expiration == Self.now.addingTimeInterval(600) })
+    }
+
     @Test("delivery silent: a background push with the content's data but nothing shown; none: no push; a later state change is pushed")
     func silentAndNoneDeliveries() throws {
         let devices = [Platform.apns, .fcm, .wns, .webpush].map(Self.device)

@@ -130,6 +130,23 @@ struct NotifyClientTests {
         #expect(await relaunched.readBatch().count == 3)
     }
 
+    @Test("a notification whose displayTimeToLive passed is listed for removal from the notification centre, and stays cached")
+    func displayTimeToLivePasses() async throws {
+        let app = try await Stack.createApp()
+        let brief = try await Stack.publish(app, to: "dana", title: "brief", displayTimeToLive: 60)
+        let lasting = try await Stack.publish(app, to: "dana", title: "lasting")
+        let client = try makeClient(app, userId: "dana", storage: temporaryStorage())
+        _ = try await eventually("both synced") { () async throws -> Bool? in
+            try await client.sync()
+            return await client.readBatch().count == 2 ? true : nil
+        }
+        let shown = try #require(await client.notification(id: brief))
+        let end = try #require(shown.displayExpiresAt)
+        #expect(await client.notificationsPastDisplayTime(at: end.addingTimeInterval(-1)).isEmpty)
+        #expect(await client.notificationsPastDisplayTime(at: end).map(\.id) == [brief], "the other has no display time: \(lasting)")
+        #expect(await client.readBatch().count == 2, "still cached")
+    }
+
     @Test("a push that never arrived is caught up when the next one is processed")
     func missedPushIsCaughtUp() async throws {
         let app = try await Stack.createApp()

@@ -30,10 +30,11 @@ enum Stack {
         _ = try await call("POST", "/v1/apps/\(app.appId)/event-sources", token: app.apiKey, body: #"{"name":"\#(name)","policy":"\#(policy)"}"#)
     }
 
-    /// Publishes a visual notification to `userId`; answers its id.
-    static func publish(_ app: App, to userId: String, title: String) async throws -> UUID {
+    /// Publishes a visual notification to `userId` (shown for `displayTimeToLive` seconds, if given); answers its id.
+    static func publish(_ app: App, to userId: String, title: String, displayTimeToLive: Int? = nil) async throws -> UUID {
         struct Accepted: Decodable { var id: UUID }
-        let body = #"{"userId":"\#(userId)","payload":{"visualContent":{"title":"\#(title)","body":"test"}}}"#
+        let display = displayTimeToLive.map { #","displayTimeToLive":\#($0)"# } ?? ""
+        let body = #"{"userId":"\#(userId)"\#(display),"payload":{"visualContent":{"title":"\#(title)","body":"test"}}}"#
         let data = try await call("POST", "/v1/apps/\(app.appId)/notifications", token: app.apiKey, body: body)
         return try JSONDecoder().decode(Accepted.self, from: data).id
     }

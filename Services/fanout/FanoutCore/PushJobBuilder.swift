@@ -25,7 +25,12 @@ enum PushJobBuilder {
         let isAlert = event.kind.isContentChange && (event.content?.isAlert ?? false)
         let marker = PushMarker(notificationId: event.notificationId, sequence: event.sequence, kind: event.kind)
         let priority: NotificationPriority = isAlert ? (event.content?.priority ?? .high) : .low
-        let expiration = event.content?.expirationDateTime ?? event.changedAt.addingTimeInterval(24 * 3600)
+        let notificationExpiration = event.content?.expirationDateTime ?? event.changedAt.addingTimeInterval(24 * 3600)
+        // An alert is worth showing only while its displayTimeToLive lasts: past it, the providers drop it (and the
+        // client library removes a shown one, NotifyClient.notificationsPastDisplayTime); the device still syncs it.
+        let expiration = isAlert
+            ? min(notificationExpiration, event.content?.displayTimeToLive.map { event.changedAt.addingTimeInterval(TimeInterval($0)) } ?? .distantFuture)
+            : notificationExpiration
         let collapseId = event.notificationId.lowercasedString
         // The user's badge as the app's mode counts it (none: nil), unless this content names its own.
         let badge = event.eventSource == nil ? event.badge.map { event.kind.isContentChange ? event.content?.push?.badge ?? $0 : $0 } : broadcastBadge
@@ -60,7 +65,7 @@ enum PushJobBuilder {
                 appId: event.appId, subscriptionId: device.subscriptionId, platform: device.platform, deviceToken: device.pushToken,
                 notificationId: event.notificationId, sequence: event.sequence, kind: event.kind, isAlert: isAlert,
                 priority: device.platform == .apnsVoip ? callPriority : priority, expiration: expiration, collapseId: collapseId, payload: payload(device.platform), keys: device.keys,
-                changedAt: event.changedAt)
+                changedAt: event.changedAt, displayGroup: isAlert ? event.content?.groupName : nil)
         }
     }
 }

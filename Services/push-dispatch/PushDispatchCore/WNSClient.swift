@@ -6,7 +6,8 @@ import NotifyModels
 /// Sends to a WNS channel URI (the device token) with the app's OAuth access token: toasts for alerts, raw
 /// notifications for shoulder taps, and the DELETE that clears a notification's toast from the action center.
 struct WNSClient: Sendable {
-    /// `X-WNS-Group` of every toast; with the notification id as `X-WNS-Tag`, it names the toast to clear.
+    /// `X-WNS-Group` of a toast whose notification has no `groupName`. The toast to clear is named by its tag alone (the
+    /// notification id), whatever its group.
     static let group = "notify"
 
     let http: HTTPClient
@@ -44,7 +45,7 @@ struct WNSClient: Sendable {
             request.headers.add(name: "x-wns-type", value: "wns/toast")
             request.headers.add(name: "content-type", value: "text/xml")
             request.headers.add(name: "x-wns-tag", value: job.collapseId)
-            request.headers.add(name: "x-wns-group", value: Self.group)
+            request.headers.add(name: "x-wns-group", value: job.displayGroup ?? Self.group)
         } else {
             request.headers.add(name: "x-wns-type", value: "wns/raw")
             request.headers.add(name: "content-type", value: "application/octet-stream")
@@ -58,7 +59,7 @@ struct WNSClient: Sendable {
     func clearToast(_ job: PushJob, accessToken: String) async -> ProviderAnswer {
         var request = Self.request(to: job, accessToken: accessToken)
         request.method = .DELETE
-        request.headers.add(name: "x-wns-match", value: "type:wns/toast;group=\(Self.group);tag=\(job.collapseId)")
+        request.headers.add(name: "x-wns-match", value: "type:wns/toast;tag=\(job.collapseId)")
         return await Self.send(request, on: http)
     }
 

@@ -79,9 +79,21 @@ nonisolated struct WirePushJobGroup: Sendable {
   /// When the change was made (a publish: when ingest accepted it); 0 in messages from before it was carried.
   var changedAtMicros: Int64 = 0
 
+  /// The notification's groupName, for providers that group what they show by it (WNS's toast group).
+  var displayGroup: String {
+    get {_displayGroup ?? String()}
+    set {_displayGroup = newValue}
+  }
+  /// Returns true if `displayGroup` has been explicitly set.
+  var hasDisplayGroup: Bool {self._displayGroup != nil}
+  /// Clears the value of `displayGroup`. Subsequent reads from it will return its default value.
+  mutating func clearDisplayGroup() {self._displayGroup = nil}
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
+
+  fileprivate var _displayGroup: String? = nil
 }
 
 nonisolated struct WirePushTarget: Sendable {
@@ -158,7 +170,7 @@ nonisolated extension WirePushJobBatch: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension WirePushJobGroup: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".PushJobGroup"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}platform\0\u{3}notification_id_high\0\u{1}sequence\0\u{1}kind\0\u{3}is_alert\0\u{1}priority\0\u{3}expiration_micros\0\u{3}collapse_id\0\u{1}payload\0\u{1}attempt\0\u{1}targets\0\u{3}notification_id_low\0\u{3}changed_at_micros\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}platform\0\u{3}notification_id_high\0\u{1}sequence\0\u{1}kind\0\u{3}is_alert\0\u{1}priority\0\u{3}expiration_micros\0\u{3}collapse_id\0\u{1}payload\0\u{1}attempt\0\u{1}targets\0\u{3}notification_id_low\0\u{3}changed_at_micros\0\u{3}display_group\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -180,12 +192,17 @@ nonisolated extension WirePushJobGroup: SwiftProtobuf.Message, SwiftProtobuf._Me
       case 12: try { try decoder.decodeRepeatedMessageField(value: &self.targets) }()
       case 13: try { try decoder.decodeSingularFixed64Field(value: &self.notificationIDLow) }()
       case 14: try { try decoder.decodeSingularSFixed64Field(value: &self.changedAtMicros) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self._displayGroup) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if !self.appID.isEmpty {
       try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
     }
@@ -228,6 +245,9 @@ nonisolated extension WirePushJobGroup: SwiftProtobuf.Message, SwiftProtobuf._Me
     if self.changedAtMicros != 0 {
       try visitor.visitSingularSFixed64Field(value: self.changedAtMicros, fieldNumber: 14)
     }
+    try { if let v = self._displayGroup {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 15)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -246,6 +266,7 @@ nonisolated extension WirePushJobGroup: SwiftProtobuf.Message, SwiftProtobuf._Me
     if lhs.attempt != rhs.attempt {return false}
     if lhs.targets != rhs.targets {return false}
     if lhs.changedAtMicros != rhs.changedAtMicros {return false}
+    if lhs._displayGroup != rhs._displayGroup {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -130,3 +130,10 @@ public enum SyncCursor {
         }
     }
 }
+
+extension NotificationView {
+    /// When the notification stops being worth showing (`displayTimeToLive` after it was created); nil: while it is active.
+    public var displayExpiresAt: Date? {
+        displayTimeToLive.map { createdDateTime.addingTimeInterval(TimeInterval($0)) }
+    }
+}

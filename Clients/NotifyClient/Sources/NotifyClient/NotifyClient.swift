@@ -84,6 +84,18 @@ public actor NotifyClient {
             .map { $0 }
     }
 
+    /// Visual notifications of the local cache whose `displayTimeToLive` has passed by `now`: remove them from the
+    /// system's notification centre (on Apple platforms `removeDeliveredNotifications(withIdentifiers:)` with their ids).
+    /// They stay in the cache and the history; only their display ends.
+    public func notificationsPastDisplayTime(at now: Date = Date()) -> [NotificationView] {
+        state.notifications.values
+            .filter { notification in
+                guard notification.payload?.visualContent != nil, let end = notification.displayExpiresAt else { return false }
+                return end <= now
+            }
+            .sorted { $0.createdDateTime < $1.createdDateTime }
+    }
+
     /// One notification of the local cache.
     public func notification(id: UUID) -> NotificationView? {
         state.notifications[id]

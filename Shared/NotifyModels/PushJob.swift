@@ -28,13 +28,16 @@ public struct PushJob: Codable, Sendable, Equatable {
     public var changedAt: Date?
     /// The notification's `groupName`, for providers that group what they show by it (WNS's toast group).
     public var displayGroup: String?
+    /// The app identity the device registered with (`appPackage`): its credentials are used if the app has some.
+    public var appPackage: String?
 
     public init(
         pushId: UUID, appId: String, subscriptionId: UUID, platform: Platform, deviceToken: String,
         notificationId: UUID, sequence: Int64, kind: ChangeKind, isAlert: Bool, priority: NotificationPriority,
         expiration: Date, collapseId: String, payload: String, attempt: Int = 0, keys: WebPushKeys? = nil, changedAt: Date? = nil,
-        displayGroup: String? = nil
+        displayGroup: String? = nil, appPackage: String? = nil
     ) {
+        self.appPackage = appPackage
         self.keys = keys
         self.changedAt = changedAt
         self.displayGroup = displayGroup
@@ -114,7 +117,7 @@ extension PushJobBatch {
                     pushId: target.pushId, appId: appId, subscriptionId: target.subscriptionId, platform: platform,
                     deviceToken: target.deviceToken, notificationId: notificationId, sequence: sequence, kind: kind, isAlert: isAlert,
                     priority: priority, expiration: expiration, collapseId: collapseId, payload: payload, attempt: attempt, keys: target.keys,
-                    changedAt: changedAt, displayGroup: displayGroup)
+                    changedAt: changedAt, displayGroup: displayGroup, appPackage: target.appPackage)
             }
         }
     }
@@ -125,6 +128,7 @@ extension PushJobBatch {
         var subscriptionId: UUID
         var deviceToken: String
         var keys: WebPushKeys?
+        var appPackage: String?
     }
 }
 
@@ -136,7 +140,8 @@ extension PushJobBatch.Group {
             appId: first.appId, platform: first.platform, notificationId: first.notificationId, sequence: first.sequence,
             kind: first.kind, isAlert: first.isAlert, priority: first.priority, expiration: first.expiration,
             collapseId: first.collapseId, payload: first.payload, attempt: first.attempt, changedAt: first.changedAt,
-            displayGroup: first.displayGroup, targets: jobs.map { PushJobBatch.Target(pushId: $0.pushId, subscriptionId: $0.subscriptionId, deviceToken: $0.deviceToken, keys: $0.keys) })
+            displayGroup: first.displayGroup, targets: jobs.map { PushJobBatch.Target(
+                pushId: $0.pushId, subscriptionId: $0.subscriptionId, deviceToken: $0.deviceToken, keys: $0.keys, appPackage: $0.appPackage) })
     }
 }
 

@@ -108,7 +108,8 @@ public struct SecretKeyring: Sendable {
 
 /// Where a sealed secret belongs; authenticated with it, so it opens only there.
 public enum SecretPurpose: Sendable, Equatable {
-    case providerCredentials(appId: String, provider: Platform)
+    /// An app's credentials for a provider; for one of its app identities when `appPackage` is not empty.
+    case providerCredentials(appId: String, provider: Platform, appPackage: String = "")
     /// The app's client signing key, and the one a rotation replaced (still accepted during its overlap).
     case clientSigningKey(appId: String)
     case webhookSecret(appId: String)
@@ -117,7 +118,8 @@ public enum SecretPurpose: Sendable, Equatable {
 
     var context: String {
         switch self {
-        case .providerCredentials(let appId, let provider): "app_credentials.secret/\(appId)/\(provider.rawValue)"
+        case .providerCredentials(let appId, let provider, let appPackage):
+            "app_credentials.secret/\(appId)/\(provider.rawValue)" + (appPackage.isEmpty ? "" : "/\(appPackage)")
         case .clientSigningKey(let appId): "apps.client_signing_key/\(appId)"
         case .webhookSecret(let appId): "app_webhooks.secret/\(appId)"
         case .pollSourceAuthorization(let appId, let name): "poll_sources.authorization_header/\(appId)/\(name)"

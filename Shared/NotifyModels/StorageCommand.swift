@@ -15,8 +15,9 @@ public struct StorageCommand: Codable, Sendable, Equatable {
     /// What to change.
     public enum Action: Sendable, Equatable {
         case createApp(AppRecord)
-        /// Stores an app's credentials for a provider: their JSON sealed for it (`SecretKeyring`).
-        case setProviderCredentials(appId: String, provider: Platform, sealedCredentials: String)
+        /// Stores an app's credentials for a provider: their JSON sealed for it (`SecretKeyring`). `appPackage`: the app
+        /// identity (say, a watch app) whose devices registered with that `appPackage` use them; "" for every other device.
+        case setProviderCredentials(appId: String, provider: Platform, appPackage: String, sealedCredentials: String)
         case registerSubscription(DeviceSubscription)
         case unregisterSubscription(appId: String, userId: String, subscriptionId: UUID)
         case publishNotification(PublishedNotification)
@@ -129,7 +130,7 @@ public struct PublishedNotification: Codable, Sendable, Equatable {
 extension StorageCommand.Action: Codable {
     private enum CodingKeys: String, CodingKey {
         case type, app, appId, userId, credentials, subscription, subscriptionId, notification, broadcast, change, date, brokerUser, user
-        case eventSource, name, subscriptionIds, pollSource, webhook, badgeMode, badge, rateLimit, provider, rotation
+        case eventSource, name, subscriptionIds, pollSource, webhook, badgeMode, badge, rateLimit, provider, rotation, appPackage
     }
 
     private enum Kind: String, Codable {
@@ -149,6 +150,7 @@ extension StorageCommand.Action: Codable {
         case .setProviderCredentials:
             self = .setProviderCredentials(
                 appId: try container.decode(String.self, forKey: .appId), provider: try container.decode(Platform.self, forKey: .provider),
+                appPackage: try container.decodeIfPresent(String.self, forKey: .appPackage) ?? "",
                 sealedCredentials: try container.decode(String.self, forKey: .credentials))
         case .registerSubscription:
             self = .registerSubscription(try container.decode(DeviceSubscription.self, forKey: .subscription))
@@ -209,10 +211,11 @@ extension StorageCommand.Action: Codable {
         case .createApp(let app):
             try container.encode(Kind.createApp, forKey: .type)
             try container.encode(app, forKey: .app)
-        case .setProviderCredentials(let appId, let provider, let sealedCredentials):
+        case .setProviderCredentials(let appId, let provider, let appPackage, let sealedCredentials):
             try container.encode(Kind.setProviderCredentials, forKey: .type)
             try container.encode(appId, forKey: .appId)
             try container.encode(provider, forKey: .provider)
+            try container.encode(appPackage, forKey: .appPackage)
             try container.encode(sealedCredentials, forKey: .credentials)
         case .registerSubscription(let subscription):
             try container.encode(Kind.registerSubscription, forKey: .type)

@@ -28,6 +28,7 @@ extension PushJobBatch: WireMessage {
                 (target.subscriptionIDHigh, target.subscriptionIDLow) = job.subscriptionId.wireHalves
                 target.deviceToken = job.deviceToken
                 if let keys = job.keys { target.keys = keys.wire }
+                if let appPackage = job.appPackage { target.appPackage = appPackage }
                 return target
             }
             return group
@@ -59,7 +60,7 @@ extension PushJobBatch: WireMessage {
                         platform: platform, deviceToken: target.deviceToken, notificationId: notificationId, sequence: group.sequence,
                         kind: kind, isAlert: group.isAlert, priority: priority, expiration: expiration, collapseId: group.collapseID,
                         payload: group.payload, attempt: Int(group.attempt), keys: target.hasKeys ? WebPushKeys(wire: target.keys) : nil,
-                        changedAt: changedAt, displayGroup: displayGroup))
+                        changedAt: changedAt, displayGroup: displayGroup, appPackage: target.hasAppPackage ? target.appPackage : nil))
             }
         }
         self.init(jobs: jobs)

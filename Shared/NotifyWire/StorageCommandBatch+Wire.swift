@@ -38,9 +38,10 @@ extension StorageCommand {
         switch action {
         case .createApp(let app):
             command.createApp = app.wire
-        case .setProviderCredentials(let appId, let provider, let sealedCredentials):
+        case .setProviderCredentials(let appId, let provider, let appPackage, let sealedCredentials):
             command.setProviderCredentials.appID = appId
             command.setProviderCredentials.provider = provider.wire
+            command.setProviderCredentials.appPackage = appPackage
             command.setProviderCredentials.sealedCredentials = sealedCredentials
         case .registerSubscription(let subscription):
             command.registerSubscription = subscription.wire
@@ -137,7 +138,7 @@ extension StorageCommand {
         case .setProviderCredentials(let set):
             let platform = try Platform(wire: set.provider, "\(field()).set_provider_credentials.provider")
             action = .setProviderCredentials(
-                appId: set.appID, provider: platform,
+                appId: set.appID, provider: platform, appPackage: set.appPackage,
                 sealedCredentials: set.sealedCredentials.isEmpty ? String(decoding: set.credentialsJson, as: UTF8.self) : set.sealedCredentials)
         case .registerSubscription(let subscription):
             action = .registerSubscription(try DeviceSubscription(wire: subscription, "\(field()).register_subscription"))

@@ -36,6 +36,37 @@ extension EndToEndTests {
             #expect(sound == .object(["critical": .number(1), "name": .string("siren.caf"), "volume": .number(1)]))
         }
 
+        @Test("an app with a second identity (a watch app): its devices are pushed with that identity's key and topic, the others with the app's default ones")
+        func appIdentities() async throws {
+            struct Credentials: Encodable {
+                var teamId: String
+                var keyId: String
+                var privateKey: String
+                var topic: String
+                var environment = "sandbox"
+                var endpoint = Stack.sandboxAPNsURL
+            }
+            let app = try await TestApp.create()
+            let watchKey = try await Sandbox.newKey(topic: app.topic + ".watchkitapp")
+            SecretsUsed.record(watchKey.privateKey.split(separator: "\n").filter { !$0.hasPrefix("-----") }.map(String.init))
+            let stored = try await StackClient.send(
+                .PUT, "\(Stack.ingestURL)/v1/apps/\(app.appId)/providers/apns?appPackage=com.example.watch", bearer: Stack.adminToken,
+                json: StackClient.encode(Credentials(teamId: watchKey.teamId, keyId: watchKey.keyId, privateKey: watchKey.privateKey, topic: watchKey.topic)))
+            #expect(stored.status == 200 && stored.text.contains(#""appPackage":"com.example.watch""#), "\(stored.text)")
+
+            let user = "user-\(uniqueSuffix())"
+            let phone = try await app.registerDevice(of: user)
+            let watch = randomHex(bytes: 32)
+            let registered = try await app.registerDevice(
+                SubscriptionRequest(platform: .apns, pushToken: watch, appPackage: "com.example.watch"), token: try await app.userToken(user))
+            #expect(registered.status == 201, "\(registered.text)")
+            _ = try await app.publishAccepted(.alert(to: user, title: "on both"))
+            let phonePush = try #require(try await Sandbox.waitForDeliveries(to: phone) { !$0.isEmpty }.first)
+            let watchPush = try #require(try await Sandbox.waitForDeliveries(to: watch) { !$0.isEmpty }.first)
+            #expect(phonePush.headers["apns-topic"] == app.topic)
+            #expect(watchPush.headers["apns-topic"] == watchKey.topic, "the watch's push is sent (and signed) with the watch identity's credentials")
+        }
+
         @Test("410 Unregistered with a timestamp older than the registration leaves the subscription; a newer one removes it")
         func unregisteredTimestampRule() async throws {
             let app = try await TestApp.create()

@@ -25,7 +25,8 @@ enum WireFixtures {
         StorageCommand(issuedAt: time, action: .createApp(AppRecord(
             appId: "app2", name: "", apiKeyHash: "", clientSigningKey: "", brokerUser: nil, createdAt: time,
             badgeMode: .unreadIncludingBroadcasts))),
-        StorageCommand(issuedAt: time, action: .setProviderCredentials(appId: "app", provider: .wns, sealedCredentials: "sealed:v1:k1:AAAA")),
+        StorageCommand(issuedAt: time, action: .setProviderCredentials(appId: "app", provider: .wns, appPackage: "", sealedCredentials: "sealed:v1:k1:AAAA")),
+        StorageCommand(issuedAt: time, action: .setProviderCredentials(appId: "app", provider: .apns, appPackage: "com.example.watch", sealedCredentials: "sealed:v1:k1:BBBB")),
         StorageCommand(issuedAt: time, action: .rotateAppKeys(AppKeyRotation(
             appId: "app", apiKeyHash: "cd34", clientSigningKey: "sealed:v1:k1:BBBB", retiresAt: time))),
         StorageCommand(issuedAt: time, action: .rotateAppKeys(AppKeyRotation(appId: "app", apiKeyHash: nil, clientSigningKey: nil, retiresAt: time))),

@@ -29,8 +29,9 @@ struct SecretStorageTests {
             let app = Self.newApp(signingKey: "sealed:v1:k:first")
             _ = try await applier.apply([StorageCommand(action: .createApp(app))])
             let retiresAt = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 3600).rounded(.down))
+            let newHash = UUID().uuidString
             let rotation = StorageCommand(action: .rotateAppKeys(AppKeyRotation(
-                appId: app.appId, apiKeyHash: "new-hash", clientSigningKey: "sealed:v1:k:second", retiresAt: retiresAt)))
+                appId: app.appId, apiKeyHash: newHash, clientSigningKey: "sealed:v1:k:second", retiresAt: retiresAt)))
             _ = try await applier.apply([rotation])
             _ = try await applier.apply([StorageCommand(action: rotation.action)])
             let row = try await text(client, """
@@ -38,7 +39,7 @@ struct SecretStorageTests {
                                  (previous_api_key_retires_at = previous_client_signing_key_retires_at)::text)
                 FROM apps WHERE app_id = \(app.appId)
                 """)
-            #expect(row == ["new-hash|\(app.apiKeyHash)|sealed:v1:k:second|sealed:v1:k:first|true"])
+            #expect(row == ["\(newHash)|\(app.apiKeyHash)|sealed:v1:k:second|sealed:v1:k:first|true"])
         }
     }
 
@@ -53,7 +54,7 @@ struct SecretStorageTests {
             let credentials = before.seal("{\"clientSecret\":\"wns-secret\"}", for: .providerCredentials(appId: app.appId, provider: .wns))
             _ = try await applier.apply([
                 StorageCommand(action: .createApp(app)), StorageCommand(action: .createApp(lost)),
-                StorageCommand(action: .setProviderCredentials(appId: app.appId, provider: .wns, sealedCredentials: credentials)),
+                StorageCommand(action: .setProviderCredentials(appId: app.appId, provider: .wns, appPackage: "", sealedCredentials: credentials)),
                 StorageCommand(action: .putWebhook(WebhookRecord(
                     appId: app.appId, url: "https://hooks.example/x", events: ["subscription.created"], secret: "whsec_plaintext", createdAt: Date()))),
             ])

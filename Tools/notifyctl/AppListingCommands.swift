@@ -61,7 +61,8 @@ struct ShowAppCommand: AsyncParsableCommand {
             fields.add("notifications/s", app.rateLimit.notificationsPerSecond.map(String.init) ?? "the service's default")
             for provider in app.providers {
                 let refused = provider.rejectedReason.map { ", REFUSED: \($0)" } ?? ""
-                fields.add("provider \(provider.provider)", "set \(WireCoding.formatTimestamp(provider.updatedAt))\(refused)")
+                let identity = provider.appPackage.map { " (\($0))" } ?? ""
+                fields.add("provider \(provider.provider)\(identity)", "set \(WireCoding.formatTimestamp(provider.updatedAt))\(refused)")
             }
             for user in app.brokerUsers {
                 fields.add("broker user", user.user + (user.retiresAt.map { " (retires \(WireCoding.formatTimestamp($0)))" } ?? ""))

@@ -28,6 +28,7 @@ struct SetAPNsCommand: AsyncParsableCommand {
         commandName: "apns", abstract: "APNs: a .p8 key (also used for the app's VoIP pushes).")
 
     @OptionGroup var options: ServiceOptions
+    @OptionGroup var identity: AppIdentityOption
 
     @Option(help: "The .p8 key file Apple issued (PKCS#8 PEM, P-256).")
     var p8: String
@@ -51,7 +52,7 @@ struct SetAPNsCommand: AsyncParsableCommand {
         let credentials = APNsCredentials(
             teamId: teamId, keyId: keyId, privateKey: try InputFile.text(p8, option: "--p8"), topic: topic, environment: environment,
             endpoint: endpoint)
-        try await storeProviderCredentials("apns", credentials, options: options)
+        try await storeProviderCredentials("apns", credentials, options: options, identity: identity)
     }
 }
 
@@ -60,6 +61,7 @@ struct SetFCMCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "fcm", abstract: "FCM HTTP v1: a Google service-account JSON file.")
 
     @OptionGroup var options: ServiceOptions
+    @OptionGroup var identity: AppIdentityOption
 
     @Option(help: "The service-account JSON file Google lets you download.")
     var serviceAccount: String
@@ -77,7 +79,7 @@ struct SetFCMCommand: AsyncParsableCommand {
         guard let account = try? JSONDecoder().decode(JSONValue.self, from: file), case .object = account else {
             throw UsageError("--service-account: \(serviceAccount) is not a JSON object")
         }
-        try await storeProviderCredentials("fcm", Credentials(serviceAccount: account, endpoint: endpoint), options: options)
+        try await storeProviderCredentials("fcm", Credentials(serviceAccount: account, endpoint: endpoint), options: options, identity: identity)
     }
 }
 
@@ -86,6 +88,7 @@ struct SetWNSCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "wns", abstract: "WNS: the package SID and client secret.")
 
     @OptionGroup var options: ServiceOptions
+    @OptionGroup var identity: AppIdentityOption
 
     @Option(help: "The package SID (ms-app://...).")
     var packageSid: String
@@ -94,7 +97,7 @@ struct SetWNSCommand: AsyncParsableCommand {
     var secret: String
 
     func run() async throws {
-        try await storeProviderCredentials("wns", WNSCredentials(packageSid: packageSid, clientSecret: secret, tokenURL: nil), options: options)
+        try await storeProviderCredentials("wns", WNSCredentials(packageSid: packageSid, clientSecret: secret, tokenURL: nil), options: options, identity: identity)
     }
 }
 
@@ -111,6 +114,7 @@ struct SetWebPushCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var options: ServiceOptions
+    @OptionGroup var identity: AppIdentityOption
 
     @Option(help: "The VAPID private key file (PKCS#8 PEM, P-256).")
     var vapidKey: String?
@@ -142,7 +146,7 @@ struct SetWebPushCommand: AsyncParsableCommand {
             privateKey = P256.Signing.PrivateKey().pemRepresentation
             if let saveKey { try save(privateKey, to: saveKey) }
         }
-        try await storeProviderCredentials("webpush", Credentials(vapidPrivateKey: privateKey, subject: subject), options: options)
+        try await storeProviderCredentials("webpush", Credentials(vapidPrivateKey: privateKey, subject: subject), options: options, identity: identity)
     }
 
     /// Writes the key to a new file only its owner may read, before it is sent: a key that could not be kept is not stored.
@@ -154,15 +158,25 @@ struct SetWebPushCommand: AsyncParsableCommand {
     }
 }
 
+/// `--app-package`: which of the app's identities the credentials are for.
+struct AppIdentityOption: ParsableArguments {
+    @Option(help: "For the app identity whose devices register with this appPackage (say, a watch app); default: every other device.")
+    var appPackage: String?
+}
+
 /// `PUT /v1/apps/{appId}/providers/{provider}` with `credentials`, printing what was stored.
-private func storeProviderCredentials(_ provider: String, _ credentials: some Encodable, options: ServiceOptions) async throws {
+private func storeProviderCredentials(
+    _ provider: String, _ credentials: some Encodable, options: ServiceOptions, identity: AppIdentityOption
+) async throws {
+    let query = identity.appPackage.map { "?appPackage=\(ServiceClient.escaped($0))" } ?? ""
     let answer = try await options.client.call(
-        .PUT, "/v1/apps/\(ServiceClient.escaped(try options.appId()))/providers/\(provider)", bearer: options.operatorToken,
+        .PUT, "/v1/apps/\(ServiceClient.escaped(try options.appId()))/providers/\(provider)\(query)", bearer: options.operatorToken,
         json: credentials)
     try options.present(answer, as: StoredProvider.self) { stored in
         var fields = FieldList()
         fields.add("appId", stored.appId)
         fields.add("provider", stored.provider)
+        fields.add("appPackage", stored.appPackage)
         fields.add("teamId", stored.teamId)
         fields.add("keyId", stored.keyId)
         fields.add("topic", stored.topic)

@@ -24,6 +24,7 @@ struct AppSettings: Codable {
 struct AppView: Decodable {
     struct Provider: Decodable {
         var provider: String
+        var appPackage: String?
         var updatedAt: Date
         var rejectedReason: String?
     }
@@ -73,6 +74,7 @@ struct RotatedBrokerCredentials: Decodable {
 struct StoredProvider: Decodable {
     var appId: String
     var provider: String
+    var appPackage: String?
     var teamId: String?
     var keyId: String?
     var topic: String?

@@ -47,11 +47,11 @@ struct BroadcastStreamer: Sendable {
                 PostgresQuery(
                     unsafeSQL: """
                     SELECT m.subscription_id, coalesce(s.platform, ''), coalesce(s.push_token, ''), s.push_keys::text,
-                           coalesce(s.expires_at, 'epoch')\(badge)
+                           coalesce(s.expires_at, 'epoch'), s.app_package\(badge)
                     FROM (SELECT subscription_id FROM event_source_members
                           WHERE app_id = $1 AND event_source = $2 AND subscription_id > $3 AND joined_at <= $4
                           ORDER BY subscription_id LIMIT $5) m
-                    LEFT JOIN LATERAL (SELECT platform, push_token, push_keys, expires_at, user_id FROM subscriptions
+                    LEFT JOIN LATERAL (SELECT platform, push_token, push_keys, expires_at, app_package, user_id FROM subscriptions
                                        WHERE subscription_id = m.subscription_id AND expires_at > now() LIMIT 1) s ON true
                     ORDER BY m.subscription_id
                     """, binds: bindings),

@@ -65,7 +65,7 @@ enum PushJobBuilder {
                 appId: event.appId, subscriptionId: device.subscriptionId, platform: device.platform, deviceToken: device.pushToken,
                 notificationId: event.notificationId, sequence: event.sequence, kind: event.kind, isAlert: isAlert,
                 priority: device.platform == .apnsVoip ? callPriority : priority, expiration: expiration, collapseId: collapseId, payload: payload(device.platform), keys: device.keys,
-                changedAt: event.changedAt, displayGroup: isAlert ? event.content?.groupName : nil)
+                changedAt: event.changedAt, displayGroup: isAlert ? event.content?.groupName : nil, appPackage: device.appPackage)
         }
     }
 }

@@ -14,27 +14,30 @@ struct SubscriptionResolver: Sendable {
         var pushToken: String
         var keys: WebPushKeys?
         var expiresAt: Date
+        /// The app identity the device registered with (`appPackage`), which picks its credentials.
+        var appPackage: String?
 
         /// A row's platform and Web Push keys (stored as JSON text); nil for a platform this build does not know.
-        init?(subscriptionId: UUID, platform: String, pushToken: String, keys: String?, expiresAt: Date) {
+        init?(subscriptionId: UUID, platform: String, pushToken: String, keys: String?, expiresAt: Date, appPackage: String? = nil) {
             guard let platform = Platform(rawValue: platform) else { return nil }
             self.subscriptionId = subscriptionId
             self.platform = platform
             self.pushToken = pushToken
             self.keys = keys.flatMap { try? Self.keysDecoder.decode(WebPushKeys.self, from: Data($0.utf8)) }
             self.expiresAt = expiresAt
+            self.appPackage = appPackage
         }
 
         private static let keysDecoder = JSONDecoder()
 
-        /// The device of subscription `subscriptionId` (a column already read), from the next four columns: platform,
-        /// push token, Web Push keys as text, expiry. Cell by cell with the concrete decoders: a tuple `decode` looks
+        /// The device of subscription `subscriptionId` (a column already read), from the next five columns: platform,
+        /// push token, Web Push keys as text, expiry, app package. Cell by cell with the concrete decoders: a tuple `decode` looks
         /// up generic metadata for every row.
         init?(subscriptionId: UUID, reading cells: inout PostgresRow.Iterator) throws {
             try self.init(
                 subscriptionId: subscriptionId, platform: cells.nextColumn().decode(String.self),
                 pushToken: cells.nextColumn().decode(String.self), keys: cells.nextColumn().decode(String?.self),
-                expiresAt: cells.nextColumn().decode(Date.self))
+                expiresAt: cells.nextColumn().decode(Date.self), appPackage: cells.nextColumn().decode(String?.self))
         }
     }
 
@@ -60,7 +63,7 @@ struct SubscriptionResolver: Sendable {
     private func read(_ users: [UserKey]) async throws -> [DeviceCache.Entry] {
         let rows = try await client.query(
             """
-            SELECT u.position, coalesce(v.version, 0), s.subscription_id, s.platform, s.push_token, s.push_keys::text, s.expires_at
+            SELECT u.position, coalesce(v.version, 0), s.subscription_id, s.platform, s.push_token, s.push_keys::text, s.expires_at, s.app_package
             FROM unnest(\(ArrayParameter(users.map(\.appId)))::text[], \(ArrayParameter(users.map(\.userId)))::text[]) WITH ORDINALITY AS u(app, usr, position)
             LEFT JOIN device_versions v ON v.app_id = u.app AND v.user_id = u.usr
             LEFT JOIN subscriptions s ON s.app_id = u.app AND s.user_id = u.usr AND s.expires_at > now()

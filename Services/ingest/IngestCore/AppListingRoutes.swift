@@ -12,6 +12,8 @@ struct AppListingRoutes: Sendable {
     struct AppView: Encodable, Sendable {
         struct Provider: Encodable, Sendable {
             var provider: String
+            /// The app identity these credentials serve; absent: every device of no other identity.
+            var appPackage: String?
             var updatedAt: Date
             /// Why the provider refused the credentials (pushes wait until new ones are stored); absent: not refused.
             var rejectedReason: String?
@@ -89,11 +91,15 @@ struct AppListingRoutes: Sendable {
             let ids = found.map(\.appId)
             let index = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
             let providers = try await visibility.client.query(
-                "SELECT app_id, provider, updated_at, rejected_reason FROM app_credentials WHERE app_id = ANY(\(ids)) ORDER BY app_id, provider",
+                """
+                SELECT app_id, provider, app_package, updated_at, rejected_reason FROM app_credentials WHERE app_id = ANY(\(ids))
+                ORDER BY app_id, provider, app_package
+                """,
                 logger: visibility.logger)
-            for try await (id, provider, updated, rejected) in providers.decode((String, String, Date, String?).self) {
+            for try await (id, provider, package, updated, rejected) in providers.decode((String, String, String, Date, String?).self) {
                 if let position = index[id] {
-                    found[position].providers.append(.init(provider: provider, updatedAt: updated, rejectedReason: rejected))
+                    found[position].providers.append(
+                        .init(provider: provider, appPackage: package.isEmpty ? nil : package, updatedAt: updated, rejectedReason: rejected))
                 }
             }
             let users = try await visibility.client.query(

@@ -468,10 +468,21 @@ paths:
         The body's shape is the provider's: APNs `{"teamId", "keyId", "privateKey", "topic", "environment"}`,
         FCM `{"serviceAccount": <Google's service-account JSON>}`, WNS `{"packageSid", "clientSecret"}`, Web Push
         `{"vapidPrivateKey", "subject"}`. Keys are parsed now, so a broken key is refused here. The answer never
-        holds a secret; for Web Push it holds the `vapidPublicKey` browsers need.
+        holds a secret; for Web Push it holds the `vapidPublicKey` browsers need. With `appPackage`, the credentials
+        serve one of the app's identities (say, its watch app): devices registered with that `appPackage` are pushed
+        with them, every other device with the credentials stored without it.
       tags: [Operator]
       security:
         - operatorToken: []
+      parameters:
+        - name: appPackage
+          in: query
+          required: false
+          description: The app identity (as its devices register `appPackage`) these credentials are for; default every other device.
+          schema:
+            type: string
+            maxLength: 200
+            pattern: '^\S*$'
       requestBody:
         required: true
         content:
@@ -2352,6 +2363,9 @@ components:
               provider:
                 type: string
                 enum: [apns, fcm, wns, webpush]
+              appPackage:
+                type: string
+                description: The app identity the credentials serve; absent for the default ones.
               updatedAt:
                 type: string
                 format: date-time
@@ -2552,6 +2566,9 @@ components:
       properties:
         appId:
           type: string
+        appPackage:
+          type: string
+          description: The app identity the credentials serve; absent for the default ones.
         provider:
           type: string
           enum: [apns, fcm, wns, webpush]

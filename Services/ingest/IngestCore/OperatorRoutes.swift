@@ -61,6 +61,8 @@ struct OperatorRoutes: Sendable {
     private struct StoredProvider: Encodable {
         var appId: String
         var provider: Platform
+        /// The app identity these credentials serve (devices registered with this appPackage); absent: every other device.
+        var appPackage: String?
         var teamId: String?
         var keyId: String?
         var topic: String?
@@ -73,8 +75,9 @@ struct OperatorRoutes: Sendable {
         /// The VAPID public key (base64url, uncompressed point): the browser's `applicationServerKey`.
         var vapidPublicKey: String?
 
-        init(appId: String, credentials: ProviderCredentials) {
+        init(appId: String, appPackage: String, credentials: ProviderCredentials) {
             self.appId = appId
+            self.appPackage = appPackage.isEmpty ? nil : appPackage
             provider = credentials.platform
             switch credentials {
             case .apns(let apns):
@@ -230,6 +233,10 @@ struct OperatorRoutes: Sendable {
                 .badRequest, code: "unsupported_provider",
                 message: "provider must be apns, fcm, wns or webpush (VoIP pushes use the apns credentials)", field: "provider")
         }
+        let appPackage = request.uri.queryParameters.get("appPackage").map { String($0) } ?? ""
+        guard appPackage.utf8.count <= 200, !appPackage.contains(where: \.isWhitespace) else {
+            throw APIFailure(ValidationError.invalid("appPackage", "appPackage is at most 200 bytes without spaces, as the app's devices register it"))
+        }
         _ = try await authenticator.existingApp(appId)
         let body: ByteBuffer
         do {
@@ -247,11 +254,12 @@ struct OperatorRoutes: Sendable {
             throw APIFailure(error)
         }
         try Self.checkKeys(credentials)
-        let sealed = keyring.seal(try credentials.encoded(with: WireCoding.makeEncoder()), for: .providerCredentials(appId: appId, provider: platform))
+        let sealed = keyring.seal(try credentials.encoded(with: WireCoding.makeEncoder()), for: .providerCredentials(appId: appId, provider: platform, appPackage: appPackage))
         let stored = try await visibility.send(
-            StorageCommand(action: .setProviderCredentials(appId: appId, provider: platform, sealedCredentials: sealed)), thenRead: Int.self,
-            "SELECT 1 FROM app_credentials WHERE app_id = \(appId) AND provider = \(provider) AND secret = \(sealed)") != nil
-        return try JSONResponse.make(stored ? .ok : .accepted, StoredProvider(appId: appId, credentials: credentials))
+            StorageCommand(action: .setProviderCredentials(appId: appId, provider: platform, appPackage: appPackage, sealedCredentials: sealed)),
+            thenRead: Int.self,
+            "SELECT 1 FROM app_credentials WHERE app_id = \(appId) AND provider = \(provider) AND app_package = \(appPackage) AND secret = \(sealed)") != nil
+        return try JSONResponse.make(stored ? .ok : .accepted, StoredProvider(appId: appId, appPackage: appPackage, credentials: credentials))
     }
 
     /// Keys that can be parsed here are parsed, so a broken key is refused now rather than at the first push.

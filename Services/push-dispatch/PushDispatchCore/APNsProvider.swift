@@ -4,7 +4,7 @@ import NotifyAPNsCore
 import NotifyModels
 
 /// APNs: token auth, one provider-token refresh on a refused token, Apple's answers mapped to actions. A batch is
-/// sent per app, all of its pushes at once as streams of that app's connections, without a task per push.
+/// sent per app identity (app and the devices' app package), all of its pushes at once as streams of that app's connections, without a task per push.
 struct APNsProvider: PushProvider {
     let client: APNsClient
     let credentials: CredentialStore<APNsCredentials>
@@ -12,13 +12,13 @@ struct APNsProvider: PushProvider {
     var platform: Platform { .apns }
 
     func deliver(_ jobs: [PushJob], concurrency _: Int) async -> [PushAttempt] {
-        var indicesByApp: [String: [Int]] = [:]
+        var indicesByApp: [AppIdentity: [Int]] = [:]
         for (index, job) in jobs.enumerated() {
-            indicesByApp[job.appId, default: []].append(index)
+            indicesByApp[AppIdentity(appId: job.appId, appPackage: job.appPackage), default: []].append(index)
         }
         return await withTaskGroup(of: (indices: [Int], attempts: [PushAttempt]).self, returning: [PushAttempt].self) { group in
-            for (appId, indices) in indicesByApp {
-                group.addTask { (indices, await deliver(indices.map { jobs[$0] }, appId: appId)) }
+            for (identity, indices) in indicesByApp {
+                group.addTask { (indices, await deliver(indices.map { jobs[$0] }, identity: identity)) }
             }
             // Every index belongs to exactly one app, so every place is filled.
             var attempts = [PushAttempt?](repeating: nil, count: jobs.count)
@@ -33,10 +33,10 @@ struct APNsProvider: PushProvider {
 
     /// Sends the pushes of one app; those refused for the provider token are sent once more with a new token
     /// (on new connections, so no connection sees the token change) if the old one was old enough to replace.
-    private func deliver(_ jobs: [PushJob], appId: String) async -> [PushAttempt] {
+    private func deliver(_ jobs: [PushJob], identity: AppIdentity) async -> [PushAttempt] {
         let started = ContinuousClock.now
         let key: APNsCredentials
-        switch await credentials.lookup(appId: appId, providerName: "APNs") {
+        switch await credentials.lookup(appId: identity.appId, appPackage: identity.appPackage, providerName: "APNs") {
         case .unusable(let verdict):
             return Array(repeating: PushAttempt(verdict: verdict, answerTime: ContinuousClock.now - started), count: jobs.count)
         case .usable(let credentials):
@@ -52,6 +52,12 @@ struct APNsProvider: PushProvider {
             }
         }
         return answers.map { PushAttempt(verdict: Self.verdict(of: $0.answer), answerTime: $0.answerTime) }
+    }
+
+    /// Pushes sent with the same credentials: an app, and the app package its devices registered with.
+    private struct AppIdentity: Hashable {
+        var appId: String
+        var appPackage: String?
     }
 
     private static func verdict(of answer: APNsClient.Answer) -> PushVerdict {

@@ -7,11 +7,12 @@ enum CredentialLookup<Credentials: Sendable>: Sendable {
 }
 
 extension CredentialStore {
-    /// The app's credentials unless it has none, the provider refused them, or the database is unreachable.
-    func lookup(appId: String, providerName: String) async -> CredentialLookup<Credentials> {
+    /// The app's credentials for the device's identity (`appPackage`, else the default ones) unless it has none, the
+    /// provider refused them, or the database is unreachable.
+    func lookup(appId: String, appPackage: String?, providerName: String) async -> CredentialLookup<Credentials> {
         let stored: Entry?
         do {
-            stored = try await credentials(appId: appId)
+            stored = try await credentials(appId: appId, appPackage: appPackage)
         } catch {
             return .unusable(PushVerdict(action: .retry(after: nil), status: nil, reason: "credentials lookup failed"))
         }

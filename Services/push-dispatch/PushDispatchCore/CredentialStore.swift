@@ -29,22 +29,28 @@ final class CredentialStore<Credentials: Decodable & Sendable>: Sendable {
         self.logger = logger
     }
 
-    /// The app's credentials, or nil when it has none for this provider.
-    func credentials(appId: String) async throws -> Entry? {
+    /// The app's credentials for the identity `appPackage` (the device's), else its default ones; nil when it has none
+    /// for this provider.
+    func credentials(appId: String, appPackage: String?) async throws -> Entry? {
         let now = ContinuousClock.now
-        if let cached = cache.withLock({ $0[appId] }),
+        let key = appPackage.map { appId + "\u{1F}" + $0 } ?? appId
+        if let cached = cache.withLock({ $0[key] }),
             now - cached.loadedAt < (cached.entry?.rejectedReason == nil ? lifetime : refusedLifetime) {
             return cached.entry
         }
         let rows = try await client.query(
-            "SELECT secret, rejected_reason FROM app_credentials WHERE app_id = \(appId) AND provider = \(platform.rawValue)",
+            """
+            SELECT secret, rejected_reason, app_package FROM app_credentials
+            WHERE app_id = \(appId) AND provider = \(platform.rawValue) AND app_package IN ('', \(appPackage ?? ""))
+            ORDER BY app_package DESC LIMIT 1
+            """,
             logger: logger)
         var entry: Entry?
-        for try await (sealed, rejected) in rows.decode((String, String?).self) {
-            let json = try keyring.open(sealed, for: .providerCredentials(appId: appId, provider: platform))
+        for try await (sealed, rejected, package) in rows.decode((String, String?, String).self) {
+            let json = try keyring.open(sealed, for: .providerCredentials(appId: appId, provider: platform, appPackage: package))
             entry = Entry(credentials: try WireCoding.makeDecoder().decode(Credentials.self, from: json), rejectedReason: rejected)
         }
-        cache.withLock { $0[appId] = (entry, now) }
+        cache.withLock { $0[key] = (entry, now) }
         return entry
     }
 }

@@ -9,7 +9,7 @@ struct FCMProvider: SinglePushProvider {
     var platform: Platform { .fcm }
 
     func deliver(_ job: PushJob) async -> PushVerdict {
-        switch await credentials.lookup(appId: job.appId, providerName: "FCM") {
+        switch await credentials.lookup(appId: job.appId, appPackage: job.appPackage, providerName: "FCM") {
         case .usable(let stored):
             let body: Data
             do {

@@ -9,7 +9,7 @@ struct WebPushProvider: SinglePushProvider {
     var platform: Platform { .webpush }
 
     func deliver(_ job: PushJob) async -> PushVerdict {
-        switch await credentials.lookup(appId: job.appId, providerName: "Web Push") {
+        switch await credentials.lookup(appId: job.appId, appPackage: job.appPackage, providerName: "Web Push") {
         case .usable(let stored):
             let request: HTTPClientRequest
             do {

@@ -100,12 +100,18 @@ struct FeedbackHandler: Sendable {
 
             for refused in outcomes where refused.result == .credentialsRejected {
                 let provider = refused.platform.provider.rawValue
-                // Only credentials stored before the refusal are flagged (new ones may already have replaced them).
+                // Only credentials stored before the refusal are flagged (new ones may already have replaced them): those
+                // of the device's app identity if the app has some for it, else its default ones.
                 let flagged = try await connection.query(
                     """
                     UPDATE app_credentials SET rejected_reason = \(refused.reason ?? "refused"), rejected_at = \(refused.at)
                     WHERE app_id = \(refused.appId) AND provider = \(provider) AND updated_at < \(refused.at)
                       AND rejected_reason IS NULL
+                      AND app_package = coalesce((
+                          SELECT s.app_package FROM subscriptions s
+                          WHERE s.subscription_id = \(refused.subscriptionId) AND EXISTS (
+                              SELECT 1 FROM app_credentials x
+                              WHERE x.app_id = \(refused.appId) AND x.provider = \(provider) AND x.app_package = s.app_package)), '')
                     RETURNING app_id
                     """, logger: logger).collect().count
                 guard flagged > 0 else { continue }

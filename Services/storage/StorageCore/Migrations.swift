@@ -499,6 +499,12 @@ struct Migrations {
                 ADD COLUMN previous_client_signing_key text, ADD COLUMN previous_client_signing_key_retires_at timestamptz
             """,
         ]),
+        // Several app identities per provider (a phone app and a watch app): credentials per app package, "" for
+        // devices of any other package.
+        (22, [
+            "ALTER TABLE app_credentials ADD COLUMN app_package text NOT NULL DEFAULT ''",
+            "ALTER TABLE app_credentials DROP CONSTRAINT app_credentials_pkey, ADD PRIMARY KEY (app_id, provider, app_package)",
+        ]),
     ]
 
     /// Code run before a step's statements, for what SQL alone cannot do.

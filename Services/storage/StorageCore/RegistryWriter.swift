@@ -27,12 +27,12 @@ struct RegistryWriter {
             try await connection.query("DELETE FROM app_broker_users WHERE user_name = \(user) AND app_id = \(appId)", logger: logger)
         case .deleteApp(let appId):
             try await deleteApp(appId)
-        case .setProviderCredentials(let appId, let provider, let sealedCredentials):
+        case .setProviderCredentials(let appId, let provider, let appPackage, let sealedCredentials):
             try await connection.query(
                 """
-                INSERT INTO app_credentials (app_id, provider, secret, updated_at)
-                VALUES (\(appId), \(provider.rawValue), \(sealedCredentials), now())
-                ON CONFLICT (app_id, provider) DO UPDATE SET
+                INSERT INTO app_credentials (app_id, provider, app_package, secret, updated_at)
+                VALUES (\(appId), \(provider.rawValue), \(appPackage), \(sealedCredentials), now())
+                ON CONFLICT (app_id, provider, app_package) DO UPDATE SET
                     secret = EXCLUDED.secret, updated_at = EXCLUDED.updated_at, rejected_reason = NULL, rejected_at = NULL
                 """, logger: logger)
         case .rotateAppKeys(let rotation):

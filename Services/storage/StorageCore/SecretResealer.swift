@@ -21,20 +21,21 @@ struct SecretResealer: Service {
     struct SealedColumn {
         var table: String
         var column: String
-        /// The row's key column besides app_id, if any (app_credentials: provider; poll_sources: name).
-        var secondKey: String?
-        var purpose: @Sendable (_ appId: String, _ secondKey: String) -> SecretPurpose?
+        /// The row's key columns besides app_id (app_credentials: provider and app_package; poll_sources: name).
+        var keys: [String] = []
+        /// The purpose of a row's value, from its app id and its `keys` columns' values.
+        var purpose: @Sendable (_ appId: String, _ keys: [String]) -> SecretPurpose?
     }
 
     static let columns: [SealedColumn] = [
-        SealedColumn(table: "app_credentials", column: "secret", secondKey: "provider") { appId, provider in
-            Platform(rawValue: provider).map { .providerCredentials(appId: appId, provider: $0) }
+        SealedColumn(table: "app_credentials", column: "secret", keys: ["provider", "app_package"]) { appId, keys in
+            Platform(rawValue: keys[0]).map { .providerCredentials(appId: appId, provider: $0, appPackage: keys[1]) }
         },
         SealedColumn(table: "apps", column: "client_signing_key") { appId, _ in .clientSigningKey(appId: appId) },
         SealedColumn(table: "apps", column: "previous_client_signing_key") { appId, _ in .clientSigningKey(appId: appId) },
         SealedColumn(table: "app_webhooks", column: "secret") { appId, _ in .webhookSecret(appId: appId) },
-        SealedColumn(table: "poll_sources", column: "authorization_header", secondKey: "name") { appId, name in
-            .pollSourceAuthorization(appId: appId, name: name)
+        SealedColumn(table: "poll_sources", column: "authorization_header", keys: ["name"]) { appId, keys in
+            .pollSourceAuthorization(appId: appId, name: keys[0])
         },
     ]
 
@@ -71,16 +72,17 @@ struct SecretResealer: Service {
         let rows = try await client.query(
             PostgresQuery(
                 unsafeSQL: """
-                    SELECT app_id, \(column.secondKey ?? "''"), \(column.column) FROM \(column.table)
+                    SELECT app_id, \(column.column), ARRAY[\((column.keys.isEmpty ? ["''"] : column.keys).joined(separator: ", "))]::text[]
+                    FROM \(column.table)
                     WHERE \(column.column) IS NOT NULL AND left(\(column.column), length($1)) <> $1
                     """,
                 binds: binds),
             logger: logger)
-        var found: [(appId: String, secondKey: String, value: String)] = []
-        for try await row in rows.decode((String, String, String).self) { found.append(row) }
+        var found: [(appId: String, value: String, keys: [String])] = []
+        for try await row in rows.decode((String, String, [String]).self) { found.append(row) }
         var resealed = 0
         for row in found {
-            guard let purpose = column.purpose(row.appId, row.secondKey) else { continue }
+            guard let purpose = column.purpose(row.appId, row.keys) else { continue }
             let plaintext: [UInt8]
             do {
                 plaintext = Array(try keyring.open(row.value, for: purpose))
@@ -95,9 +97,9 @@ struct SecretResealer: Service {
             update.append(row.appId)
             update.append(row.value)
             var sql = "UPDATE \(column.table) SET \(column.column) = $1 WHERE app_id = $2 AND \(column.column) = $3"
-            if let secondKey = column.secondKey {
-                update.append(row.secondKey)
-                sql += " AND \(secondKey) = $4"
+            for (position, key) in column.keys.enumerated() {
+                update.append(row.keys[position])
+                sql += " AND \(key) = $\(position + 4)"
             }
             try await client.query(PostgresQuery(unsafeSQL: sql, binds: update), logger: logger)
             resealed += 1

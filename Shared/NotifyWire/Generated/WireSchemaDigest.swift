@@ -1,4 +1,4 @@
 // Written by regenerate.sh: the SHA-256 of Protos/*.proto (concatenated in name order) this code was generated from.
 enum WireSchemaDigest {
-    static let protos = "f7c74a45451637c872f7a5d6e07032d5e31e931fd76374415a028960eba7ba2a"
+    static let protos = "45587739353744d4e6caceca2d33cbebe211e3c2cac29a8bd982cf3b4697c729"
 }

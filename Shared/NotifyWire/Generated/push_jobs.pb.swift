@@ -122,11 +122,22 @@ nonisolated struct WirePushTarget: Sendable {
   /// Clears the value of `keys`. Subsequent reads from it will return its default value.
   mutating func clearKeys() {self._keys = nil}
 
+  /// The app identity the device registered with, when the app has more than one.
+  var appPackage: String {
+    get {_appPackage ?? String()}
+    set {_appPackage = newValue}
+  }
+  /// Returns true if `appPackage` has been explicitly set.
+  var hasAppPackage: Bool {self._appPackage != nil}
+  /// Clears the value of `appPackage`. Subsequent reads from it will return its default value.
+  mutating func clearAppPackage() {self._appPackage = nil}
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 
   fileprivate var _keys: WireWebPushKeys? = nil
+  fileprivate var _appPackage: String? = nil
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -274,7 +285,7 @@ nonisolated extension WirePushJobGroup: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension WirePushTarget: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".PushTarget"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}push_id_high\0\u{3}subscription_id_high\0\u{3}device_token\0\u{1}keys\0\u{3}push_id_low\0\u{3}subscription_id_low\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}push_id_high\0\u{3}subscription_id_high\0\u{3}device_token\0\u{1}keys\0\u{3}push_id_low\0\u{3}subscription_id_low\0\u{3}app_package\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -288,6 +299,7 @@ nonisolated extension WirePushTarget: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 4: try { try decoder.decodeSingularMessageField(value: &self._keys) }()
       case 5: try { try decoder.decodeSingularFixed64Field(value: &self.pushIDLow) }()
       case 6: try { try decoder.decodeSingularFixed64Field(value: &self.subscriptionIDLow) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self._appPackage) }()
       default: break
       }
     }
@@ -316,6 +328,9 @@ nonisolated extension WirePushTarget: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if self.subscriptionIDLow != 0 {
       try visitor.visitSingularFixed64Field(value: self.subscriptionIDLow, fieldNumber: 6)
     }
+    try { if let v = self._appPackage {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 7)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -326,6 +341,7 @@ nonisolated extension WirePushTarget: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.subscriptionIDLow != rhs.subscriptionIDLow {return false}
     if lhs.deviceToken != rhs.deviceToken {return false}
     if lhs._keys != rhs._keys {return false}
+    if lhs._appPackage != rhs._appPackage {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

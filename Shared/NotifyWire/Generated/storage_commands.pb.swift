@@ -569,6 +569,9 @@ nonisolated struct WireSetProviderCredentials: Sendable {
   /// (SecretKeyring: "sealed:v1:<key id>:<base64>").
   var sealedCredentials: String = String()
 
+  /// The app identity whose devices (registered with this appPackage) use them; "" for every other device.
+  var appPackage: String = String()
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -1837,7 +1840,7 @@ nonisolated extension WireDeleteBrokerUser: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension WireSetProviderCredentials: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".SetProviderCredentials"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}provider\0\u{3}credentials_json\0\u{3}sealed_credentials\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}provider\0\u{3}credentials_json\0\u{3}sealed_credentials\0\u{3}app_package\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1849,6 +1852,7 @@ nonisolated extension WireSetProviderCredentials: SwiftProtobuf.Message, SwiftPr
       case 2: try { try decoder.decodeSingularEnumField(value: &self.provider) }()
       case 3: try { try decoder.decodeSingularBytesField(value: &self.credentialsJson) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.sealedCredentials) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.appPackage) }()
       default: break
       }
     }
@@ -1867,6 +1871,9 @@ nonisolated extension WireSetProviderCredentials: SwiftProtobuf.Message, SwiftPr
     if !self.sealedCredentials.isEmpty {
       try visitor.visitSingularStringField(value: self.sealedCredentials, fieldNumber: 4)
     }
+    if !self.appPackage.isEmpty {
+      try visitor.visitSingularStringField(value: self.appPackage, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1875,6 +1882,7 @@ nonisolated extension WireSetProviderCredentials: SwiftProtobuf.Message, SwiftPr
     if lhs.provider != rhs.provider {return false}
     if lhs.credentialsJson != rhs.credentialsJson {return false}
     if lhs.sealedCredentials != rhs.sealedCredentials {return false}
+    if lhs.appPackage != rhs.appPackage {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -118,7 +118,7 @@ let package = Package(
         .target(
             name: "NotifyRuntime",
             dependencies: [
-                "NotifyAMQP", "NotifyModels",
+                "NotifyAMQP", "NotifyModels", "NotifyJSON",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -322,7 +322,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FanoutCoreTests",
-            dependencies: ["FanoutCore", "NotifyModels", "NotifyWire", "NotifyAMQP"],
+            dependencies: ["FanoutCore", "NotifyModels", "NotifyWire", "NotifyAMQP", "NotifyRuntime"],
             path: "Tests/FanoutCoreTests",
             swiftSettings: swiftSettings
         ),

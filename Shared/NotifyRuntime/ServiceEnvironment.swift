@@ -7,18 +7,25 @@ public struct EnvironmentVariable: Sendable {
     /// Used when the variable is unset; nil together with `required == false` means "off".
     public var defaultValue: String?
     public var required: Bool
+    /// The values accepted, if only some are; any other fails at start-up.
+    public var choices: [String]?
 
-    public init(_ name: String, _ summary: String, default defaultValue: String? = nil, required: Bool = false) {
+    public init(_ name: String, _ summary: String, default defaultValue: String? = nil, required: Bool = false, choices: [String]? = nil) {
         self.name = name
         self.summary = summary
         self.defaultValue = defaultValue
         self.required = required
+        self.choices = choices
     }
 
     public static let amqpURL = EnvironmentVariable(
         "NOTIFY_AMQP_URL",
         "RabbitMQ URL, amqp://user:password@host:port/vhost; a cluster: one URL per node, separated by commas (a lost connection goes to the next node)", default: "amqp://guest:guest@127.0.0.1:5672/%2f")
     public static let logLevel = EnvironmentVariable("LOG_LEVEL", "trace, debug, info, notice, warning, error or critical", default: "info")
+    public static let logFormat = EnvironmentVariable(
+        "LOG_FORMAT",
+        "text (a line per entry) or json (a JSON object per line: time, level, service, message, then each metadata item as a field)",
+        default: "text", choices: ["text", "json"])
     public static let httpHost = EnvironmentVariable("NOTIFY_HTTP_HOST", "address the HTTP server (API or /health) binds to", default: "127.0.0.1")
 
     public static func databaseURL(role: String) -> EnvironmentVariable {
@@ -46,6 +53,9 @@ public struct ServiceEnvironment: Sendable {
         var missing: [String] = []
         for variable in variables {
             if let value = environment[variable.name], !value.isEmpty {
+                if let choices = variable.choices, !choices.contains(value) {
+                    throw ConfigurationError("\(variable.name) must be \(choices.joined(separator: " or ")), got '\(value)'")
+                }
                 values[variable.name] = value
             } else if let fallback = variable.defaultValue {
                 values[variable.name] = fallback

@@ -4,11 +4,13 @@ import ServiceLifecycle
 
 /// Starts logging and runs a service's parts in one `ServiceGroup`.
 public enum ServiceRunner {
-    /// Bootstraps swift-log once, at the level LOG_LEVEL names.
-    public static func bootstrapLogging(label: String, level: String?) -> Logger {
+    /// Bootstraps swift-log once, at the level LOG_LEVEL names, writing to standard error in the format LOG_FORMAT
+    /// names: `text` by default, or `json` (`JSONLogHandler`).
+    public static func bootstrapLogging(label: String, level: String?, format: String?) -> Logger {
         let logLevel = level.flatMap(Logger.Level.init(rawValue:)) ?? .info
+        let json = format == "json"
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler: any LogHandler = json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
             handler.logLevel = logLevel
             return handler
         }

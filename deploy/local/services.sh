@@ -69,7 +69,7 @@ secret_keys_file() {
 
 # Fills the arrays ENV (VAR=value) and ARGS for service $1.
 service_config() {
-    ENV=(NOTIFY_AMQP_URL="$NOTIFY_AMQP_URL" LOG_LEVEL="$LOG_LEVEL")
+    ENV=(NOTIFY_AMQP_URL="$NOTIFY_AMQP_URL" LOG_LEVEL="$LOG_LEVEL" LOG_FORMAT="$LOG_FORMAT")
     ARGS=()
     case "$(binary_of "$1")" in
         storage | push-dispatch | ingest) ENV+=(NOTIFY_SECRET_KEYS_FILE="$(secret_keys_file)") ;;

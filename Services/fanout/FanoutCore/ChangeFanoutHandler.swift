@@ -53,6 +53,14 @@ struct ChangeFanoutHandler: Sendable {
             await order.waitForPreviousBatch()
             try await publisher.publish(pushes.finish() + live)
             pushes.count()
+            if logger.logLevel <= .debug {
+                for event in events {
+                    logger.debug("change fanned out", metadata: [
+                        "notificationId": .id(event.notificationId), "appId": "\(event.appId)", "kind": "\(event.kind.rawValue)",
+                        "sequence": "\(event.sequence)",
+                    ])
+                }
+            }
             for event in broadcastEvents {
                 try await broadcast(event)
             }
@@ -82,7 +90,7 @@ struct ChangeFanoutHandler: Sendable {
             try await publisher.publish(pushes.finish())
             pushes.count()
         }
-        logger.info("broadcast fanned out", metadata: ["notificationId": "\(event.notificationId)", "pushes": "\(pushed)"])
+        logger.info("broadcast fanned out", metadata: ["notificationId": .id(event.notificationId), "pushes": "\(pushed)"])
     }
 }
 

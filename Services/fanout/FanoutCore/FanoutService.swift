@@ -14,7 +14,7 @@ public struct FanoutService {
         "NOTIFY_DEVICE_CACHE_USERS", "users whose devices are kept between batches, in each of two generations (0: none)", default: "25000")
 
     public static let variables: [EnvironmentVariable] = [
-        .amqpURL, .databaseURL(role: "read-only"), prefetch, deviceCacheUsers, .httpHost, .healthPort(default: 8082), .logLevel,
+        .amqpURL, .databaseURL(role: "read-only"), prefetch, deviceCacheUsers, .httpHost, .healthPort(default: 8082), .logLevel, .logFormat,
     ]
 
     public init(environment: ServiceEnvironment) {
@@ -32,7 +32,8 @@ public struct FanoutService {
     }
 
     public func run() async throws {
-        let logger = ServiceRunner.bootstrapLogging(label: "fanout", level: environment.string(.logLevel))
+        let logger = ServiceRunner.bootstrapLogging(
+            label: "fanout", level: environment.string(.logLevel), format: environment.string(.logFormat))
         let metrics = ServiceMetrics.bootstrap()
         let amqp = try environment.amqpConfiguration()
         let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "reader")), logger: logger)

@@ -66,6 +66,13 @@ struct AMQPIngestHandler: Sendable {
                     dispositions[index] = .deadLetter(reason: "400 no notification accepted: \(String(decoding: result.body, as: UTF8.self))")
                 } else {
                     accepted.append(index)
+                    if logger.logLevel <= .debug {
+                        for command in result.commands where command.notificationId != nil {
+                            logger.debug("publish accepted over AMQP", metadata: command.logMetadata.merging([
+                                "appId": "\(delivery.routingKey)", "messageId": "\(delivery.properties.messageId ?? "-")",
+                            ]) { $1 })
+                        }
+                    }
                 }
                 answer = (result.status, result.body)
             } catch {

@@ -12,7 +12,7 @@ import ServiceLifecycle
 /// Builds ingest: the HTTP API, the AMQP ingest consumer, the live-update listener, the command publisher and the
 /// read-only pool, as one Hummingbird application whose services run (and shut down) with its server.
 public func buildApplication(configuration: IngestConfiguration) async throws -> some ApplicationProtocol {
-    let logger = ServiceRunner.bootstrapLogging(label: "ingest", level: configuration.logLevel)
+    let logger = ServiceRunner.bootstrapLogging(label: "ingest", level: configuration.logLevel, format: configuration.logFormat)
     let metrics = ServiceMetrics.bootstrap()
     let database = try DatabaseURL.makeClient(configuration.databaseURL, maximumConnections: 16, logger: logger)
     let replica = try configuration.replicaDatabaseURL.map { url in

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NotifyAMQP
 import NotifyModels
+import NotifyRuntime
 import NotifyWire
 import Synchronization
 
@@ -81,6 +82,11 @@ final class CommandSender: Sendable {
     private func publish(_ commands: [StorageCommand]) async -> Result<Void, APIFailure> {
         do {
             try await publisher.publish(StorageCommandBatch.messages(for: commands))
+            if logger.logLevel <= .debug {
+                for command in commands where command.notificationId != nil {
+                    logger.debug("storage command confirmed by the broker", metadata: command.logMetadata)
+                }
+            }
             return .success(())
         } catch {
             logger.warning("storage commands not confirmed by the broker", metadata: ["error": "\(error)", "count": "\(commands.count)"])

@@ -27,6 +27,8 @@ public struct IngestConfiguration: Sendable {
     /// Messages taken from the `notify.ingest` queue at once.
     public var prefetch: Int
     public var logLevel: String
+    /// `text` or `json` (`JSONLogHandler`).
+    public var logFormat: String
     /// The broker's management API (broker users for apps, the dead-letter policy); nil: off.
     public var management: RabbitMQManagementClient.Configuration?
     /// The broker's address as app servers reach it (answered with their credentials).
@@ -97,7 +99,7 @@ public struct IngestConfiguration: Sendable {
         "NOTIFY_INGEST_DEAD_LETTER_MAX_AGE_SECONDS", "how long notify.ingest.dead keeps a message", default: "604800")
 
     public static let variables: [EnvironmentVariable] = [
-        .amqpURL, .databaseURL(role: "read-only"), replicaDatabaseURL, adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, confirmTimeout, appRequestsPerSecond, appNotificationsPerSecond, .logLevel,
+        .amqpURL, .databaseURL(role: "read-only"), replicaDatabaseURL, adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, confirmTimeout, appRequestsPerSecond, appNotificationsPerSecond, .logLevel, .logFormat,
         .secretKeys, .secretKeysFile, keyRotationOverlap, maximumQueueDepth, maximumStreamsPerUser, maximumConnections, managementURL, publicBrokerAddress, brokerUserOverlap, brokerMaintenance, deadLetterMessages, deadLetterBytes, deadLetterAge,
     ]
 
@@ -114,6 +116,7 @@ public struct IngestConfiguration: Sendable {
         let requests = try environment.integer(Self.appRequestsPerSecond), notifications = try environment.integer(Self.appNotificationsPerSecond)
         defaultRateLimit = RateLimit(requestsPerSecond: requests > 0 ? requests : nil, notificationsPerSecond: notifications > 0 ? notifications : nil)
         logLevel = try environment.require(.logLevel)
+        logFormat = try environment.require(.logFormat)
         let managementURL = environment.string(Self.managementURL)
         if managementURL == "off" {
             management = nil

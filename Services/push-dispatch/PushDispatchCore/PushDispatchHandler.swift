@@ -81,7 +81,8 @@ struct PushDispatchHandler: Sendable {
                 result = .credentialsRejected
                 dead.append((job, "the provider refused the app's credentials: \(verdict.reason ?? "")"))
                 logger.error("the provider refused the app's credentials; they are flagged", metadata: [
-                    "appId": "\(job.appId)", "provider": "\(job.platform.rawValue)",
+                    "appId": "\(job.appId)", "provider": "\(job.platform.rawValue)", "notificationId": .id(job.notificationId),
+                    "pushId": .id(job.pushId),
                 ])
             case .fail:
                 result = .failed
@@ -102,12 +103,11 @@ struct PushDispatchHandler: Sendable {
                 pushId: job.pushId, appId: job.appId, subscriptionId: job.subscriptionId, notificationId: job.notificationId,
                 sequence: job.sequence, platform: job.platform, result: result, status: verdict.status, reason: verdict.reason,
                 attempt: sentJob.attempt, invalidSince: invalidSince, at: now))
-            if result != .accepted {
-                logger.info("push not accepted", metadata: [
-                    "pushId": "\(job.pushId)", "appId": "\(job.appId)", "result": "\(result.rawValue)",
-                    "status": "\(verdict.status.map(String.init) ?? "-")", "reason": "\(verdict.reason ?? "-")",
-                ])
-            }
+            logger.debug("push answered", metadata: [
+                "notificationId": .id(job.notificationId), "pushId": .id(job.pushId), "appId": "\(job.appId)",
+                "subscriptionId": .id(job.subscriptionId), "provider": "\(job.platform.rawValue)", "attempt": "\(sentJob.attempt)",
+                "result": "\(result.rawValue)", "status": "\(verdict.status.map(String.init) ?? "-")", "reason": "\(verdict.reason ?? "-")",
+            ])
         }
         var messages: [AMQPOutboundMessage] = []
         for (key, retry) in retries {
@@ -116,6 +116,10 @@ struct PushDispatchHandler: Sendable {
                 properties: RetryForwarder.properties(due: now.addingTimeInterval(Double(retry.wait) / 1000), to: QueueNames.pushQueue(key.provider))))
         }
         for (job, reason) in dead {
+            logger.warning("push dead-lettered", metadata: [
+                "notificationId": .id(job.notificationId), "pushId": .id(job.pushId), "appId": "\(job.appId)",
+                "subscriptionId": .id(job.subscriptionId), "provider": "\(job.platform.rawValue)", "reason": "\(reason)",
+            ])
             messages.append(AMQPOutboundMessage(
                 routingKey: AMQPTopology.deadLetterQueue(of: QueueNames.pushQueue(job.platform.provider)), wire: PushJobBatch(jobs: [job]),
                 properties: AMQPProperties(headers: ["x-notify-reason": .string(reason), "x-notify-queue": .string(QueueNames.pushQueue(job.platform.provider))])))

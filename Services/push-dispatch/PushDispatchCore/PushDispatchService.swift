@@ -32,7 +32,7 @@ public struct PushDispatchService {
 
     public static let variables: [EnvironmentVariable] = [
         .amqpURL, .databaseURL(role: "read-only: provider credentials and webhooks"), trustedCA, concurrency, prefetch, feedbackInterval,
-        retryDelays, webhookAttempts, .secretKeys, .secretKeysFile, .httpHost, .healthPort(default: 8083), .logLevel,
+        retryDelays, webhookAttempts, .secretKeys, .secretKeysFile, .httpHost, .healthPort(default: 8083), .logLevel, .logFormat,
     ]
 
     public init(environment: ServiceEnvironment) {
@@ -40,7 +40,8 @@ public struct PushDispatchService {
     }
 
     public func run() async throws {
-        let logger = ServiceRunner.bootstrapLogging(label: "push-dispatch", level: environment.string(.logLevel))
+        let logger = ServiceRunner.bootstrapLogging(
+            label: "push-dispatch", level: environment.string(.logLevel), format: environment.string(.logFormat))
         let metrics = ServiceMetrics.bootstrap()
         let amqp = try environment.amqpConfiguration()
         let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "reader")), logger: logger)

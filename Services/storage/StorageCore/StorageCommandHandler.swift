@@ -55,7 +55,10 @@ struct StorageCommandHandler: Sendable {
                 switch await applyWithRetry([command]) {
                 case .applied: break
                 case .shuttingDown: dispositions[delivery] = .requeue
-                case .refused(let reason): dispositions[delivery] = .deadLetter(reason: "command \(command.commandId.lowercasedString): \(reason)")
+                case .refused(let reason):
+                    dispositions[delivery] = .deadLetter(reason: "command \(command.commandId.lowercasedString): \(reason)")
+                    logger.warning(
+                        "storage command refused; its message is dead-lettered", metadata: command.logMetadata.merging(["reason": "\(reason)"]) { $1 })
                 }
             }
         }
@@ -78,6 +81,11 @@ struct StorageCommandHandler: Sendable {
                 } catch {
                     confirmed.add(clearing)
                     throw error
+                }
+            }
+            if applied != nil, logger.logLevel <= .debug {
+                for command in commands where command.notificationId != nil {
+                    logger.debug("storage command applied", metadata: command.logMetadata)
                 }
             }
             return applied == nil ? .shuttingDown : .applied

@@ -28,7 +28,7 @@ public struct StorageService {
 
     public static let variables: [EnvironmentVariable] = [
         .amqpURL, .databaseURL(role: "the writer: storage is the only service that writes"), readerRole, prefetch, expirySweep, tombstoneRetention,
-        .secretKeys, .secretKeysFile, resealInterval, .httpHost, .healthPort(default: 8081), .logLevel,
+        .secretKeys, .secretKeysFile, resealInterval, .httpHost, .healthPort(default: 8081), .logLevel, .logFormat,
     ]
 
     public init(environment: ServiceEnvironment) {
@@ -36,7 +36,8 @@ public struct StorageService {
     }
 
     public func run() async throws {
-        let logger = ServiceRunner.bootstrapLogging(label: "storage", level: environment.string(.logLevel))
+        let logger = ServiceRunner.bootstrapLogging(
+            label: "storage", level: environment.string(.logLevel), format: environment.string(.logFormat))
         let metrics = ServiceMetrics.bootstrap()
         let amqp = try environment.amqpConfiguration()
         let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "writer")), logger: logger)

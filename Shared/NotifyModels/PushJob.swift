@@ -30,6 +30,9 @@ public struct PushJob: Codable, Sendable, Equatable {
     public var displayGroup: String?
     /// The app identity the device registered with (`appPackage`): its credentials are used if the app has some.
     public var appPackage: String?
+    /// The visual alert that follows a shoulder tap (raw and visual content, to iOS): sent only if the device has not
+    /// synced the notification by the time it is due.
+    public var isVisualFallback: Bool = false
 
     public init(
         pushId: UUID, appId: String, subscriptionId: UUID, platform: Platform, deviceToken: String,
@@ -87,7 +90,7 @@ extension PushJob {
         notificationId == other.notificationId && sequence == other.sequence && attempt == other.attempt
             && platform == other.platform && kind == other.kind && isAlert == other.isAlert && priority == other.priority
             && expiration == other.expiration && appId == other.appId && collapseId == other.collapseId && payload == other.payload
-            && changedAt == other.changedAt && displayGroup == other.displayGroup
+            && changedAt == other.changedAt && displayGroup == other.displayGroup && isVisualFallback == other.isVisualFallback
     }
 }
 
@@ -108,16 +111,19 @@ extension PushJobBatch {
         var attempt: Int
         var changedAt: Date?
         var displayGroup: String?
+        var isVisualFallback: Bool?
         var targets: [Target]
 
         /// A job per target, all sharing the group's strings (the payload is one copy).
         var jobs: [PushJob] {
             targets.map { target in
-                PushJob(
+                var job = PushJob(
                     pushId: target.pushId, appId: appId, subscriptionId: target.subscriptionId, platform: platform,
                     deviceToken: target.deviceToken, notificationId: notificationId, sequence: sequence, kind: kind, isAlert: isAlert,
                     priority: priority, expiration: expiration, collapseId: collapseId, payload: payload, attempt: attempt, keys: target.keys,
                     changedAt: changedAt, displayGroup: displayGroup, appPackage: target.appPackage)
+                job.isVisualFallback = isVisualFallback ?? false
+                return job
             }
         }
     }
@@ -140,7 +146,7 @@ extension PushJobBatch.Group {
             appId: first.appId, platform: first.platform, notificationId: first.notificationId, sequence: first.sequence,
             kind: first.kind, isAlert: first.isAlert, priority: first.priority, expiration: first.expiration,
             collapseId: first.collapseId, payload: first.payload, attempt: first.attempt, changedAt: first.changedAt,
-            displayGroup: first.displayGroup, targets: jobs.map { PushJobBatch.Target(
+            displayGroup: first.displayGroup, isVisualFallback: first.isVisualFallback ? true : nil, targets: jobs.map { PushJobBatch.Target(
                 pushId: $0.pushId, subscriptionId: $0.subscriptionId, deviceToken: $0.deviceToken, keys: $0.keys, appPackage: $0.appPackage) })
     }
 }

@@ -58,6 +58,9 @@ public struct StorageCommand: Codable, Sendable, Equatable {
         case setRateLimit(appId: String, RateLimit)
         /// Replaces an app's API key or client signing key; the replaced one stays accepted until the rotation's end.
         case rotateAppKeys(AppKeyRotation)
+        /// A device read its user's changes up to `sequence`, among them a notification with a visual fallback: the
+        /// fallback is not sent (ingest, `X-Subscription-Id` on the changes request).
+        case recordDeviceSync(appId: String, userId: String, subscriptionId: UUID, sequence: Int64)
     }
 
     /// The PostgreSQL channel on which storage announces, at commit, the ids of applied commands whose
@@ -72,7 +75,9 @@ public struct StorageCommand: Codable, Sendable, Equatable {
             .deleteEventSource, .joinEventSource, .leaveEventSource, .putPollSource, .deletePollSource, .putWebhook, .deleteWebhook, .setBadgeMode, .setExternalBadge, .setRateLimit,
             .rotateAppKeys:
             true
-        case .unregisterSubscription, .publishNotification, .publishBroadcast, .expireDueNotifications, .purgeTombstones, .deleteBrokerUser: false
+        case .unregisterSubscription, .publishNotification, .publishBroadcast, .expireDueNotifications, .purgeTombstones, .deleteBrokerUser,
+            .recordDeviceSync:
+            false
         }
     }
 }
@@ -130,7 +135,7 @@ public struct PublishedNotification: Codable, Sendable, Equatable {
 extension StorageCommand.Action: Codable {
     private enum CodingKeys: String, CodingKey {
         case type, app, appId, userId, credentials, subscription, subscriptionId, notification, broadcast, change, date, brokerUser, user
-        case eventSource, name, subscriptionIds, pollSource, webhook, badgeMode, badge, rateLimit, provider, rotation, appPackage
+        case eventSource, name, subscriptionIds, pollSource, webhook, badgeMode, badge, rateLimit, provider, rotation, appPackage, sequence
     }
 
     private enum Kind: String, Codable {
@@ -138,7 +143,7 @@ extension StorageCommand.Action: Codable {
         case changeNotificationState, expireDueNotifications, purgeTombstones, publishBroadcast
         case putBrokerUser, deleteBrokerUser, deleteApp, putEventSource, deleteEventSource, joinEventSource, leaveEventSource
         case putPollSource, deletePollSource, putWebhook, deleteWebhook, setBadgeMode, setExternalBadge, setRateLimit
-        case rotateAppKeys
+        case rotateAppKeys, recordDeviceSync
     }
 
     public init(from decoder: any Decoder) throws {
@@ -198,6 +203,10 @@ extension StorageCommand.Action: Codable {
             self = .setRateLimit(appId: try container.decode(String.self, forKey: .appId), try container.decode(RateLimit.self, forKey: .rateLimit))
         case .rotateAppKeys:
             self = .rotateAppKeys(try container.decode(AppKeyRotation.self, forKey: .rotation))
+        case .recordDeviceSync:
+            self = .recordDeviceSync(
+                appId: try container.decode(String.self, forKey: .appId), userId: try container.decode(String.self, forKey: .userId),
+                subscriptionId: try container.decode(UUID.self, forKey: .subscriptionId), sequence: try container.decode(Int64.self, forKey: .sequence))
         case .setExternalBadge:
             self = .setExternalBadge(
                 appId: try container.decode(String.self, forKey: .appId), userId: try container.decode(String.self, forKey: .userId),
@@ -290,6 +299,12 @@ extension StorageCommand.Action: Codable {
         case .rotateAppKeys(let rotation):
             try container.encode(Kind.rotateAppKeys, forKey: .type)
             try container.encode(rotation, forKey: .rotation)
+        case .recordDeviceSync(let appId, let userId, let subscriptionId, let sequence):
+            try container.encode(Kind.recordDeviceSync, forKey: .type)
+            try container.encode(appId, forKey: .appId)
+            try container.encode(userId, forKey: .userId)
+            try container.encode(subscriptionId, forKey: .subscriptionId)
+            try container.encode(sequence, forKey: .sequence)
         case .setExternalBadge(let appId, let userId, let badge, let at):
             try container.encode(Kind.setExternalBadge, forKey: .type)
             try container.encode(appId, forKey: .appId)

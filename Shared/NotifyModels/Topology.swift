@@ -11,6 +11,8 @@ public enum QueueNames {
     public static let pushExchange = "notify.push"
     /// The queue of one provider's push jobs.
     public static func pushQueue(_ platform: Platform) -> String { "push.\(platform.rawValue)" }
+    /// Visual alerts held back for devices that may sync after a shoulder tap (`NOTIFY_VISUAL_FALLBACK_SECONDS`), until due.
+    public static let pushVisualFallback = "push.fallback"
     /// Fanout exchange every change-event batch is copied to, for the edges holding live streams.
     public static let liveExchange = "notify.live"
     /// Delivery outcomes from push-dispatch to storage.

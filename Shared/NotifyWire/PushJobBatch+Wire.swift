@@ -22,6 +22,7 @@ extension PushJobBatch: WireMessage {
             group.attempt = Int32(clamping: first.attempt)
             if let changedAt = first.changedAt { group.changedAtMicros = changedAt.wireMicros }
             if let displayGroup = first.displayGroup { group.displayGroup = displayGroup }
+            group.visualFallback = first.isVisualFallback
             group.targets = jobs[range].map { job in
                 var target = WirePushTarget()
                 (target.pushIDHigh, target.pushIDLow) = job.pushId.wireHalves
@@ -51,16 +52,17 @@ extension PushJobBatch: WireMessage {
             let changedAt = group.changedAtMicros == 0 ? nil : Date(wireMicros: group.changedAtMicros)
             let displayGroup = group.hasDisplayGroup ? group.displayGroup : nil
             for (targetIndex, target) in group.targets.enumerated() {
-                jobs.append(
-                    PushJob(
-                        pushId: try UUID(wireHigh: target.pushIDHigh, low: target.pushIDLow, "\(field()).targets[\(targetIndex)].push_id"),
-                        appId: group.appID,
-                        subscriptionId: try UUID(
-                            wireHigh: target.subscriptionIDHigh, low: target.subscriptionIDLow, "\(field()).targets[\(targetIndex)].subscription_id"),
-                        platform: platform, deviceToken: target.deviceToken, notificationId: notificationId, sequence: group.sequence,
-                        kind: kind, isAlert: group.isAlert, priority: priority, expiration: expiration, collapseId: group.collapseID,
-                        payload: group.payload, attempt: Int(group.attempt), keys: target.hasKeys ? WebPushKeys(wire: target.keys) : nil,
-                        changedAt: changedAt, displayGroup: displayGroup, appPackage: target.hasAppPackage ? target.appPackage : nil))
+                var job = PushJob(
+                    pushId: try UUID(wireHigh: target.pushIDHigh, low: target.pushIDLow, "\(field()).targets[\(targetIndex)].push_id"),
+                    appId: group.appID,
+                    subscriptionId: try UUID(
+                        wireHigh: target.subscriptionIDHigh, low: target.subscriptionIDLow, "\(field()).targets[\(targetIndex)].subscription_id"),
+                    platform: platform, deviceToken: target.deviceToken, notificationId: notificationId, sequence: group.sequence,
+                    kind: kind, isAlert: group.isAlert, priority: priority, expiration: expiration, collapseId: group.collapseID,
+                    payload: group.payload, attempt: Int(group.attempt), keys: target.hasKeys ? WebPushKeys(wire: target.keys) : nil,
+                    changedAt: changedAt, displayGroup: displayGroup, appPackage: target.hasAppPackage ? target.appPackage : nil)
+                job.isVisualFallback = group.visualFallback
+                jobs.append(job)
             }
         }
         self.init(jobs: jobs)

@@ -112,6 +112,11 @@ extension StorageCommand {
         case .setBadgeMode(let appId, let mode):
             command.setBadgeMode.appID = appId
             command.setBadgeMode.mode = mode.wire
+        case .recordDeviceSync(let appId, let userId, let subscriptionId, let sequence):
+            command.recordDeviceSync.appID = appId
+            command.recordDeviceSync.userID = userId
+            command.recordDeviceSync.subscriptionID = subscriptionId.wireBytes
+            command.recordDeviceSync.sequence = sequence
         case .rotateAppKeys(let rotation):
             command.rotateAppKeys.appID = rotation.appId
             if let hash = rotation.apiKeyHash { command.rotateAppKeys.apiKeyHash = hash }
@@ -207,6 +212,10 @@ extension StorageCommand {
                 notificationsPerSecond: set.notificationsPerSecond > 0 ? Int(set.notificationsPerSecond) : nil))
         case .setExternalBadge(let set):
             action = .setExternalBadge(appId: set.appID, userId: set.userID, badge: Int(set.badge), at: Date(wireMicros: set.atMicros))
+        case .recordDeviceSync(let sync):
+            action = .recordDeviceSync(
+                appId: sync.appID, userId: sync.userID,
+                subscriptionId: try UUID(wire: sync.subscriptionID, "\(field()).record_device_sync.subscription_id"), sequence: sync.sequence)
         case .rotateAppKeys(let rotation):
             action = .rotateAppKeys(AppKeyRotation(
                 appId: rotation.appID, apiKeyHash: rotation.hasApiKeyHash ? rotation.apiKeyHash : nil,

@@ -68,6 +68,21 @@ import Testing
         #expect(background.allSatisfy { $0.displayGroup == nil && $0.expiration == Self.now.addingTimeInterval(600) })
     }
 
+    @Test("with visual fallback, a new notification with raw and visual content is a shoulder tap to iOS and an alert held back as its fallback; other devices get the alert at once")
+    func visualFallback() throws {
+        let devices = [Platform.apns, .fcm].map(Self.device)
+        let event = Self.event(.created)
+        let jobs = PushJobBuilder.jobs(for: event, devices: devices, visualFallback: true)
+        #expect(jobs.map(\.platform) == [.apns, .fcm, .apns])
+        #expect(!jobs[0].isAlert && !jobs[0].isVisualFallback && jobs[0].priority == .low)
+        let tap = try #require(try JSONSerialization.jsonObject(with: Data(jobs[0].payload.utf8)) as? [String: Any])
+        #expect((tap["aps"] as? [String: Any])?["alert"] == nil && (tap["aps"] as? [String: Any])?["content-available"] as? Int == 1)
+        #expect(jobs[1].isAlert && !jobs[1].isVisualFallback)
+        #expect(jobs[2].isAlert && jobs[2].isVisualFallback && jobs[2].pushId == jobs[0].pushId)
+        #expect(PushJobBuilder.jobs(for: event, devices: devices).allSatisfy { $0.isAlert && !$0.isVisualFallback }, "off: alerts at once")
+        #expect(PushJobBuilder.jobs(for: Self.event(.updated), devices: devices, visualFallback: true).count == 2, "only a new notification")
+    }
+
     @Test("delivery silent: a background push with the content's data but nothing shown; none: no push; a later state change is pushed")
     func silentAndNoneDeliveries() throws {
         let devices = [Platform.apns, .fcm, .wns, .webpush].map(Self.device)

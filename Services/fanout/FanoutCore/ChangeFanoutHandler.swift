@@ -17,6 +17,9 @@ struct ChangeFanoutHandler: Sendable {
     let publisher: AMQPPublisher
     let logger: Logger
     var jobsPerMessage = 500
+    /// How long the alert of a new notification with raw and visual content waits after an iOS device's shoulder tap
+    /// for the device to sync it (it is not sent if the device did); 0: the alert is sent at once, no tap.
+    var visualFallbackDelay: TimeInterval = 0
 
     func handle(_ deliveries: [AMQPDelivery], order: AMQPBatchOrder) async -> [AMQPDisposition] {
         var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
@@ -46,9 +49,9 @@ struct ChangeFanoutHandler: Sendable {
         }
         let done = await RetryUntilShutdown.succeeded("fan out", logger: logger) {
             let devices = try await resolver.devices(of: users.keys, atLeast: users.devicesVersions)
-            var pushes = PushJobMessages(jobsPerMessage: jobsPerMessage)
+            var pushes = PushJobMessages(jobsPerMessage: jobsPerMessage, visualFallbackDelay: visualFallbackDelay)
             for (event, position) in zip(events, userPositions) {
-                pushes.add(PushJobBuilder.jobs(for: event, devices: devices[position]))
+                pushes.add(PushJobBuilder.jobs(for: event, devices: devices[position], visualFallback: visualFallbackDelay > 0))
             }
             await order.waitForPreviousBatch()
             try await publisher.publish(pushes.finish() + live)

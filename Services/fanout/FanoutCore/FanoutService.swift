@@ -1,3 +1,4 @@
+import Foundation
 import NotifyAMQP
 import NotifyDatabase
 import NotifyModels
@@ -13,17 +14,24 @@ public struct FanoutService {
     static let deviceCacheUsers = EnvironmentVariable(
         "NOTIFY_DEVICE_CACHE_USERS", "users whose devices are kept between batches, in each of two generations (0: none)", default: "25000")
 
+    static let visualFallback = EnvironmentVariable(
+        "NOTIFY_VISUAL_FALLBACK_SECONDS",
+        "a new notification with raw and visual content reaches an iOS device as a shoulder tap, and its alert follows this many seconds later unless the device synced it by then; 0 = the alert at once",
+        default: "30")
+
     public static let variables: [EnvironmentVariable] = [
-        .amqpURL, .databaseURL(role: "read-only"), prefetch, deviceCacheUsers, .httpHost, .healthPort(default: 8082), .logLevel, .logFormat,
+        .amqpURL, .databaseURL(role: "read-only"), prefetch, deviceCacheUsers, visualFallback, .httpHost, .healthPort(default: 8082), .logLevel, .logFormat,
     ]
 
     public init(environment: ServiceEnvironment) {
         self.environment = environment
     }
 
-    /// The push exchange and one work queue per provider, so no push job is ever unroutable; the live exchange.
+    /// The push exchange and one work queue per provider, so no push job is ever unroutable; the live exchange; the
+    /// visual fallbacks' delay queue.
     static let pushTopology: AMQPTopology = Platform.providers.reduce(
         AMQPTopology(exchanges: [.init(name: QueueNames.pushExchange, type: "direct"), .init(name: QueueNames.liveExchange, type: "fanout")])
+            .merging(.workQueue(QueueNames.pushVisualFallback))
     ) { topology, platform in
         let queue = QueueNames.pushQueue(platform)
         return topology.merging(.workQueue(queue)).merging(AMQPTopology(bindings: [
@@ -45,7 +53,8 @@ public struct FanoutService {
                 client: database, cache: DeviceCache(usersPerGeneration: try environment.integer(Self.deviceCacheUsers)), logger: logger),
             broadcasts: BroadcastStreamer(client: database, logger: logger),
             publisher: publisher,
-            logger: logger)
+            logger: logger,
+            visualFallbackDelay: TimeInterval(max(try environment.integer(Self.visualFallback), 0)))
         let consumer = AMQPConsumer(
             configuration: amqp, queue: QueueNames.fanoutChanges, topology: topology,
             // Two batches, each at most half the prefetch: one is prepared while the other publishes.

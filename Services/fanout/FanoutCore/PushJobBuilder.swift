@@ -8,7 +8,11 @@ enum PushJobBuilder {
     static let fcmMaximumTTL = 28 * 24 * 3600
 
     /// `broadcastBadge`: the badge of a broadcast's push, as the handler resolved it for these devices' users.
-    static func jobs(for event: ChangeEvent, devices: [SubscriptionResolver.Device], broadcastBadge: Int? = nil) -> [PushJob] {
+    /// `visualFallback`: a new notification with raw and visual content reaches an iOS device as a shoulder tap, and its
+    /// alert follows as a fallback job (sent only if the device did not sync in time; see `PushJobMessages`).
+    static func jobs(
+        for event: ChangeEvent, devices: [SubscriptionResolver.Device], broadcastBadge: Int? = nil, visualFallback: Bool = false
+    ) -> [PushJob] {
         let targets = devices.filter { device in
             guard device.subscriptionId != event.originSubscriptionId else { return false }
             // A publish that named devices (a subscriptionId, or the user's members of an event source) pushes only those.
@@ -59,7 +63,10 @@ enum PushJobBuilder {
         // A call is pushed at the publisher's priority whether or not it has visual content.
         let callPriority = event.content?.priority ?? .high
         let pushIDs = PushIDs(notificationId: event.notificationId, sequence: event.sequence)
-        return targets.map { device in
+        let tapFirst = visualFallback && isAlert && event.eventSource == nil && event.kind == .created
+            && event.content?.payload.rawContent != nil
+        var fallbacks: [PushJob] = []
+        var jobs = targets.map { device in
             PushJob(
                 pushId: pushIDs.id(subscriptionId: device.subscriptionId),
                 appId: event.appId, subscriptionId: device.subscriptionId, platform: device.platform, deviceToken: device.pushToken,
@@ -67,5 +74,23 @@ enum PushJobBuilder {
                 priority: device.platform == .apnsVoip ? callPriority : priority, expiration: expiration, collapseId: collapseId, payload: payload(device.platform), keys: device.keys,
                 changedAt: event.changedAt, displayGroup: isAlert ? event.content?.groupName : nil, appPackage: device.appPackage)
         }
+        guard tapFirst, let content = event.content else { return jobs }
+        // iOS devices: the shoulder tap now (a background push of the same content), the alert as a fallback.
+        var silent = content
+        var options = silent.push ?? PushOptions()
+        options.delivery = .silent
+        silent.push = options
+        let tap = String(decoding: APNsPayloadBuilder.payload(for: silent, marker: marker, badge: badge), as: UTF8.self)
+        for index in jobs.indices where jobs[index].platform == .apns {
+            var fallback = jobs[index]
+            fallback.isVisualFallback = true
+            fallbacks.append(fallback)
+            jobs[index].isAlert = false
+            jobs[index].priority = .low
+            jobs[index].payload = tap
+            jobs[index].expiration = notificationExpiration
+            jobs[index].displayGroup = nil
+        }
+        return jobs + fallbacks
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Metrics
 import NotifyAMQP
 import NotifyModels
@@ -5,21 +6,35 @@ import NotifyWire
 
 /// Push jobs gathered into messages per provider, `jobsPerMessage` to a message, each message written as soon
 /// as it is full; the jobs are counted in `notify_push_jobs_total{provider}` once the messages are published.
+/// Visual fallbacks go to `push.fallback`, due `visualFallbackDelay` after their change, a message per change.
 struct PushJobMessages {
     private let jobsPerMessage: Int
+    private let visualFallbackDelay: TimeInterval
     private var messages: [AMQPOutboundMessage] = []
     private var pending: [Platform: [PushJob]] = [:]
     private var jobsPerProvider: [Platform: Int] = [:]
 
-    init(jobsPerMessage: Int) {
+    init(jobsPerMessage: Int, visualFallbackDelay: TimeInterval = 0) {
         self.jobsPerMessage = jobsPerMessage
+        self.visualFallbackDelay = visualFallbackDelay
     }
 
     mutating func add(_ jobs: [PushJob]) {
+        var fallbacks: [PushJob] = []
         for job in jobs {
+            if job.isVisualFallback {
+                fallbacks.append(job)
+                continue
+            }
             let provider = job.platform.provider
             pending[provider, default: []].append(job)
             if pending[provider]?.count == jobsPerMessage { write(provider) }
+        }
+        if let first = fallbacks.first {
+            let due = (first.changedAt ?? Date()).addingTimeInterval(visualFallbackDelay)
+            messages.append(AMQPOutboundMessage(
+                routingKey: QueueNames.pushVisualFallback, wire: PushJobBatch(jobs: fallbacks),
+                properties: DelayedForward.properties(due: due, to: QueueNames.pushQueue(first.platform.provider))))
         }
     }
 

@@ -157,7 +157,7 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
     BadgeRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
     PollSourceRoutes(authenticator: authenticator, visibility: visibility, keyring: dependencies.keyring).register(on: router)
     WebhookRoutes(authenticator: authenticator, visibility: visibility, keyring: dependencies.keyring).register(on: router)
-    MyNotificationRoutes(authenticator: authenticator, reader: reader, feed: feed, changer: changer).register(on: router)
+    MyNotificationRoutes(authenticator: authenticator, reader: reader, feed: feed, changer: changer, sender: dependencies.sender).register(on: router)
     AppNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)
     StreamRoutes(authenticator: authenticator, reader: reader, hub: dependencies.hub, logger: logger).register(on: router)
     return router

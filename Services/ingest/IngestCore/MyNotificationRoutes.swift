@@ -10,6 +10,8 @@ struct MyNotificationRoutes: Sendable {
     let reader: NotificationReader
     let feed: LagTolerantReads
     let changer: StateChanger
+    /// Records how far a device synced (for visual fallbacks).
+    let sender: CommandSender
 
     static let subscriptionHeader = HTTPField.Name("X-Subscription-Id")!
 
@@ -52,6 +54,7 @@ struct MyNotificationRoutes: Sendable {
             let page = try await feed.read("changes") { reader in
                 try await reader.changes(appId: user.appId, userId: user.userId, after: after, limit: limit, filter: filter)
             }
+            try await recordSync(of: page, by: try origin(request), user: user)
             return try JSONResponse.make(.ok, page)
         } catch is NotificationReader.CursorExpired {
             throw APIFailure.cursorExpired
@@ -85,6 +88,21 @@ struct MyNotificationRoutes: Sendable {
         } catch {
             throw APIFailure(error)
         }
+    }
+
+    /// A device that names itself (`X-Subscription-Id`) and reads a new notification with raw and visual content (which
+    /// reached it as a shoulder tap, its alert held back as a visual fallback): storage records how far it synced, so
+    /// the fallback is not sent. Best effort: if it is not recorded, the device gets the alert too.
+    private func recordSync(of page: ChangePage, by device: UUID?, user: Authenticator.User) async throws {
+        guard let device else { return }
+        let reached = page.changes.lazy.filter { change in
+            change.kind == .created && change.broadcastSequence == nil && change.notification.eventSource == nil
+                && change.notification.payload?.rawContent != nil && change.notification.payload?.visualContent != nil
+        }.map(\.sequence).max()
+        guard let reached else { return }
+        try? await sender.send([
+            StorageCommand(action: .recordDeviceSync(appId: user.appId, userId: user.userId, subscriptionId: device, sequence: reached)),
+        ])
     }
 
     private func origin(_ request: Request) throws(APIFailure) -> UUID? {

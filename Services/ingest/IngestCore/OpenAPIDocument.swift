@@ -1742,12 +1742,15 @@ paths:
         The user's own changes come first, then the broadcasts in the user's feed published or replaced since the
         cursor's broadcast position (those with `broadcastSequence` set). The filters narrow the changes; deletions
         and expirations always pass. Without a cursor, from the start. 410 `cursor_expired` means resync from
-        scratch: read the history and ask for changes without a cursor.
+        scratch: read the history and ask for changes without a cursor. A device that names itself with
+        `X-Subscription-Id` (the client library does) and reads a new notification with raw and visual content is
+        not sent that notification's alert after the shoulder tap it got on iOS (the raw-to-visual fallback).
       tags: [Device]
       security:
         - userToken: []
       parameters:
         - $ref: '#/components/parameters/Cursor'
+        - $ref: '#/components/parameters/SubscriptionIdHeader'
         - name: limit
           in: query
           required: false
@@ -1770,7 +1773,7 @@ paths:
                 $ref: '#/components/schemas/ChangePage'
         '400':
           $ref: '#/components/responses/Error'
-          description: invalid_field (`cursor`, `limit`, `status`, `readState`, `userActionState`).
+          description: invalid_field (`cursor`, `limit`, `status`, `readState`, `userActionState`, `X-Subscription-Id`).
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
@@ -2105,7 +2108,7 @@ components:
       name: X-Subscription-Id
       in: header
       required: false
-      description: The acting device's subscription id; that device gets no push for this change.
+      description: The acting device's subscription id (a state change - that device gets no push for it; a read of changes - what it synced).
       schema:
         type: string
         format: uuid

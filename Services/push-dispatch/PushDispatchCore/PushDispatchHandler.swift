@@ -19,6 +19,8 @@ struct PushDispatchHandler: Sendable {
     let concurrency: Int
     let metrics: DispatchMetrics
     let logger: Logger
+    /// Drops visual fallbacks whose device synced in time.
+    let syncCheck: DeviceSyncCheck
 
     func handle(_ deliveries: [AMQPDelivery]) async -> AMQPHandling {
         var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
@@ -29,6 +31,18 @@ struct PushDispatchHandler: Sendable {
             } catch {
                 dispositions[index] = .deadLetter(reason: "not a push-job batch: \(error)")
             }
+        }
+        // A visual fallback is not needed once its device synced the notification (after the shoulder tap).
+        if jobs.contains(where: \.isVisualFallback) {
+            let fallbacks = jobs.filter(\.isVisualFallback)
+            guard let synced = try? await RetryUntilShutdown.run("check whether devices synced", logger: logger, { try await syncCheck.synced(fallbacks) })
+            else { return .settle(RetryUntilShutdown.requeueing(dispositions)) }
+            if logger.logLevel <= .debug {
+                for job in fallbacks where synced.contains(job.pushId) {
+                    logger.debug("visual fallback not sent: the device synced", metadata: ["notificationId": .id(job.notificationId), "pushId": .id(job.pushId)])
+                }
+            }
+            jobs.removeAll { $0.isVisualFallback && synced.contains($0.pushId) }
         }
         let attempts = await provider.deliver(jobs, concurrency: concurrency)
         for attempt in attempts {
@@ -113,7 +127,7 @@ struct PushDispatchHandler: Sendable {
         for (key, retry) in retries {
             messages.append(AMQPOutboundMessage(
                 routingKey: key.queue, wire: PushJobBatch(jobs: retry.jobs),
-                properties: RetryForwarder.properties(due: now.addingTimeInterval(Double(retry.wait) / 1000), to: QueueNames.pushQueue(key.provider))))
+                properties: DelayedForward.properties(due: now.addingTimeInterval(Double(retry.wait) / 1000), to: QueueNames.pushQueue(key.provider))))
         }
         for (job, reason) in dead {
             logger.warning("push dead-lettered", metadata: [

@@ -67,7 +67,7 @@ public struct PushDispatchService {
         ]
         let topology = providers.reduce(AMQPTopology.workQueue(QueueNames.pushFeedback).merging(.webhooks)) { topology, provider in
             topology.merging(.workQueue(QueueNames.pushQueue(provider.platform)))
-        }.merging(retryPolicy.topology)
+        }.merging(retryPolicy.topology).merging(.workQueue(QueueNames.pushVisualFallback))
         let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
         let concurrency = try environment.integer(Self.concurrency)
         let prefetch = try environment.integer(Self.prefetch)
@@ -81,7 +81,8 @@ public struct PushDispatchService {
                     provider: provider, publisher: publisher,
                     reporter: OutcomeReporter(publisher: publisher, interval: feedbackInterval, maximumDeliveries: prefetch / 2, logger: logger),
                     retryPolicy: retryPolicy, concurrency: concurrency,
-                    metrics: DispatchMetrics(provider: provider.platform), logger: logger
+                    metrics: DispatchMetrics(provider: provider.platform), logger: logger,
+                    syncCheck: DeviceSyncCheck(client: database, logger: logger)
                 ).handle)
         }
         // One event at a time: a webhook's events arrive in order, a failing one holding the ones behind it.
@@ -92,9 +93,9 @@ public struct PushDispatchService {
                 http: .shared, database: database, publisher: publisher, keyring: keyring, logger: logger,
                 maximumAttempts: max(try environment.integer(Self.webhookAttempts), 1)
             ).handle)
-        // Each holds up to its prefetch of retries until they are due (see RetryForwarder).
+        // Each holds up to its prefetch of retries (and of visual fallbacks) until they are due (see RetryForwarder).
         let forwarder = RetryForwarder(publisher: publisher, logger: logger)
-        let retryConsumers = retryPolicy.queueNames.map { queue in
+        let retryConsumers = (retryPolicy.queueNames + [QueueNames.pushVisualFallback]).map { queue in
             AMQPConsumer(
                 configuration: amqp, queue: queue, topology: topology, options: .init(prefetch: 2000, maximumBatch: 100),
                 deadLetterPublisher: publisher, logger: logger, deferringHandler: forwarder.handle)

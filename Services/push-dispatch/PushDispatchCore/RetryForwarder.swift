@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NotifyAMQP
 import NotifyRuntime
+import NotifyWire
 import ServiceLifecycle
 
 /// Puts retries back on their provider's work queue when they are due. A retry waits in the retry queue of its delay
@@ -13,17 +14,14 @@ import ServiceLifecycle
 /// queues move expired messages through a dead-letter worker on the queue leader, and after a node failure the
 /// worker of a newly elected leader could fail to start, leaving the expired retries in their delay queue until the
 /// next leader change (rabbitmq-server pull request 7677 fixed this after 3.10.8, the version here).
+///
+/// Visual fallbacks (`QueueNames.pushVisualFallback`) wait the same way (`DelayedForward`).
 struct RetryForwarder: Sendable {
-    static let dueHeader = "x-notify-due-ms"
-    static let targetHeader = "x-notify-forward-to"
+    static let dueHeader = DelayedForward.dueHeader
+    static let targetHeader = DelayedForward.targetHeader
 
     let publisher: AMQPPublisher
     let logger: Logger
-
-    /// The properties of a retry due at `due` that goes back to `queue`.
-    static func properties(due: Date, to queue: String) -> AMQPProperties {
-        AMQPProperties(headers: [dueHeader: .integer(Int64((due.timeIntervalSince1970 * 1000).rounded(.up))), targetHeader: .string(queue)])
-    }
 
     func handle(_ deliveries: [AMQPDelivery]) async -> AMQPHandling {
         .settleAfter { [publisher, logger] in

@@ -505,6 +505,10 @@ struct Migrations {
             "ALTER TABLE app_credentials ADD COLUMN app_package text NOT NULL DEFAULT ''",
             "ALTER TABLE app_credentials DROP CONSTRAINT app_credentials_pkey, ADD PRIMARY KEY (app_id, provider, app_package)",
         ]),
+        // How far each device synced its user's changes (recorded when it read a notification with a visual fallback).
+        (23, [
+            "ALTER TABLE subscriptions ADD COLUMN synced_sequence bigint",
+        ]),
     ]
 
     /// Code run before a step's statements, for what SQL alone cannot do.

@@ -37,6 +37,12 @@ struct RegistryWriter {
                 """, logger: logger)
         case .rotateAppKeys(let rotation):
             try await rotateKeys(rotation)
+        case .recordDeviceSync(let appId, let userId, let subscriptionId, let sequence):
+            try await connection.query(
+                """
+                UPDATE subscriptions SET synced_sequence = greatest(coalesce(synced_sequence, 0), \(sequence))
+                WHERE subscription_id = \(subscriptionId) AND app_id = \(appId) AND user_id = \(userId)
+                """, logger: logger)
         case .registerSubscription(let subscription):
             let keys = try subscription.keys.map { String(decoding: try WireCoding.makeEncoder().encode($0), as: UTF8.self) }
             let stored = try await connection.query(

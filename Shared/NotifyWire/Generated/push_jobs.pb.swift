@@ -89,6 +89,9 @@ nonisolated struct WirePushJobGroup: Sendable {
   /// Clears the value of `displayGroup`. Subsequent reads from it will return its default value.
   mutating func clearDisplayGroup() {self._displayGroup = nil}
 
+  /// The visual alert that follows a shoulder tap: sent only if the device has not synced the notification by then.
+  var visualFallback: Bool = false
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -181,7 +184,7 @@ nonisolated extension WirePushJobBatch: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension WirePushJobGroup: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".PushJobGroup"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}platform\0\u{3}notification_id_high\0\u{1}sequence\0\u{1}kind\0\u{3}is_alert\0\u{1}priority\0\u{3}expiration_micros\0\u{3}collapse_id\0\u{1}payload\0\u{1}attempt\0\u{1}targets\0\u{3}notification_id_low\0\u{3}changed_at_micros\0\u{3}display_group\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}platform\0\u{3}notification_id_high\0\u{1}sequence\0\u{1}kind\0\u{3}is_alert\0\u{1}priority\0\u{3}expiration_micros\0\u{3}collapse_id\0\u{1}payload\0\u{1}attempt\0\u{1}targets\0\u{3}notification_id_low\0\u{3}changed_at_micros\0\u{3}display_group\0\u{3}visual_fallback\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -204,6 +207,7 @@ nonisolated extension WirePushJobGroup: SwiftProtobuf.Message, SwiftProtobuf._Me
       case 13: try { try decoder.decodeSingularFixed64Field(value: &self.notificationIDLow) }()
       case 14: try { try decoder.decodeSingularSFixed64Field(value: &self.changedAtMicros) }()
       case 15: try { try decoder.decodeSingularStringField(value: &self._displayGroup) }()
+      case 16: try { try decoder.decodeSingularBoolField(value: &self.visualFallback) }()
       default: break
       }
     }
@@ -259,6 +263,9 @@ nonisolated extension WirePushJobGroup: SwiftProtobuf.Message, SwiftProtobuf._Me
     try { if let v = self._displayGroup {
       try visitor.visitSingularStringField(value: v, fieldNumber: 15)
     } }()
+    if self.visualFallback != false {
+      try visitor.visitSingularBoolField(value: self.visualFallback, fieldNumber: 16)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -278,6 +285,7 @@ nonisolated extension WirePushJobGroup: SwiftProtobuf.Message, SwiftProtobuf._Me
     if lhs.targets != rhs.targets {return false}
     if lhs.changedAtMicros != rhs.changedAtMicros {return false}
     if lhs._displayGroup != rhs._displayGroup {return false}
+    if lhs.visualFallback != rhs.visualFallback {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

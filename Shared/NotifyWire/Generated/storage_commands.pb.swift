@@ -264,6 +264,15 @@ nonisolated struct WireStorageCommand: Sendable {
     set {action = .rotateAppKeys(newValue)}
   }
 
+  /// A device read its user's changes up to a sequence (a visual fallback for it is then not sent).
+  var recordDeviceSync: WireDeviceSync {
+    get {
+      if case .recordDeviceSync(let v)? = action {return v}
+      return WireDeviceSync()
+    }
+    set {action = .recordDeviceSync(newValue)}
+  }
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   nonisolated enum OneOf_Action: Equatable, Sendable {
@@ -308,6 +317,8 @@ nonisolated struct WireStorageCommand: Sendable {
     case setRateLimit(WireAppRateLimit)
     /// Replaces an app's API key or client signing key, the replaced one accepted until the rotation's end.
     case rotateAppKeys(WireAppKeyRotation)
+    /// A device read its user's changes up to a sequence (a visual fallback for it is then not sent).
+    case recordDeviceSync(WireDeviceSync)
 
   }
 
@@ -571,6 +582,24 @@ nonisolated struct WireSetProviderCredentials: Sendable {
 
   /// The app identity whose devices (registered with this appPackage) use them; "" for every other device.
   var appPackage: String = String()
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+}
+
+nonisolated struct WireDeviceSync: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var appID: String = String()
+
+  var userID: String = String()
+
+  var subscriptionID: Data = Data()
+
+  var sequence: Int64 = 0
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -903,7 +932,7 @@ nonisolated extension WireStorageCommandBatch: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StorageCommand"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{4}\u{8}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0\u{3}put_webhook\0\u{3}delete_webhook\0\u{3}set_badge_mode\0\u{3}set_external_badge\0\u{3}set_rate_limit\0\u{3}rotate_app_keys\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{4}\u{8}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0\u{3}put_webhook\0\u{3}delete_webhook\0\u{3}set_badge_mode\0\u{3}set_external_badge\0\u{3}set_rate_limit\0\u{3}rotate_app_keys\0\u{3}record_device_sync\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1205,6 +1234,19 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
           self.action = .rotateAppKeys(v)
         }
       }()
+      case 34: try {
+        var v: WireDeviceSync?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .recordDeviceSync(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .recordDeviceSync(v)
+        }
+      }()
       default: break
       }
     }
@@ -1317,6 +1359,10 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
     case .rotateAppKeys?: try {
       guard case .rotateAppKeys(let v)? = self.action else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 33)
+    }()
+    case .recordDeviceSync?: try {
+      guard case .recordDeviceSync(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 34)
     }()
     case nil: break
     }
@@ -1883,6 +1929,51 @@ nonisolated extension WireSetProviderCredentials: SwiftProtobuf.Message, SwiftPr
     if lhs.credentialsJson != rhs.credentialsJson {return false}
     if lhs.sealedCredentials != rhs.sealedCredentials {return false}
     if lhs.appPackage != rhs.appPackage {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireDeviceSync: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".DeviceSync"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}user_id\0\u{3}subscription_id\0\u{1}sequence\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.userID) }()
+      case 3: try { try decoder.decodeSingularBytesField(value: &self.subscriptionID) }()
+      case 4: try { try decoder.decodeSingularInt64Field(value: &self.sequence) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
+    }
+    if !self.userID.isEmpty {
+      try visitor.visitSingularStringField(value: self.userID, fieldNumber: 2)
+    }
+    if !self.subscriptionID.isEmpty {
+      try visitor.visitSingularBytesField(value: self.subscriptionID, fieldNumber: 3)
+    }
+    if self.sequence != 0 {
+      try visitor.visitSingularInt64Field(value: self.sequence, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: WireDeviceSync, rhs: WireDeviceSync) -> Bool {
+    if lhs.appID != rhs.appID {return false}
+    if lhs.userID != rhs.userID {return false}
+    if lhs.subscriptionID != rhs.subscriptionID {return false}
+    if lhs.sequence != rhs.sequence {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -57,7 +57,11 @@ extension NotifyClient {
         while true {
             var query = [URLQueryItem(name: "limit", value: String(Self.pageSize))]
             if state.position != SyncPosition() { query.append(URLQueryItem(name: "cursor", value: SyncCursor.encode(state.position))) }
-            let (data, _) = try await transport.send(transport.request("GET", "/v1/me/notifications/changes", query: query))
+            // Naming this device lets the service hold back the alert that follows a shoulder tap once it synced.
+            var headers: [String: String] = [:]
+            if let subscription = state.subscription { headers["X-Subscription-Id"] = subscription.id.uuidString.lowercased() }
+            let (data, _) = try await transport.send(
+                transport.request("GET", "/v1/me/notifications/changes", query: query, headers: headers))
             let page = try decode(ChangePage.self, from: data)
             let before = state.position
             let fresh = page.changes.filter(apply)

@@ -379,6 +379,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "NotifyModels",
+                .product(name: "NotifyClient", package: "NotifyClient"),
                 "NotifyAMQP",
                 "NotifyWire",
                 "NotifyDatabase",

@@ -20,45 +20,6 @@ struct AppSettings: Codable {
     var rateLimit: RateLimit?
 }
 
-/// `GET /v1/apps/{appId}`, and each app of `GET /v1/apps`.
-struct AppView: Decodable {
-    struct Provider: Decodable {
-        var provider: String
-        var appPackage: String?
-        var updatedAt: Date
-        var rejectedReason: String?
-    }
-
-    struct BrokerUser: Decodable {
-        var user: String
-        var retiresAt: Date?
-    }
-
-    var appId: String
-    var name: String
-    var createdAt: Date
-    var badgeMode: String
-    var rateLimit: RateLimit
-    var providers: [Provider]
-    var brokerUsers: [BrokerUser]
-    var previousApiKeyRetiresAt: Date?
-    var previousClientSigningKeyRetiresAt: Date?
-}
-
-/// `GET /v1/apps`: a page of apps.
-struct AppPage: Decodable {
-    var apps: [AppView]
-    var nextPageToken: String?
-}
-
-/// `POST /v1/apps/{appId}/api-key` or `/client-signing-key`: the new key, answered once.
-struct RotatedAppKey: Decodable {
-    var appId: String
-    var apiKey: String?
-    var clientSigningKey: String?
-    var previousKeyRetiresAt: Date
-}
-
 /// `POST /v1/apps/{appId}/broker-credentials`: the new broker user, and the ones it replaces.
 struct RotatedBrokerCredentials: Decodable {
     struct Retiring: Decodable {

@@ -9,41 +9,6 @@ struct AppListingRoutes: Sendable {
     let authenticator: Authenticator
     let visibility: WriteVisibility
 
-    struct AppView: Encodable, Sendable {
-        struct Provider: Encodable, Sendable {
-            var provider: String
-            /// The app identity these credentials serve; absent: every device of no other identity.
-            var appPackage: String?
-            var updatedAt: Date
-            /// Why the provider refused the credentials (pushes wait until new ones are stored); absent: not refused.
-            var rejectedReason: String?
-        }
-
-        struct BrokerUser: Encodable, Sendable {
-            var user: String
-            /// Absent: the current user; present: a rotation replaced it, accepted until then.
-            var retiresAt: Date?
-        }
-
-        var appId: String
-        var name: String
-        var createdAt: Date
-        var badgeMode: String
-        var rateLimit: RateLimit
-        var providers: [Provider]
-        var brokerUsers: [BrokerUser]
-        /// While a rotated API key is still accepted: until when.
-        var previousApiKeyRetiresAt: Date?
-        /// While a rotated client signing key is still accepted: until when.
-        var previousClientSigningKeyRetiresAt: Date?
-    }
-
-    private struct Listing: Encodable {
-        var apps: [AppView]
-        /// The `pageToken` of the next page; absent on the last one.
-        var nextPageToken: String?
-    }
-
     func register(on router: Router<BasicRequestContext>) {
         router.get("/v1/apps") { request, _ in
             try authenticator.requireOperator(request)
@@ -54,7 +19,7 @@ struct AppListingRoutes: Sendable {
             let after = request.uri.queryParameters.get("pageToken").map { String($0) }
             let apps = try await apps(after: after, limit: limit + 1, appId: nil)
             return try JSONResponse.make(
-                .ok, Listing(apps: Array(apps.prefix(limit)), nextPageToken: apps.count > limit ? apps[limit - 1].appId : nil))
+                .ok, AppPage(apps: Array(apps.prefix(limit)), nextPageToken: apps.count > limit ? apps[limit - 1].appId : nil))
         }
         router.get("/v1/apps/:appId") { request, context in
             try authenticator.requireOperator(request)
@@ -84,7 +49,7 @@ struct AppListingRoutes: Sendable {
             {
                 found.append(AppView(
                     appId: id, name: name, createdAt: created, badgeMode: badgeMode,
-                    rateLimit: RateLimit(requestsPerSecond: requests, notificationsPerSecond: notifications), providers: [], brokerUsers: [],
+                    rateLimit: RateLimit(requestsPerSecond: requests, notificationsPerSecond: notifications),
                     previousApiKeyRetiresAt: apiKeyRetires, previousClientSigningKeyRetiresAt: signingKeyRetires))
             }
             guard !found.isEmpty else { return [] }

@@ -18,14 +18,6 @@ struct KeyRotationRoutes: Sendable {
         var overlapSeconds: Int?
     }
 
-    private struct RotatedKey: Encodable {
-        var appId: String
-        var apiKey: String?
-        var clientSigningKey: String?
-        /// When the replaced key stops being accepted.
-        var previousKeyRetiresAt: Date
-    }
-
     func register(on router: Router<BasicRequestContext>) {
         router.post("/v1/apps/:appId/api-key") { request, context in
             try await rotate(request, appId: try context.parameters.require("appId"), apiKey: true)
@@ -62,6 +54,6 @@ struct KeyRotationRoutes: Sendable {
         authenticator.apps.forget(appId)
         return try JSONResponse.make(
             stored ? .created : .accepted,
-            RotatedKey(appId: appId, apiKey: apiKey ? newKey : nil, clientSigningKey: apiKey ? nil : newKey, previousKeyRetiresAt: retiresAt))
+            RotatedAppKey(appId: appId, apiKey: apiKey ? newKey : nil, clientSigningKey: apiKey ? nil : newKey, previousKeyRetiresAt: retiresAt))
     }
 }

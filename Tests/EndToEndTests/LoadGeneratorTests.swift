@@ -89,7 +89,7 @@ extension EndToEndTests {
             let output = Self.temporaryOutput()
             defer { try? FileManager.default.removeItem(atPath: output) }
             let status = try await RunningLoadgen([
-                "http", "--ingest-url", Stack.ingestURL, "--sandbox-url", Stack.sandboxURL, "--sandbox-apns-url", Stack.sandboxAPNsURL,
+                "http", "--stats-settle", "0", "--ingest-url", Stack.ingestURL, "--sandbox-url", Stack.sandboxURL, "--sandbox-apns-url", Stack.sandboxAPNsURL,
                 "--users", "20", "--devices", "3", "--count", "300", "--batch", "10", "--concurrency", "8",
                 "--duration-limit", "120", "--drain-timeout", "120", "--apns-key-file", "", "--output", output,
             ]).exitStatus()
@@ -117,7 +117,7 @@ extension EndToEndTests {
             let output = Self.temporaryOutput()
             defer { try? FileManager.default.removeItem(atPath: output) }
             let status = try await RunningLoadgen([
-                "http", "--transport", "amqp", "--amqp-url", Stack.amqpURL, "--ingest-url", Stack.ingestURL, "--sandbox-url", Stack.sandboxURL,
+                "http", "--stats-settle", "0", "--transport", "amqp", "--amqp-url", Stack.amqpURL, "--ingest-url", Stack.ingestURL, "--sandbox-url", Stack.sandboxURL,
                 "--sandbox-apns-url", Stack.sandboxAPNsURL, "--users", "10", "--devices", "2", "--count", "100", "--batch", "1",
                 "--concurrency", "8", "--duration-limit", "120", "--drain-timeout", "120", "--apns-key-file", "", "--output", output,
             ]).exitStatus()

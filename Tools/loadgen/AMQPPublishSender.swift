@@ -43,7 +43,7 @@ final class AMQPPublishSender: PublishSender {
                 }
                 return PublishResult(
                     first: request.first, count: request.count, answeredAt: Date(), status: 202, elapsed: ContinuousClock.now - started,
-                    items: items, transportError: nil)
+                    items: items, retryAfter: false, transportError: nil)
             } catch {
                 return .transportError(error, for: request)
             }

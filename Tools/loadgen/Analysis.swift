@@ -21,12 +21,19 @@ struct Analysis: Sendable {
     /// Pushes that arrived before the 202 was read (latency counted as 0).
     var beforeAccepted = 0
     var firstAccepted: Date?
+    var lastAccepted: Date?
     var lastPush: Date?
     var endToEnd = LatencyStats.histogram()
+    /// Request -> answer of the requests answered 202.
     var publish = LatencyStats.histogram()
+    /// Request -> answer of the requests refused (429, 503).
+    var refusal = LatencyStats.histogram()
     var points: [Point] = []
 
-    init(outcome: Publisher.Outcome, fixture: LoadFixture, pushes: [ObservedPush]) {
+    /// The figures of the notifications in `sequences` (all by default); pushes of the run's other notifications are
+    /// left out, not counted as unexpected.
+    init(outcome: Publisher.Outcome, fixture: LoadFixture, pushes: [ObservedPush], sequences: Range<Int>? = nil) {
+        let sequences = sequences ?? 0..<outcome.ids.count
         let users = fixture.users.count
         let devices = fixture.deviceTokens.first?.count ?? 0
         var sequenceOfId: [UUID: Int] = [:]
@@ -35,9 +42,16 @@ struct Analysis: Sendable {
         for (user, tokens) in fixture.deviceTokens.enumerated() {
             for (device, token) in tokens.enumerated() { owner[token] = (user, device) }
         }
-        firstAccepted = outcome.acceptedAt.compactMap { $0 }.min()
-        expectedPushes = sequenceOfId.count * devices
-        for latency in outcome.requestLatencies { publish.record(LatencyStats.microseconds(latency)) }
+        let accepted = outcome.acceptedAt[sequences].compactMap { $0 }
+        (firstAccepted, lastAccepted) = (accepted.min(), accepted.max())
+        expectedPushes = accepted.count * devices
+        for answer in outcome.answers where sequences.contains(answer.first) {
+            if answer.status == 202 {
+                publish.record(LatencyStats.microseconds(answer.elapsed))
+            } else if AnswerCounts.isRefusal(answer.status) {
+                refusal.record(LatencyStats.microseconds(answer.elapsed))
+            }
+        }
 
         // Pair index = seq * devices + device; counts how often each pair arrived.
         var arrivals = [UInt16](repeating: 0, count: outcome.ids.count * Swift.max(devices, 1))
@@ -46,6 +60,7 @@ struct Analysis: Sendable {
                 unexpected += 1
                 continue
             }
+            guard sequences.contains(seq) else { continue }
             guard let (user, device) = owner[push.deviceToken], user == seq % users else {
                 misrouted += 1
                 continue
@@ -73,5 +88,11 @@ struct Analysis: Sendable {
     var deliverySeconds: Double? {
         guard let firstAccepted, let lastPush else { return nil }
         return lastPush.timeIntervalSince(firstAccepted)
+    }
+
+    /// Seconds from the last 202 to the last push: how long delivery took to catch up once publishing stopped.
+    var drainSeconds: Double? {
+        guard let lastAccepted, let lastPush else { return nil }
+        return Swift.max(lastPush.timeIntervalSince(lastAccepted), 0)
     }
 }

@@ -103,12 +103,7 @@ struct ChaosCommand: AsyncParsableCommand {
         let tokens = fixture.deviceTokens.joined()
         let collector = DeliveryCollector(client: client, sandboxURL: sandbox, tokens: Set(tokens), counters: counters)
         try await collector.startAtNewest()
-        let poller = Task {
-            while !Task.isCancelled {
-                do { try await collector.pollOnce() } catch { HTTPLoadCommand.log("polling the sandbox failed: \(error)") }
-                try? await Task.sleep(for: .milliseconds(500))
-            }
-        }
+        let poller = Task { await collector.pollUntilCancelled() }
         let count = Int(rate * Double(duration))
         let bodies = NotificationBodies(users: fixture.users, total: count, batched: false)
         let faults = noFaults ? [] : ChaosSchedule.faults(duration: Double(duration))
@@ -130,13 +125,7 @@ struct ChaosCommand: AsyncParsableCommand {
         poller.cancel()
         await poller.value
 
-        let expected = publishes.lazy.filter(\.accepted).count * devices
-        let drainDeadline = ContinuousClock.now + .seconds(drainTimeout)
-        while ContinuousClock.now < drainDeadline {
-            do { try await collector.pollOnce() } catch { HTTPLoadCommand.log("polling the sandbox failed: \(error)") }
-            if await collector.distinctPairs >= expected { break }
-            try? await Task.sleep(for: .milliseconds(500))
-        }
+        _ = await collector.drain(expected: publishes.lazy.filter(\.accepted).count * devices, timeout: .seconds(drainTimeout))
         // Duplicates sent right after the last push are counted too.
         try? await Task.sleep(for: .seconds(2))
         try? await collector.pollOnce()

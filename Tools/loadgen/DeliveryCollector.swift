@@ -34,8 +34,6 @@ actor DeliveryCollector {
         self.counters = counters
     }
 
-    var distinctPairs: Int { uniquePairs.count }
-
     /// Skips everything recorded before this run: asks for a token nobody has, which answers the newest id.
     func startAtNewest() async throws {
         let page = try await fetch("\(sandboxURL)/deliveries?provider=apns&token=loadgen-none")
@@ -59,6 +57,25 @@ actor DeliveryCollector {
             lastId = max(lastId, page.lastId)
             counters.setDelivered(uniquePairs.count)
             if page.deliveries.count < Self.pageSize { return }
+        }
+    }
+
+    /// Polls every 250 ms until the calling task is cancelled.
+    func pollUntilCancelled() async {
+        while !Task.isCancelled {
+            do { try await pollOnce() } catch { HTTPLoadCommand.log("polling the sandbox failed: \(error)") }
+            try? await Task.sleep(for: .milliseconds(250))
+        }
+    }
+
+    /// Polls until `expected` distinct pushes arrived (true) or `timeout` passed (false).
+    func drain(expected: Int, timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            do { try await pollOnce() } catch { HTTPLoadCommand.log("polling the sandbox failed: \(error)") }
+            if uniquePairs.count >= expected { return true }
+            if ContinuousClock.now >= deadline { return false }
+            try? await Task.sleep(for: .milliseconds(200))
         }
     }
 

@@ -26,7 +26,7 @@ final class HTTPPublishSender: PublishSender {
                     first: publish.first, count: publish.count, answeredAt: answer.answeredAt, status: answer.status,
                     elapsed: answer.elapsed,
                     items: PublishAnswer.items(status: answer.status, body: answer.body, count: publish.count, batched: batched),
-                    transportError: nil))
+                    retryAfter: answer.retryAfter, transportError: nil))
             case .failure(let error):
                 completion(.transportError(error, for: publish))
             }

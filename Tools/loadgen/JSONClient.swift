@@ -26,11 +26,12 @@ struct JSONClient: Sendable {
 
     func shutdown() async throws { try await http.shutdown() }
 
-    /// Sends a request; any status is an answer, only transport failures throw.
-    func send(_ method: HTTPMethod, _ url: String, bearer: String? = nil, body: Data? = nil) async throws -> Answer {
+    /// Sends a request, with `Authorization: Bearer <bearer>` or else `authorization` as it is; any status is an answer,
+    /// only transport failures throw.
+    func send(_ method: HTTPMethod, _ url: String, bearer: String? = nil, authorization: String? = nil, body: Data? = nil) async throws -> Answer {
         var request = HTTPClientRequest(url: url)
         request.method = method
-        if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
+        if let value = bearer.map({ "Bearer \($0)" }) ?? authorization { request.headers.add(name: "Authorization", value: value) }
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: body))

@@ -16,6 +16,8 @@ final class KeepAliveConnection {
         let answeredAt: Date
         /// Request handed over -> answer read, connecting included.
         let elapsed: Duration
+        /// Whether it carried Retry-After.
+        let retryAfter: Bool
     }
 
     typealias Completion = (Result<Answer, any Error>) -> Void
@@ -147,7 +149,9 @@ final class KeepAliveConnection {
             let answeredAt = Date()
             let elapsed = Duration.nanoseconds((NIODeadline.now() - exchange.sentAt).nanoseconds)
             let body = answerBody.readBytes(length: answerBody.readableBytes) ?? []
-            finish(exchange.number, .success(Answer(status: Int(head.status.code), body: body, answeredAt: answeredAt, elapsed: elapsed)))
+            finish(exchange.number, .success(Answer(
+                status: Int(head.status.code), body: body, answeredAt: answeredAt, elapsed: elapsed,
+                retryAfter: head.headers.contains(name: "Retry-After"))))
         }
     }
 

@@ -13,6 +13,9 @@ struct LoadGenCommand: AsyncParsableCommand {
             receivedAt), publish latency, lost and duplicated pushes, and each service's peak memory.
             Exits with a non-zero status when any push was lost.
             """,
-        subcommands: [HTTPLoadCommand.self, FanoutBenchCommand.self, BroadcastBenchCommand.self, BrokerCeilingCommand.self, MicroBenchCommand.self, ChaosCommand.self]
+        subcommands: [
+            HTTPLoadCommand.self, OverloadCommand.self, SweepReportCommand.self, FanoutBenchCommand.self, BroadcastBenchCommand.self,
+            BrokerCeilingCommand.self, MicroBenchCommand.self, ChaosCommand.self,
+        ]
     )
 }

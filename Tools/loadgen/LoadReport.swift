@@ -21,10 +21,15 @@ struct LoadReport: Codable, Sendable {
     var sent: Int
     var requests: Int
     var accepted: Int
+    /// Answered 429 or 503.
+    var refused: Int
+    /// Answered anything else, or not at all.
     var failed: Int
-    var errorsByStatus: [String: Int]
+    var answers: AnswerCounts
     var stoppedByDurationLimit: Bool
     var publishSeconds: Double
+    /// Requests answered per second of the publish phase.
+    var requestsPerSecond: Double
     var acceptedPerSecond: Double
     var expectedPushes: Int
     var deliveredPushes: Int
@@ -38,12 +43,19 @@ struct LoadReport: Codable, Sendable {
     var deliverySeconds: Double?
     var deliveredPerSecond: Double?
     var endToEndLatencyMs: LatencyStats
+    /// Request -> answer of the requests answered 202.
     var publishLatencyMs: LatencyStats
+    /// Request -> answer of the requests refused (429, 503).
+    var refusalLatencyMs: LatencyStats
     var peakMemory: [ProcessMemory.Peak]
     /// Over AMQP: the verdicts ingest sent to the reply queue.
     var amqpReplies: AMQPReplyCollector.Summary?
     /// Where the CPU went from the first publish to the last push.
     var cpu: ProcessCPU.Usage
+    /// AMQP messages and PostgreSQL transactions per notification; nil when not counted.
+    var traffic: PipelineTraffic?
+    /// Whether delivery kept pace with publishing.
+    var backlog: BacklogCheck
 
     func markdown() -> String {
         func number(_ value: Double) -> String { String(format: "%.1f", value) }
@@ -51,8 +63,11 @@ struct LoadReport: Codable, Sendable {
         let s = settings
         var rows: [(String, String)] = [
             ("Settings", "\(s.users) users × \(s.devicesPerUser) devices, \(s.count) notifications, rate \(s.rate == 0 ? "flat out" : number(s.rate) + "/s"), batch \(s.batch), concurrency \(s.concurrency)"),
-            ("Sent / accepted (202) / failed", "\(sent) / \(accepted) / \(failed) in \(requests) requests"),
+            ("Sent / accepted (202) / refused (429, 503) / failed", "\(sent) / \(accepted) / \(refused) / \(failed) in \(requests) requests"),
+            ("Answers by status (notifications)", answers.summary
+                + (answers.refusedWithoutRetryAfter > 0 ? "; \(answers.refusedWithoutRetryAfter) refused without Retry-After" : "")),
             ("Publish phase", "\(number(publishSeconds)) s\(stoppedByDurationLimit ? " (stopped by --duration-limit)" : "")"),
+            ("Requests/s", number(requestsPerSecond)),
             ("Accepted/s", number(acceptedPerSecond)),
             ("Expected pushes", "\(expectedPushes)"),
             ("Delivered pushes", "\(deliveredPushes)"),
@@ -61,10 +76,13 @@ struct LoadReport: Codable, Sendable {
             ("Duplicated", "\(duplicated)"),
             ("E2E latency 202 → sandbox p50 / p90 / p99 / p99.9 / max (ms)",
              "\(ms(endToEndLatencyMs.p50)) / \(ms(endToEndLatencyMs.p90)) / \(ms(endToEndLatencyMs.p99)) / \(ms(endToEndLatencyMs.p99_9)) / \(ms(endToEndLatencyMs.max))"),
-            ("Publish HTTP latency p50 / p90 / p99 / p99.9 / max (ms)",
+            ("Request latency, answered 202, p50 / p90 / p99 / p99.9 / max (ms)",
              "\(ms(publishLatencyMs.p50)) / \(ms(publishLatencyMs.p90)) / \(ms(publishLatencyMs.p99)) / \(ms(publishLatencyMs.p99_9)) / \(ms(publishLatencyMs.max))"),
-            ("Errors by status", errorsByStatus.isEmpty ? "none" : errorsByStatus.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")),
         ]
+        if refusalLatencyMs.count > 0 {
+            rows.append(("Request latency, refused (429, 503), p50 / p99 / max (ms)",
+                         "\(ms(refusalLatencyMs.p50)) / \(ms(refusalLatencyMs.p99)) / \(ms(refusalLatencyMs.max))"))
+        }
         if let replies = amqpReplies {
             rows.append(("AMQP replies (verdicts) / answered/s", "\(replies.answered) / \(number(replies.answeredPerSecond))"))
             rows.append(("AMQP replies by x-notify-status", replies.byStatus.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")))
@@ -85,6 +103,8 @@ struct LoadReport: Codable, Sendable {
             rows.append(("Peak memory (VmHWM) \(peak.service)", peak.display))
         }
         rows += cpu.rows
+        rows += traffic?.rows ?? []
+        rows += backlog.rows
         var text = "# loadgen http — \(startedAt.formatted(.iso8601))\n\n| Metric | Value |\n|---|---|\n"
         for (name, value) in rows { text += "| \(name) | \(value) |\n" }
         return text

@@ -1,10 +1,10 @@
 import Foundation
 import NIOCore
 
-/// Sends a run's requests, paced to the target rate (the request starting at notification n is due n / rate seconds
-/// after the start) with at most `concurrency` in flight, and records what happened to every notification. It runs on
-/// one event loop, driven by timers and answers, without a task per request, from `start()` until it hands over the
-/// outcome.
+/// Sends a run's requests, paced to the rate schedule (the request starting at notification n is due at the schedule's
+/// offset of n: n / rate seconds after the start at a single rate) with at most `concurrency` in flight, and records
+/// what happened to every notification. It runs on one event loop, driven by timers and answers, without a task per
+/// request, from `start()` until it hands over the outcome.
 final class PublishPump {
     private let eventLoop: any EventLoop
     private let settings: Publisher.Settings
@@ -36,7 +36,8 @@ final class PublishPump {
         self.counters = counters
         self.finished = finished
         outcome = Publisher.Outcome(
-            ids: Array(repeating: nil, count: settings.count), acceptedAt: Array(repeating: nil, count: settings.count))
+            ids: Array(repeating: nil, count: settings.count), acceptedAt: Array(repeating: nil, count: settings.count),
+            statuses: Array(repeating: Publisher.Outcome.notSent, count: settings.count))
     }
 
     func start() {
@@ -54,9 +55,9 @@ final class PublishPump {
         pumping = true
         defer { pumping = false }
         while !sendingEnded {
-            if settings.rate > 0 {
+            if let seconds = settings.schedule.offset(of: next) {
                 // Never later than the deadline, which stops the run anyway.
-                let offset = min(Double(next) / settings.rate * 1e9, Double((deadline - startedAt).nanoseconds))
+                let offset = min(seconds * 1e9, Double((deadline - startedAt).nanoseconds))
                 let due = startedAt + .nanoseconds(Int64(offset.rounded()))
                 if due > .now() {
                     wakeUp(at: due)
@@ -110,27 +111,30 @@ final class PublishPump {
 
     private func record(_ result: PublishResult) {
         inFlight -= 1
-        var accepted = 0
+        var accepted = 0, refused = 0
         for (offset, item) in result.items.enumerated() {
             let seq = result.first + offset
-            if item.status == 202, let id = item.id {
+            if result.status == nil {
+                outcome.statuses[seq] = Publisher.Outcome.transportError
+            } else if item.status == 202, let id = item.id {
                 outcome.ids[seq] = id
                 outcome.acceptedAt[seq] = result.answeredAt
+                outcome.statuses[seq] = 202
                 accepted += 1
+            } else if item.status == 202 || item.status == -1 {
+                outcome.statuses[seq] = Publisher.Outcome.unreadable
             } else {
-                let key =
-                    if result.status == nil { "transport error" }
-                    else if item.status == -1 { "202 with unreadable answer" }
-                    else if settings.batch > 1 && result.status == 202 { "item \(item.status)" }
-                    else { "\(item.status)" }
-                outcome.errors[key, default: 0] += 1
+                outcome.statuses[seq] = Int16(clamping: item.status)
+                if AnswerCounts.isRefusal(item.status) { refused += 1 }
             }
         }
-        if result.status == 202 { outcome.requestLatencies.append(result.elapsed) }
+        outcome.answers.append(Publisher.Answer(
+            first: result.first, count: result.count, status: result.status ?? Int(Publisher.Outcome.transportError),
+            elapsed: result.elapsed, answeredAt: result.answeredAt, retryAfter: result.retryAfter))
         if let error = result.transportError, !transportErrorShown {
             transportErrorShown = true
             FileHandle.standardError.write(Data("loadgen: publish failed: \(error)\n".utf8))
         }
-        counters.addAnswered(accepted: accepted, failed: result.count - accepted)
+        counters.addAnswered(accepted: accepted, refused: refused, failed: result.count - accepted - refused)
     }
 }

@@ -26,12 +26,14 @@ struct PublishResult: Sendable {
     let elapsed: Duration
     /// Per notification, in order.
     let items: [PublishAnswer.Item]
+    /// Whether the answer carried Retry-After.
+    let retryAfter: Bool
     let transportError: String?
 
     /// Every notification of `request` failed to reach ingest.
     static func transportError(_ error: any Error, for request: PublishRequest) -> PublishResult {
         PublishResult(
             first: request.first, count: request.count, answeredAt: Date(), status: nil, elapsed: .zero,
-            items: Array(repeating: (0, nil), count: request.count), transportError: "\(error)")
+            items: Array(repeating: (0, nil), count: request.count), retryAfter: false, transportError: "\(error)")
     }
 }

@@ -3,28 +3,49 @@ import NIOCore
 import NIOPosix
 import NotifyAMQP
 
-/// Publishes `count` notifications round-robin over the fixture's users, paced to a target rate with
-/// a bounded number of requests in flight, and records when each one was accepted.
+/// Publishes `count` notifications round-robin over the fixture's users, paced to a rate schedule with
+/// a bounded number of requests in flight, and records how each one was answered.
 struct Publisher: Sendable {
     struct Settings: Sendable {
         var count: Int
-        /// Notifications per second; 0 = as fast as the concurrency allows.
-        var rate: Double
+        /// When each notification is due (none: as fast as the concurrency allows).
+        var schedule: RateSchedule
         var batch: Int
         var concurrency: Int
         var durationLimit: Duration
     }
 
+    /// One request's answer.
+    struct Answer: Sendable {
+        /// Its notifications, `first..<first + count`.
+        let first: Int
+        let count: Int
+        /// The HTTP status; `Outcome.transportError` when none came.
+        let status: Int
+        /// Request -> answer.
+        let elapsed: Duration
+        let answeredAt: Date
+        /// Whether the answer carried Retry-After.
+        let retryAfter: Bool
+    }
+
     /// What happened to every notification, indexed by sequence number.
     struct Outcome: Sendable {
+        /// `statuses` of a notification never sent (the duration limit stopped the run first).
+        static let notSent: Int16 = -2
+        /// `statuses` of a notification answered 202 whose id could not be read.
+        static let unreadable: Int16 = -1
+        /// `statuses` of a notification whose request got no answer.
+        static let transportError: Int16 = 0
+
         /// Id ingest assigned, for accepted notifications.
         var ids: [UUID?]
         /// Wall-clock moment the 202 carrying the notification arrived.
         var acceptedAt: [Date?]
-        /// Request -> answer, one value per HTTP request answered 202.
-        var requestLatencies: [Duration] = []
-        /// Failed notifications by status ("503", "item 400", "transport").
-        var errors: [String: Int] = [:]
+        /// The status of each notification: its request's, or in a batch its item's (or one of the values above).
+        var statuses: [Int16]
+        /// Every request's answer, in the order they came.
+        var answers: [Answer] = []
         var sent = 0
         var requests = 0
         var startedAt = Date()

@@ -1,21 +1,35 @@
 #!/usr/bin/env bash
 # Measures this machine in one run: builds release binaries, starts the stack with them (on the
 # benchmark's own ports and state directory), and runs loadgen's modes in turn: the broker's ceiling,
-# sustained HTTP publishing to 3 devices per user, latency at a fixed rate, the fan-out worker alone, and
-# a broadcast. Writes every report under .local/bench/<time>/ and a summary (summary.md) with the ratios
+# sustained HTTP publishing to 3 devices per user, latency at a fixed rate, the fan-out worker alone, a
+# broadcast, a sweep of single requests over rates, and an app publishing above its rate limit.
+# Writes every report under .local/bench/<time>/ and a summary (summary.md) with the ratios
 # to the broker's ceiling. Starts from an empty broker and database (as on a fresh machine), waits for the
 # machine to go quiet before each mode, and every run is bounded in count and time. Stops what it started.
 set -euo pipefail
 here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
-    sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
     cat <<USAGE
 Sizes (environment, defaults in brackets): BENCH_SUSTAINED_COUNT [60000], BENCH_LATENCY_RATE [1000],
 BENCH_LATENCY_COUNT [20000], BENCH_FANOUT_EVENTS [300000], BENCH_BROADCAST_DEVICES [1000000],
 BENCH_BROKER_MESSAGES [200000], BENCH_MICRO_SECONDS [2].
 BENCH_KEEP_STATE=1 keeps the broker's and database's data from the last run instead of starting empty.
 BENCH_MODES runs only the modes it names (of: micro broker sustained latency fanout broadcast sustained-amqp single-amqp
-  latency-amqp; the last three publish over AMQP as an app's broker user).
+  latency-amqp sweep overload; sustained-amqp, single-amqp and latency-amqp publish over AMQP as an app's broker user).
+sweep (about 20 minutes; sweep/sweep.md, a table, and sweep/sweep.svg, latency and CPU per notification against the
+  rate): single-notification requests at each fixed rate of BENCH_SWEEP_RATES [100 300 1000 3000] per second for
+  BENCH_SWEEP_SECONDS [20] seconds, for each of BENCH_SWEEP_DEVICES [1 3] devices per user; closed loops of
+  BENCH_SWEEP_CONCURRENCY [16 64 256] requests in flight for BENCH_SWEEP_SECONDS, 1 device per user; then the highest
+  rate held steadily: BENCH_SWEEP_SEARCH_POINTS [4] fixed-rate points of BENCH_SWEEP_SEARCH_SECONDS [60] seconds,
+  BENCH_SWEEP_SEARCH_DEVICES [1] devices per user, bisecting between the highest fixed rate above that kept up and the
+  lowest that did not (else the closed loops' best requests/s). Kept up = nothing lost, refused or failed; the last
+  push within BENCH_SWEEP_BACKLOG_LIMIT [0.5] seconds of the last 202, and the 202 -> push p50 grown by at most as
+  much from the first 10 s of publishing to the last; 95 % of the rate accepted. Each point reports requests/s,
+  request and 202 -> push latency, CPU, AMQP messages and PostgreSQL transactions per notification.
+overload (about 2 minutes; overload/report.md, timeline.svg): the app's rate limit set to BENCH_OVERLOAD_LIMIT [500]
+  notifications/s, offered 3 times that for BENCH_OVERLOAD_SECONDS [30] seconds, then half of it as long; per phase
+  offered, accepted, refused (429/503), delivered, lost, latency.
 BENCH_BIN_DIR uses the release binaries there instead of building (to measure two builds alternately:
   BENCH_BIN_DIR=/path/to/other/.build-release/release BENCH_MODES="micro fanout" deploy/local/benchmark.sh).
 USAGE
@@ -138,11 +152,83 @@ if wants latency-amqp; then
         --rate "${BENCH_LATENCY_RATE:-1000}" --batch 1 --concurrency 64 --duration-limit 120 --drain-timeout 120 --output "$out/latency-amqp" || true
 fi
 
+settle
+if wants sweep; then
+    echo "== sweep: single requests at fixed rates, closed loops, and the highest rate held steadily"
+    sweep_seconds="${BENCH_SWEEP_SECONDS:-20}" search_seconds="${BENCH_SWEEP_SEARCH_SECONDS:-60}"
+    search_devices="${BENCH_SWEEP_SEARCH_DEVICES:-1}" backlog_limit="${BENCH_SWEEP_BACKLOG_LIMIT:-0.5}"
+    points=()
+    # One point: a directory name under sweep/, then loadgen http's options.
+    sweep_point() {
+        local name="$1"
+        shift
+        settle
+        echo "-- $name"
+        "$loadgen" http "${common[@]}" --users 1000 --backlog-limit "$backlog_limit" --output "$out/sweep/$name" "$@" || true
+        points+=("$out/sweep/$name")
+    }
+    # Whether the point in directory $1 kept up, and the requests/s it reached (0 for a point without a report).
+    kept_up() { [ "$(jq -r '.backlog.keptUp' "$1/report.json" 2>/dev/null)" = true ]; }
+    reached() { jq '.requestsPerSecond | floor' "$1/report.json" 2>/dev/null || echo 0; }
+    for devices in ${BENCH_SWEEP_DEVICES:-1 3}; do
+        for rate in ${BENCH_SWEEP_RATES:-100 300 1000 3000}; do
+            sweep_point "rate-$rate-d$devices" --devices "$devices" --rate "$rate" --count $((rate * sweep_seconds)) --concurrency 256 \
+                --duration-limit $((sweep_seconds + 30)) --drain-timeout 120
+        done
+    done
+    closed_best=0
+    for concurrency in ${BENCH_SWEEP_CONCURRENCY:-16 64 256}; do
+        sweep_point "closed-c$concurrency-d1" --devices 1 --count 1000000 --concurrency "$concurrency" \
+            --duration-limit "$sweep_seconds" --drain-timeout 300
+        best=$(reached "$out/sweep/closed-c$concurrency-d1")
+        [ "$best" -gt "$closed_best" ] && closed_best="$best"
+    done
+    # Bisects between the highest fixed rate that kept up (good) and the lowest that did not (bad), starting from the
+    # short points above (bad: the closed loops' best requests/s when every fixed rate kept up); the first search
+    # point is the good rate itself, held for the longer time, and if that fails the search goes on below it.
+    good=0 bad=0
+    for rate in ${BENCH_SWEEP_RATES:-100 300 1000 3000}; do
+        if kept_up "$out/sweep/rate-$rate-d$search_devices"; then
+            [ "$rate" -gt "$good" ] && good="$rate"
+        elif [ "$bad" -eq 0 ] || [ "$rate" -lt "$bad" ]; then
+            bad="$rate"
+        fi
+    done
+    [ "$bad" -eq 0 ] && bad="$closed_best"
+    [ "$bad" -le "$good" ] && bad=$((good * 2))
+    [ "$good" -eq 0 ] && good=$((bad / 2))
+    rate="$good"
+    for _ in $(seq 1 "${BENCH_SWEEP_SEARCH_POINTS:-4}"); do
+        [ "$rate" -ge 1 ] || break
+        name="steady-$rate-d$search_devices"
+        sweep_point "$name" --devices "$search_devices" --rate "$rate" --count $((rate * search_seconds)) --concurrency 256 \
+            --duration-limit $((search_seconds + 30)) --drain-timeout 300
+        if kept_up "$out/sweep/$name"; then
+            good="$rate"
+        else
+            bad="$rate"
+            # The rate the short points held did not hold for longer: look below it.
+            [ "$rate" -le "$good" ] && good=$((rate / 2))
+        fi
+        # The next rate halfway, rounded to 50/s; stop once the two are that close.
+        rate=$(( (good + bad) / 2 / 50 * 50 ))
+        if [ "$rate" -le "$good" ] || [ "$rate" -ge "$bad" ]; then break; fi
+    done
+    "$loadgen" sweep-report --output "$out/sweep" --steady-seconds "$search_seconds" "${points[@]}" || true
+fi
+settle
+if wants overload; then
+    echo "== overload: the app limited to ${BENCH_OVERLOAD_LIMIT:-500}/s, offered 3 times that, then half of it"
+    "$loadgen" overload "${common[@]}" --limit "${BENCH_OVERLOAD_LIMIT:-500}" --phase-seconds "${BENCH_OVERLOAD_SECONDS:-30}" \
+        --users 1000 --devices 3 --output "$out/overload" || true
+fi
+
 {
     echo "# Benchmark $(date -u +%Y-%m-%d) on $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"
-    for part in micro broker sustained sustained-amqp single-amqp latency latency-amqp fanout broadcast; do
+    for part in micro broker sustained sustained-amqp single-amqp latency latency-amqp fanout broadcast overload; do
         [ -f "$out/$part/report.md" ] && { echo; cat "$out/$part/report.md"; }
     done
+    [ -f "$out/sweep/sweep.md" ] && { echo; cat "$out/sweep/sweep.md"; }
     if [ -f "$out/broker/report.json" ] && [ -f "$out/sustained/report.json" ]; then
         ceiling=$(jq '.figures[] | select(.name == "publish and consume at once") | .value | round' "$out/broker/report.json")
         accepted=$(jq '.acceptedPerSecond | round' "$out/sustained/report.json")

@@ -1,0 +1,43 @@
+import Foundation
+import Logging
+import NotifyDatabase
+import PostgresNIO
+
+/// The notify database's transaction counters (`pg_stat_database`), read through the writer's URL. PostgreSQL's
+/// backends report theirs at most once a second while busy, and up to 10 s late once idle.
+final class DatabaseStats: Sendable {
+    /// Transactions committed and rolled back in the database since its statistics were reset.
+    struct Counts: Sendable {
+        let commits: Int
+        let rollbacks: Int
+    }
+
+    private let client: PostgresClient
+    private let running: Task<Void, Never>
+    private let logger: Logger
+
+    /// `url` is `postgres://user:password@host:port/database` on a loopback host.
+    init(url: String) throws {
+        guard let host = URLComponents(string: url)?.host, LoopbackURL.isLoopback(host) else {
+            throw LoadGenError("--database-url must be a postgres:// URL on a loopback host, got \(url)")
+        }
+        var logger = Logger(label: "loadgen")
+        logger.logLevel = .warning
+        let client = try DatabaseURL.makeClient(url, maximumConnections: 1, logger: logger)
+        self.client = client
+        self.logger = logger
+        running = Task { await client.run() }
+    }
+
+    func counts() async throws -> Counts {
+        let rows = try await client.query(
+            "SELECT xact_commit, xact_rollback FROM pg_stat_database WHERE datname = current_database()", logger: logger)
+        for try await (commits, rollbacks) in rows.decode((Int, Int).self) { return Counts(commits: commits, rollbacks: rollbacks) }
+        throw LoadGenError("pg_stat_database has no row for the database")
+    }
+
+    /// Closes the connection.
+    func close() {
+        running.cancel()
+    }
+}

@@ -7,12 +7,6 @@ import Testing
 extension EndToEndTests {
     @Suite("the client library on pushes captured at each provider")
     struct ClientCaptureTests {
-        private struct WNSCredentials: Encodable {
-            var packageSid: String
-            var clientSecret: String
-            var tokenURL = Stack.sandboxProvidersURL + "/wns/token"
-        }
-
         private struct WebPushCredentials: Encodable {
             var vapidPrivateKey: String
             var subject = "mailto:ops@example.com"
@@ -43,7 +37,7 @@ extension EndToEndTests {
             let app = try await TestApp.create()
             try await app.storeFCMCredentials()
             let wns = try await ProviderSandbox.wnsAppAndChannel()
-            try await app.storeCredentials("wns", WNSCredentials(packageSid: wns.clientId, clientSecret: wns.clientSecret))
+            try await app.storeWNSCredentials(packageSid: wns.clientId, clientSecret: wns.clientSecret)
             SecretsUsed.record([wns.clientSecret])
             let vapid = P256.Signing.PrivateKey()
             let stored = try await app.storeCredentials("webpush", WebPushCredentials(vapidPrivateKey: vapid.pemRepresentation))

@@ -105,6 +105,16 @@ extension TestApp {
         return try answer.decode(JSONValue.self)
     }
 
+    /// Stores the sandbox WNS app `packageSid` as the app's WNS credentials, its token endpoint the sandbox's.
+    func storeWNSCredentials(packageSid: String, clientSecret: String) async throws {
+        struct Credentials: Encodable {
+            var packageSid: String
+            var clientSecret: String
+            var tokenURL = Stack.sandboxProvidersURL + "/wns/token"
+        }
+        try await storeCredentials("wns", Credentials(packageSid: packageSid, clientSecret: clientSecret))
+    }
+
     /// Stores a new sandbox service account as the app's FCM credentials; `adjust` may alter the key file first.
     func storeFCMCredentials(adjusting adjust: (JSONValue) -> JSONValue = { $0 }) async throws {
         struct Credentials: Encodable {

@@ -5,12 +5,6 @@ import Testing
 extension EndToEndTests {
     @Suite("WNS: toasts, raw shoulder taps, clearing a toast handled elsewhere, and each error class's action")
     struct ProviderWNSTests {
-        private struct Credentials: Encodable {
-            var packageSid: String
-            var clientSecret: String
-            var tokenURL = Stack.sandboxProvidersURL + "/wns/token"
-        }
-
         /// An app with new WNS credentials, and a Windows device of a new user on a channel only that app may push to.
         private struct Setup {
             var app: TestApp
@@ -23,7 +17,7 @@ extension EndToEndTests {
         private func setUp(clientSecret: String? = nil) async throws -> Setup {
             let app = try await TestApp.create()
             let wns = try await ProviderSandbox.wnsAppAndChannel()
-            try await app.storeCredentials("wns", Credentials(packageSid: wns.clientId, clientSecret: clientSecret ?? wns.clientSecret))
+            try await app.storeWNSCredentials(packageSid: wns.clientId, clientSecret: clientSecret ?? wns.clientSecret)
             let user = "user-\(uniqueSuffix())"
             let subscriptionId = try await app.registerDevice(of: user, platform: .wns, pushToken: wns.channelUri)
             return Setup(app: app, user: user, token: String(try #require(wns.channelUri.split(separator: "/").last)), subscriptionId: subscriptionId)

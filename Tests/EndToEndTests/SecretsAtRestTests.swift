@@ -18,12 +18,6 @@ extension EndToEndTests {
             var authorization: String
         }
 
-        private struct WNSCredentials: Encodable {
-            var packageSid: String
-            var clientSecret: String
-            var tokenURL: String
-        }
-
         /// Every row stored for the app, as text, in each table that holds a secret.
         private static func storedRows(of appId: String) async throws -> String {
             try await Database.withClient { client in
@@ -45,8 +39,7 @@ extension EndToEndTests {
             let app = try await TestApp.create()
             let apnsKey = try await app.replaceAPNsKey()
             let wns = try await ProviderSandbox.wnsAppAndChannel()
-            _ = try await app.storeCredentials(
-                "wns", WNSCredentials(packageSid: wns.clientId, clientSecret: wns.clientSecret, tokenURL: "\(Stack.sandboxProvidersURL)/wns/token"))
+            try await app.storeWNSCredentials(packageSid: wns.clientId, clientSecret: wns.clientSecret)
             let put = try await StackClient.send(
                 .PUT, "\(Stack.ingestURL)/v1/apps/\(app.appId)/webhook", bearer: app.apiKey,
                 json: StackClient.encode(WebhookRequest(url: "\(Stack.sandboxURL)/receivers/secrets-\(uniqueSuffix())")))

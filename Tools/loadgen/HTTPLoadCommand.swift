@@ -28,14 +28,7 @@ struct HTTPLoadCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .customLong("ingest-url"), help: "Ingest's base URL.")
-    var ingestURL = "http://127.0.0.1:21080"
-    @Option(name: .customLong("sandbox-url"), help: "The provider sandbox's control API.")
-    var sandboxURL = "http://127.0.0.1:21090"
-    @Option(name: .customLong("sandbox-apns-url"), help: "The sandbox's APNs endpoint, stored as the app's APNs endpoint (push-dispatch connects to it).")
-    var sandboxAPNsURL = "https://localhost:21443"
-    @Option(help: "Operator token for POST /v1/apps. (default: $NOTIFY_ADMIN_TOKEN, else local-admin-token)")
-    var adminToken: String?
+    @OptionGroup var endpoints: StackEndpointOptions
     @Option(help: "Users to register.")
     var users = 100
     @Option(help: "APNs devices per user.")
@@ -99,19 +92,11 @@ struct HTTPLoadCommand: AsyncParsableCommand {
         guard durationLimit >= 1, drainTimeout >= 0 else { throw ValidationError("--duration-limit must be 1 or more, --drain-timeout 0 or more.") }
         guard (0...60).contains(statsSettle) else { throw ValidationError("--stats-settle must be between 0 and 60.") }
         guard backlogLimit > 0, backlogLimit.isFinite else { throw ValidationError("--backlog-limit must be more than 0.") }
-        for (text, option) in [(ingestURL, "--ingest-url"), (sandboxURL, "--sandbox-url"), (sandboxAPNsURL, "--sandbox-apns-url")] {
-            do { _ = try LoopbackURL.parse(text, option: option) } catch { throw ValidationError("\(error)") }
-        }
-        if transport == "http" {
-            do { _ = try PlainHTTPEndpoint(url: ingestURL) } catch { throw ValidationError("--ingest-url: \(error)") }
-        }
+        try endpoints.check(publishesOverHTTP: transport == "http")
     }
 
     func run() async throws {
-        let ingest = try LoopbackURL.parse(ingestURL, option: "--ingest-url")
-        let sandbox = try LoopbackURL.parse(sandboxURL, option: "--sandbox-url")
-        let apns = try LoopbackURL.parse(sandboxAPNsURL, option: "--sandbox-apns-url")
-        let admin = adminToken ?? ProcessInfo.processInfo.environment["NOTIFY_ADMIN_TOKEN"] ?? "local-admin-token"
+        let (ingest, sandbox, apns, admin) = try endpoints.resolved()
         let startedAt = Date()
         let stamp = startedAt.formatted(.iso8601.year().month().day().dateTimeSeparator(.standard).time(includingFractionalSeconds: false))
             .replacingOccurrences(of: ":", with: "")

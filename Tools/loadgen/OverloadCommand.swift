@@ -25,14 +25,7 @@ struct OverloadCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .customLong("ingest-url"), help: "Ingest's base URL.")
-    var ingestURL = "http://127.0.0.1:21080"
-    @Option(name: .customLong("sandbox-url"), help: "The provider sandbox's control API.")
-    var sandboxURL = "http://127.0.0.1:21090"
-    @Option(name: .customLong("sandbox-apns-url"), help: "The sandbox's APNs endpoint, stored as the app's APNs endpoint (push-dispatch connects to it).")
-    var sandboxAPNsURL = "https://localhost:21443"
-    @Option(help: "Operator token for POST /v1/apps and PATCH /v1/apps/{appId}. (default: $NOTIFY_ADMIN_TOKEN, else local-admin-token)")
-    var adminToken: String?
+    @OptionGroup var endpoints: StackEndpointOptions
     @Option(help: "The app's rate limit: notifications per second, and requests per second (1 to 100,000).")
     var limit = 500
     @Option(help: "The overload phase offers this many times --limit per second.")
@@ -66,17 +59,11 @@ struct OverloadCommand: AsyncParsableCommand {
         guard users >= 1, devices >= 1, users * devices <= 1_000_000 else { throw ValidationError("--users × --devices must be between 1 and 1,000,000.") }
         guard (1...1024).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 1024.") }
         guard (0...3600).contains(drainTimeout) else { throw ValidationError("--drain-timeout must be between 0 and 3600.") }
-        for (text, option) in [(ingestURL, "--ingest-url"), (sandboxURL, "--sandbox-url"), (sandboxAPNsURL, "--sandbox-apns-url")] {
-            do { _ = try LoopbackURL.parse(text, option: option) } catch { throw ValidationError("\(error)") }
-        }
-        do { _ = try PlainHTTPEndpoint(url: ingestURL) } catch { throw ValidationError("--ingest-url: \(error)") }
+        try endpoints.check(publishesOverHTTP: true)
     }
 
     func run() async throws {
-        let ingest = try LoopbackURL.parse(ingestURL, option: "--ingest-url")
-        let sandbox = try LoopbackURL.parse(sandboxURL, option: "--sandbox-url")
-        let apns = try LoopbackURL.parse(sandboxAPNsURL, option: "--sandbox-apns-url")
-        let admin = adminToken ?? ProcessInfo.processInfo.environment["NOTIFY_ADMIN_TOKEN"] ?? "local-admin-token"
+        let (ingest, sandbox, apns, admin) = try endpoints.resolved()
         let startedAt = Date()
         let stamp = startedAt.formatted(.iso8601.year().month().day().dateTimeSeparator(.standard).time(includingFractionalSeconds: false))
             .replacingOccurrences(of: ":", with: "")

@@ -24,13 +24,16 @@ public struct ChangeEvent: Codable, Sendable, Equatable {
     public var devicesVersion: Int64?
     /// Set when the publish named devices: only these of the user's devices are pushed this change.
     public var pushSubscriptionIds: [UUID]?
+    /// A broadcast's members with push options of their own: user id → options (the others get `content.push`).
+    public var recipientPush: [String: PushOptions]?
 
     public init(
         appId: String, userId: String, sequence: Int64, kind: ChangeKind, notificationId: UUID,
         content: NotificationContent?, readState: ReadState, userActionState: UserActionState,
         originSubscriptionId: UUID?, badge: Int?, changedAt: Date, eventSource: String? = nil, devicesVersion: Int64? = nil,
-        pushSubscriptionIds: [UUID]? = nil
+        pushSubscriptionIds: [UUID]? = nil, recipientPush: [String: PushOptions]? = nil
     ) {
+        self.recipientPush = recipientPush
         self.pushSubscriptionIds = pushSubscriptionIds
         self.eventSource = eventSource
         self.devicesVersion = devicesVersion

@@ -99,13 +99,20 @@ public struct PublishedBroadcast: Codable, Sendable, Equatable {
     public var notificationId: UUID
     public var content: NotificationContent
     public var receivedAt: Date
+    /// Members with push options of their own (`recipients` of the publish): user id → the notification's options
+    /// with the member's over them. The other members get `content.push`.
+    public var recipientPush: [String: PushOptions]?
 
-    public init(appId: String, eventSource: String, notificationId: UUID, content: NotificationContent, receivedAt: Date) {
+    public init(
+        appId: String, eventSource: String, notificationId: UUID, content: NotificationContent, receivedAt: Date,
+        recipientPush: [String: PushOptions]? = nil
+    ) {
         self.appId = appId
         self.eventSource = eventSource
         self.notificationId = notificationId
         self.content = content
         self.receivedAt = receivedAt
+        self.recipientPush = recipientPush
     }
 }
 

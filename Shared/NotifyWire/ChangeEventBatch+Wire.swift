@@ -55,6 +55,7 @@ extension ChangeEvent {
         if let eventSource { event.eventSource = eventSource }
         if let devicesVersion { event.devicesVersion = devicesVersion }
         if let pushSubscriptionIds { event.pushSubscriptionIds = pushSubscriptionIds.wireList }
+        if let recipientPush { event.recipientPush = recipientPush.mapValues(\.wire) }
         return event
     }
 
@@ -68,6 +69,7 @@ extension ChangeEvent {
             originSubscriptionId: wire.hasOriginSubscriptionID ? try UUID(wire: wire.originSubscriptionID, "\(field()).origin_subscription_id") : nil,
             badge: wire.badgeOmitted ? nil : Int(wire.unreadCount), changedAt: Date(wireMicros: wire.changedAtMicros),
             eventSource: wire.hasEventSource ? wire.eventSource : nil, devicesVersion: wire.hasDevicesVersion ? wire.devicesVersion : nil,
-            pushSubscriptionIds: wire.hasPushSubscriptionIds ? try [UUID](wire: wire.pushSubscriptionIds, "\(field()).push_subscription_ids") : nil)
+            pushSubscriptionIds: wire.hasPushSubscriptionIds ? try [UUID](wire: wire.pushSubscriptionIds, "\(field()).push_subscription_ids") : nil,
+            recipientPush: try [String: PushOptions](wire: wire.recipientPush, "\(field()).recipient_push"))
     }
 }

@@ -62,6 +62,7 @@ extension StorageCommand {
             command.publishBroadcast.notificationID = broadcast.notificationId.wireBytes
             command.publishBroadcast.content = broadcast.content.wire
             command.publishBroadcast.receivedAtMicros = broadcast.receivedAt.wireMicros
+            if let recipientPush = broadcast.recipientPush { command.publishBroadcast.recipientPush = recipientPush.mapValues(\.wire) }
         case .changeNotificationState(let change):
             command.changeNotificationState = change.wire
         case .expireDueNotifications(let dueBy):
@@ -166,7 +167,8 @@ extension StorageCommand {
                     appId: broadcast.appID, eventSource: broadcast.eventSource,
                     notificationId: try UUID(wire: broadcast.notificationID, "\(field()).publish_broadcast.notification_id"),
                     content: try NotificationContent(wire: broadcast.content, "\(field()).publish_broadcast.content"),
-                    receivedAt: Date(wireMicros: broadcast.receivedAtMicros)))
+                    receivedAt: Date(wireMicros: broadcast.receivedAtMicros),
+                    recipientPush: try [String: PushOptions](wire: broadcast.recipientPush, "\(field()).publish_broadcast.recipient_push")))
         case .changeNotificationState(let change):
             action = .changeNotificationState(try NotificationStateChange(wire: change, "\(field()).change_notification_state"))
         case .expireDueNotificationsMicros(let micros):

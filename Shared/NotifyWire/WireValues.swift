@@ -46,6 +46,46 @@ extension EventSourcePolicy {
 }
 
 extension PushOptions {
+    var wire: WirePushOptions {
+        var push = WirePushOptions()
+        if let sound { push.sound = sound }
+        if let category { push.category = category }
+        if let threadId { push.threadID = threadId }
+        if let badge { push.badge = Int64(badge) }
+        if let delivery { push.delivery = delivery.wire }
+        if hasAlertOptions, let alert = try? wireAlert.serializedBytes() as Data { push.alert = alert }
+        if let data { push.data = Google_Protobuf_Struct(fields: data.mapValues(\.wire)) }
+        return push
+    }
+
+    init(wire push: WirePushOptions, _ field: @autoclosure () -> String) throws(WireDecodingError) {
+        let alert: WireAlertOptions?
+        do {
+            alert = push.hasAlert ? try WireAlertOptions(serializedBytes: push.alert) : nil
+        } catch {
+            throw WireDecodingError(.malformed, "\(field()).alert is not an AlertOptions message")
+        }
+        self.init(
+            sound: push.hasSound ? push.sound : nil, criticalSound: alert?.hasCriticalSound == true ? alert?.criticalSound : nil,
+            category: push.hasCategory ? push.category : nil, threadId: push.hasThreadID ? push.threadID : nil,
+            subtitle: alert?.hasSubtitle == true ? alert?.subtitle : nil,
+            titleLocKey: alert?.hasTitleLocKey == true ? alert?.titleLocKey : nil,
+            titleLocArgs: alert?.hasTitleLocArgs == true ? alert?.titleLocArgs.values : nil,
+            bodyLocKey: alert?.hasBodyLocKey == true ? alert?.bodyLocKey : nil,
+            bodyLocArgs: alert?.hasBodyLocArgs == true ? alert?.bodyLocArgs.values : nil,
+            imageUrl: alert?.hasImageURL == true ? alert?.imageURL : nil,
+            launchImage: alert?.hasLaunchImage == true ? alert?.launchImage : nil,
+            mutableContent: alert?.hasMutableContent == true ? alert?.mutableContent : nil,
+            interruptionLevel: try alert.flatMap { alert throws(WireDecodingError) in
+                alert.interruptionLevel == .unspecified
+                    ? nil : try InterruptionLevel(wire: alert.interruptionLevel, "\(field()).alert.interruption_level")
+            },
+            relevanceScore: alert?.hasRelevanceScore == true ? alert?.relevanceScore : nil,
+            badge: push.hasBadge ? Int(push.badge) : nil,
+            delivery: push.delivery == .unspecified ? nil : try PushDelivery(wire: push.delivery, "\(field()).delivery"),
+            data: push.hasData ? push.data.fields.mapValues(JSONValue.init(wire:)) : nil)
+    }
+
     /// Whether any option that shapes an alert is set (they travel in a sub-message, absent otherwise).
     var hasAlertOptions: Bool {
         criticalSound != nil || subtitle != nil || titleLocKey != nil || titleLocArgs != nil || bodyLocKey != nil || bodyLocArgs != nil
@@ -66,6 +106,16 @@ extension PushOptions {
         if let interruptionLevel { alert.interruptionLevel = interruptionLevel.wire }
         if let relevanceScore { alert.relevanceScore = relevanceScore }
         return alert
+    }
+}
+
+extension Dictionary where Key == String, Value == PushOptions {
+    /// Members' own push options from a `map<string, PushOptions>`; an empty map is none (nil).
+    init?(wire: [String: WirePushOptions], _ field: @autoclosure () -> String) throws(WireDecodingError) {
+        guard !wire.isEmpty else { return nil }
+        var options: [String: PushOptions] = [:]
+        for (userId, push) in wire { options[userId] = try PushOptions(wire: push, "\(field())[\(userId)]") }
+        self = options
     }
 }
 
@@ -288,16 +338,7 @@ extension NotificationContent {
             if let title = visual.title { content.visualContent.title = title }
             if let body = visual.body { content.visualContent.body = body }
         }
-        if let push {
-            content.push = WirePushOptions()
-            if let sound = push.sound { content.push.sound = sound }
-            if let category = push.category { content.push.category = category }
-            if let threadId = push.threadId { content.push.threadID = threadId }
-            if let badge = push.badge { content.push.badge = Int64(badge) }
-            if let delivery = push.delivery { content.push.delivery = delivery.wire }
-            if push.hasAlertOptions, let alert = try? push.wireAlert.serializedBytes() as Data { content.push.alert = alert }
-            if let data = push.data { content.push.data = Google_Protobuf_Struct(fields: data.mapValues(\.wire)) }
-        }
+        if let push { content.push = push.wire }
         return content
     }
 
@@ -319,33 +360,7 @@ extension NotificationContent {
                         title: wire.visualContent.hasTitle ? wire.visualContent.title : nil,
                         body: wire.visualContent.hasBody ? wire.visualContent.body : nil)
                     : nil),
-            push: try push.map { push throws(WireDecodingError) in
-                let alert: WireAlertOptions?
-                do {
-                    alert = push.hasAlert ? try WireAlertOptions(serializedBytes: push.alert) : nil
-                } catch {
-                    throw WireDecodingError(.malformed, "\(field()).push.alert is not an AlertOptions message")
-                }
-                return PushOptions(
-                    sound: push.hasSound ? push.sound : nil, criticalSound: alert?.hasCriticalSound == true ? alert?.criticalSound : nil,
-                    category: push.hasCategory ? push.category : nil, threadId: push.hasThreadID ? push.threadID : nil,
-                    subtitle: alert?.hasSubtitle == true ? alert?.subtitle : nil,
-                    titleLocKey: alert?.hasTitleLocKey == true ? alert?.titleLocKey : nil,
-                    titleLocArgs: alert?.hasTitleLocArgs == true ? alert?.titleLocArgs.values : nil,
-                    bodyLocKey: alert?.hasBodyLocKey == true ? alert?.bodyLocKey : nil,
-                    bodyLocArgs: alert?.hasBodyLocArgs == true ? alert?.bodyLocArgs.values : nil,
-                    imageUrl: alert?.hasImageURL == true ? alert?.imageURL : nil,
-                    launchImage: alert?.hasLaunchImage == true ? alert?.launchImage : nil,
-                    mutableContent: alert?.hasMutableContent == true ? alert?.mutableContent : nil,
-                    interruptionLevel: try alert.flatMap { alert throws(WireDecodingError) in
-                        alert.interruptionLevel == .unspecified
-                            ? nil : try InterruptionLevel(wire: alert.interruptionLevel, "\(field()).push.alert.interruption_level")
-                    },
-                    relevanceScore: alert?.hasRelevanceScore == true ? alert?.relevanceScore : nil,
-                    badge: push.hasBadge ? Int(push.badge) : nil,
-                    delivery: push.delivery == .unspecified ? nil : try PushDelivery(wire: push.delivery, "\(field()).push.delivery"),
-                    data: push.hasData ? push.data.fields.mapValues(JSONValue.init(wire:)) : nil)
-            })
+            push: try push.map { push throws(WireDecodingError) in try PushOptions(wire: push, "\(field()).push") })
     }
 }
 

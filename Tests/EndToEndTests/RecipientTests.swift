@@ -46,5 +46,77 @@ extension EndToEndTests {
             #expect(cyChanges.map { $0.notification.id.uuidString.lowercased() } == [ids[2]])
             #expect(try await deliveriesAfterQuietPeriod("apns", to: tokens[cy]!, duration: .seconds(1)).isEmpty, "cy was pushed")
         }
+
+        @Test("a broadcast's members listed in recipients get their own push options, none of them no push; the others the broadcast's")
+        func broadcastOverridesReachOnlyTheirMember() async throws {
+            let app = try await TestApp.create()
+            let suffix = uniqueSuffix()
+            let source = "offers-\(suffix)"
+            let defined = try await StackClient.send(
+                .POST, "\(Stack.ingestURL)/v1/apps/\(app.appId)/event-sources", bearer: app.apiKey,
+                json: StackClient.encode(EventSourceRequest(name: source, policy: .open)))
+            #expect(defined.status == 201, "\(defined.text)")
+            let (ana, ben, cy, dee) = ("ana-\(suffix)", "ben-\(suffix)", "cy-\(suffix)", "dee-\(suffix)")
+            var tokens: [String: String] = [:]
+            for user in [ana, ben, cy, dee] {
+                let token = randomHex(bytes: 32)
+                let answer = try await app.registerDevice(
+                    SubscriptionRequest(platform: .apns, pushToken: token, displayName: "e2e member", eventSources: [source]),
+                    token: try await app.userToken(user))
+                #expect(answer.status == 201 || answer.status == 202, "\(answer.text)")
+                tokens[user] = token
+            }
+            try await Database.withClient { client in
+                _ = try await Database.waitForInteger(
+                    "SELECT count(*) FROM event_source_members WHERE app_id = \(app.appId) AND event_source = \(source)", on: client) { $0 == 4 }
+            }
+            let request = NotificationRequest(
+                eventSource: source, payload: NotificationPayload(visualContent: VisualContent(title: "Offer", body: "For members")),
+                push: PushOptions(sound: "chime.caf", category: "OFFER", data: ["tier": .string("basic")]),
+                recipients: [
+                    Recipient(userId: ana, push: PushOptions(sound: "bell.caf", data: ["tier": .string("gold")])),
+                    Recipient(userId: ben, push: PushOptions(delivery: .silent)),
+                    Recipient(userId: cy, push: PushOptions(delivery: PushDelivery.none)),
+                    // Not a member: listed, and nothing reaches them.
+                    Recipient(userId: "stranger-\(suffix)", push: PushOptions(sound: "bell.caf")),
+                ])
+            let id = try await app.publishAccepted(request)
+
+            let anaPush = try #require(try await Sandbox.waitForDeliveries(to: tokens[ana]!) { !$0.isEmpty }.first)
+            #expect(anaPush.payload["aps"]?["sound"]?.stringValue == "bell.caf" && anaPush.payload["aps"]?["category"]?.stringValue == "OFFER")
+            #expect(anaPush.payload["tier"]?.stringValue == "gold", "\(anaPush.payload)")
+            let deePush = try #require(try await Sandbox.waitForDeliveries(to: tokens[dee]!) { !$0.isEmpty }.first)
+            #expect(deePush.payload["aps"]?["sound"]?.stringValue == "chime.caf" && deePush.payload["tier"]?.stringValue == "basic")
+            #expect(deePush.payload["aps"]?["alert"]?["title"]?.stringValue == "Offer")
+            let benPush = try #require(try await Sandbox.waitForDeliveries(to: tokens[ben]!) { !$0.isEmpty }.first)
+            #expect(benPush.payload["aps"]?["alert"] == nil && benPush.headers["apns-push-type"] == "background", "\(benPush.payload)")
+            // cy is not pushed, and still has the broadcast in the feed.
+            let cyChanges = try await app.user(cy).waitForChanges(after: nil) { !$0.isEmpty }
+            #expect(cyChanges.map { $0.notification.id.uuidString.lowercased() } == [id])
+            #expect(try await deliveriesAfterQuietPeriod("apns", to: tokens[cy]!, duration: .seconds(1)).isEmpty, "cy was pushed")
+            // Stored with the broadcast: the members' options as each member's devices got them.
+            let stored = try await Database.withClient { client in
+                try await client.query(
+                    "SELECT recipient_push->\(ana)->>'sound', recipient_push->\(cy)->>'delivery' FROM broadcasts WHERE notification_id = \(UUID(uuidString: id)!)",
+                    logger: testLogger).decode((String?, String?).self).first { _ in true }
+            }
+            #expect(stored?.0 == "bell.caf" && stored?.1 == "none", "\(String(describing: stored))")
+        }
+
+        @Test("recipients with a broadcast: a member named twice, or a member's options a provider would refuse, is a 400 naming the field")
+        func broadcastOverridesAreChecked() async throws {
+            let app = try await TestApp.create()
+            let base = NotificationRequest(eventSource: "any-source", payload: NotificationPayload(visualContent: VisualContent(title: "Hi")))
+            var twice = base
+            twice.recipients = [Recipient(userId: "ana", push: PushOptions(sound: "a")), Recipient(userId: "ana")]
+            expectAPIError(try await app.publish(twice), status: 400, code: "invalid_field", field: "recipients[1].userId", "a member named twice")
+            var reserved = base
+            reserved.recipients = [Recipient(userId: "ana"), Recipient(userId: "ben", push: PushOptions(data: ["aps": .string("x")]))]
+            expectAPIError(try await app.publish(reserved), status: 400, code: "invalid_field", field: "recipients[1].push.data.aps", "a reserved key")
+            var withUser = base
+            withUser.userId = "ana"
+            withUser.recipients = [Recipient(userId: "ben")]
+            expectAPIError(try await app.publish(withUser), status: 400, code: "invalid_field", field: "recipients", "userId with recipients")
+        }
     }
 }

@@ -148,6 +148,41 @@ import Testing
         }
     }
 
+    @Test("recipients with eventSource alone: one broadcast, each member's push options over the notification's; wrong ones named by their path")
+    func broadcastRecipientsAreOneBroadcast() async throws {
+        let testing = RouteTesting()
+        try await testing.run { client in
+            let body = #"""
+                {"eventSource":"news","payload":{"visualContent":{"title":"Sale"}},"push":{"sound":"chime.caf","data":{"a":"1"}},
+                 "recipients":[{"userId":"ana","push":{"sound":"bell.caf","data":{"b":"2"}}},{"userId":"cy","push":{"delivery":"none"}}]}
+                """#
+            let response = try await client.execute(uri: Self.publishPath, method: .post, headers: Self.bearer("api-key"), body: ByteBuffer(string: body))
+            #expect(response.status == .accepted, "\(String(buffer: response.body))")
+            #expect(String(buffer: response.body).hasPrefix(#"{"id":"#), "one broadcast, answered as one notification")
+            let message = try #require(testing.published.all.first)
+            let broadcasts = try StorageCommandBatch(body: message.body, contentType: message.properties.contentType).commands.compactMap { command in
+                if case .publishBroadcast(let broadcast) = command.action { broadcast } else { nil }
+            }
+            let broadcast = try #require(broadcasts.first)
+            #expect(broadcasts.count == 1 && broadcast.content.push?.sound == "chime.caf")
+            let ana = broadcast.recipientPush?["ana"]
+            #expect(ana?.sound == "bell.caf" && ana?.data == ["a": .string("1"), "b": .string("2")])
+            #expect(broadcast.recipientPush?["cy"]?.delivery == PushDelivery.none && broadcast.recipientPush?["cy"]?.sound == "chime.caf")
+
+            for (body, field) in [
+                (#"{"eventSource":"news","payload":{"rawContent":"x"},"recipients":[{"userId":"a"},{"userId":"a"}]}"#, "recipients[1].userId"),
+                (#"{"eventSource":"news","payload":{"rawContent":"x"},"recipients":[{"push":{"sound":"a"}}]}"#, "recipients[0].userId"),
+                (#"{"eventSource":"news","payload":{"rawContent":"x"},"recipients":[{"userId":"a","push":{"badge":-1}}]}"#, "recipients[0].push.badge"),
+                (#"{"eventSource":"news","userId":"a","payload":{"rawContent":"x"},"recipients":[{"userId":"b"}]}"#, "recipients"),
+            ] {
+                let refused = try await client.execute(uri: Self.publishPath, method: .post, headers: Self.bearer("api-key"), body: ByteBuffer(string: body))
+                #expect(refused.status == .badRequest, "\(body)")
+                let answer = String(buffer: refused.body)
+                #expect(answer.contains(#""field":"\#(field)""#), "\(body): \(answer)")
+            }
+        }
+    }
+
     @Test("a device's routes refuse a missing, malformed, expired or foreign user token with 401")
     func userTokenIsChecked() async throws {
         try await RouteTesting().run { client in

@@ -44,6 +44,9 @@ enum WireFixtures {
             appId: "app", userId: "", notificationId: UUID(), content: bareContent, receivedAt: time))),
         StorageCommand(issuedAt: time, action: .publishBroadcast(PublishedBroadcast(
             appId: "app", eventSource: "news", notificationId: UUID(), content: fullContent, receivedAt: time))),
+        StorageCommand(issuedAt: time, action: .publishBroadcast(PublishedBroadcast(
+            appId: "app", eventSource: "news", notificationId: UUID(), content: bareContent, receivedAt: time,
+            recipientPush: ["ana": fullContent.push!, "ben": PushOptions(delivery: PushDelivery.none)]))),
         StorageCommand(issuedAt: time, action: .changeNotificationState(NotificationStateChange(
             appId: "app", userId: "u", notificationId: UUID(), readState: .read, userActionState: .dismissed, delete: false,
             originSubscriptionId: UUID(), requestedAt: time))),
@@ -93,6 +96,10 @@ enum WireFixtures {
         ChangeEvent(
             appId: "app", userId: "", sequence: 0, kind: .updated, notificationId: UUID(), content: bareContent, readState: .unread,
             userActionState: .activated, originSubscriptionId: nil, badge: nil, changedAt: time, eventSource: "news"),
+        ChangeEvent(
+            appId: "app", userId: "", sequence: 0, kind: .created, notificationId: UUID(), content: fullContent, readState: .unread,
+            userActionState: .noInteraction, originSubscriptionId: nil, badge: nil, changedAt: time, eventSource: "news",
+            recipientPush: ["ana": PushOptions(sound: "bell.caf", badge: 3), "ben": PushOptions(delivery: .silent)]),
     ]
 
     /// Two groups of two jobs (one change to two devices each) and a job of its own.

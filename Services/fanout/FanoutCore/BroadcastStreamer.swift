@@ -21,13 +21,18 @@ struct BroadcastStreamer: Sendable {
         var devices: [SubscriptionResolver.Device] = []
         /// Parallel to `devices`; empty where the app's badge does not count broadcasts.
         var badges: [Int] = []
+        /// Parallel to `devices`: each device's user; empty unless asked for (`withUsers`).
+        var userIds: [String] = []
         /// The app's badge mode is none: its pushes carry no badge.
         var omitsBadge = false
     }
 
     /// Calls `page` with each page of the event source's active subscriptions that joined by `joinedBy` (the
-    /// broadcast's time: a device that joined later does not have it in its feed, so it is not pushed), in order.
-    func forEachPage(appId: String, eventSource: String, joinedBy: Date, _ page: (Page) async throws -> Void) async throws {
+    /// broadcast's time: a device that joined later does not have it in its feed, so it is not pushed), in order;
+    /// `withUsers`: each page names its devices' users (for members with push options of their own).
+    func forEachPage(
+        appId: String, eventSource: String, joinedBy: Date, withUsers: Bool = false, _ page: (Page) async throws -> Void
+    ) async throws {
         let mode = try await client.query("SELECT badge_mode FROM apps WHERE app_id = \(appId)", logger: logger)
             .decode(String.self).first { _ in true }.flatMap(BadgeMode.init(rawValue:)) ?? .unread
         let countsBroadcasts = mode == .unreadIncludingBroadcasts
@@ -35,6 +40,7 @@ struct BroadcastStreamer: Sendable {
         let badge = countsBroadcasts
             ? ", coalesce((SELECT unread FROM unread_counts c WHERE c.app_id = $1 AND c.user_id = s.user_id), 0) + unread_broadcasts($1, s.user_id)"
             : ""
+        let user = withUsers ? ", coalesce(s.user_id, '')" : ""
         var after = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
         while true {
             var bindings = PostgresBindings()
@@ -47,7 +53,7 @@ struct BroadcastStreamer: Sendable {
                 PostgresQuery(
                     unsafeSQL: """
                     SELECT m.subscription_id, coalesce(s.platform, ''), coalesce(s.push_token, ''), s.push_keys::text,
-                           coalesce(s.expires_at, 'epoch'), s.app_package\(badge)
+                           coalesce(s.expires_at, 'epoch'), s.app_package\(badge)\(user)
                     FROM (SELECT subscription_id FROM event_source_members
                           WHERE app_id = $1 AND event_source = $2 AND subscription_id > $3 AND joined_at <= $4
                           ORDER BY subscription_id LIMIT $5) m
@@ -67,6 +73,7 @@ struct BroadcastStreamer: Sendable {
                 guard let device = try SubscriptionResolver.Device(subscriptionId: after, reading: &cells) else { continue }
                 found.devices.append(device)
                 if countsBroadcasts { found.badges.append(Int(try cells.nextColumn().decode(Int64?.self) ?? 0)) }
+                if withUsers { found.userIds.append(try cells.nextColumn().decode(String.self)) }
             }
             if !found.devices.isEmpty { try await page(found) }
             if rowCount < pageSize { return }

@@ -75,25 +75,55 @@ struct ChangeFanoutHandler: Sendable {
     /// A redelivered broadcast starts over: the repeated pushes carry the same ids and collapse ids.
     private func broadcast(_ event: ChangeEvent) async throws {
         var pushed = 0
-        try await broadcasts.forEachPage(appId: event.appId, eventSource: event.eventSource ?? "", joinedBy: event.changedAt) { page in
-            var pushes = PushJobMessages(jobsPerMessage: jobsPerMessage)
-            var jobs: [PushJob] = []
-            // A badge the publish named wins (unless the app shows none); else each user's counted one, where the app counts.
-            let named = page.omitsBadge ? nil : event.content?.push?.badge
-            if page.badges.isEmpty || page.omitsBadge || named != nil {
-                jobs = PushJobBuilder.jobs(for: event, devices: page.devices, broadcastBadge: named)
+        let recipientPush = event.recipientPush ?? [:]
+        try await broadcasts.forEachPage(
+            appId: event.appId, eventSource: event.eventSource ?? "", joinedBy: event.changedAt, withUsers: !recipientPush.isEmpty
+        ) { page in
+            var jobs: [PushJob]
+            if recipientPush.isEmpty {
+                jobs = Self.jobs(for: event, devices: page.devices, badges: page.badges, omitsBadge: page.omitsBadge)
             } else {
-                // Each user's own badge: the devices are grouped by it, so each payload is still built once per group.
-                for (badge, devices) in Dictionary(grouping: zip(page.badges, page.devices), by: \.0) {
-                    jobs += PushJobBuilder.jobs(for: event, devices: devices.map(\.1), broadcastBadge: badge)
+                // Members with push options of their own get the broadcast with theirs (each member's payloads built
+                // once for the member's devices); the others share the broadcast's.
+                var shared: [Int] = []
+                var own: [String: [Int]] = [:]
+                for (index, userId) in page.userIds.enumerated() {
+                    if recipientPush[userId] != nil { own[userId, default: []].append(index) } else { shared.append(index) }
+                }
+                func memberJobs(for event: ChangeEvent, at indices: [Int]) -> [PushJob] {
+                    Self.jobs(
+                        for: event, devices: indices.map { page.devices[$0] }, badges: page.badges.isEmpty ? [] : indices.map { page.badges[$0] },
+                        omitsBadge: page.omitsBadge)
+                }
+                jobs = memberJobs(for: event, at: shared)
+                for (userId, indices) in own {
+                    var memberEvent = event
+                    memberEvent.content?.push = recipientPush[userId]
+                    jobs += memberJobs(for: memberEvent, at: indices)
                 }
             }
             pushed += jobs.count
+            var pushes = PushJobMessages(jobsPerMessage: jobsPerMessage)
             pushes.add(jobs)
             try await publisher.publish(pushes.finish())
             pushes.count()
         }
         logger.info("broadcast fanned out", metadata: ["notificationId": .id(event.notificationId), "pushes": "\(pushed)"])
+    }
+
+    /// A broadcast's jobs for some of its members' devices, `badges` parallel to them where the app counts broadcasts:
+    /// a badge the publish named wins (unless the app shows none), else each user's counted one.
+    private static func jobs(for event: ChangeEvent, devices: [SubscriptionResolver.Device], badges: [Int], omitsBadge: Bool) -> [PushJob] {
+        let named = omitsBadge ? nil : event.content?.push?.badge
+        if badges.isEmpty || omitsBadge || named != nil {
+            return PushJobBuilder.jobs(for: event, devices: devices, broadcastBadge: named)
+        }
+        // Each user's own badge: the devices are grouped by it, so each payload is still built once per group.
+        var jobs: [PushJob] = []
+        for (badge, devices) in Dictionary(grouping: zip(badges, devices), by: \.0) {
+            jobs += PushJobBuilder.jobs(for: event, devices: devices.map(\.1), broadcastBadge: badge)
+        }
+        return jobs
     }
 }
 

@@ -139,7 +139,8 @@ struct NotificationIntake: Sendable {
                     pushSubscriptionIds: pushSubscriptionIds))
             } else {
                 action = .publishBroadcast(PublishedBroadcast(
-                    appId: appId, eventSource: validated.eventSource ?? "", notificationId: notificationId, content: validated.content, receivedAt: now))
+                    appId: appId, eventSource: validated.eventSource ?? "", notificationId: notificationId, content: validated.content, receivedAt: now,
+                    recipientPush: validated.recipientPush))
             }
             outcome.commands.append(StorageCommand(commandId: commandId, issuedAt: now, action: action))
             outcome.results.append(ItemResult(index: index, status: 202, id: notificationId, error: nil))
@@ -184,6 +185,14 @@ enum PublishBody {
         guard isBatch(body) else {
             let item = notification(body)
             guard case .success(let request) = item, let recipients = request.recipients else { return ([item], .single) }
+            if recipients.isEmpty {
+                throw APIFailure(ValidationError.invalid("recipients", "recipients must not be empty"))
+            }
+            if recipients.count > maximumBatch {
+                throw APIFailure(.contentTooLarge, code: "batch_too_large", message: "a notification has at most \(maximumBatch) recipients", field: "recipients")
+            }
+            // With eventSource alone, recipients give members push options of their own: still one broadcast.
+            if request.eventSource != nil, request.userId == nil, request.subscriptionId == nil { return ([item], .single) }
             return (try expand(request, to: recipients), .recipients)
         }
         let items: [Result<NotificationRequest, ValidationError>]
@@ -228,15 +237,10 @@ enum PublishBody {
 
     /// A notification for each recipient: its user, and its push options over the notification's.
     private static func expand(_ request: NotificationRequest, to recipients: [Recipient]) throws(APIFailure) -> [Result<NotificationRequest, ValidationError>] {
-        if recipients.isEmpty {
-            throw APIFailure(ValidationError.invalid("recipients", "recipients must not be empty"))
-        }
-        if recipients.count > maximumBatch {
-            throw APIFailure(.contentTooLarge, code: "batch_too_large", message: "a notification has at most \(maximumBatch) recipients", field: "recipients")
-        }
-        if request.userId != nil || request.subscriptionId != nil || request.eventSource != nil {
+        if request.userId != nil || request.subscriptionId != nil {
             throw APIFailure(ValidationError.invalid(
-                "recipients", "recipients names the users: leave out userId, subscriptionId and eventSource (a broadcast has no recipient list)"))
+                "recipients",
+                "recipients names the users: leave out userId and subscriptionId (with eventSource alone, it gives members push options of their own)"))
         }
         return recipients.map { recipient in
             var item = request

@@ -23,6 +23,8 @@ public struct NotificationValidator: Sendable {
         public var subscriptionId: UUID?
         public var eventSource: String?
         public var content: NotificationContent
+        /// A broadcast's members with push options of their own (`recipients` with `eventSource` alone).
+        public var recipientPush: [String: PushOptions]?
     }
 
     public var limits: Limits
@@ -118,7 +120,38 @@ public struct NotificationValidator: Sendable {
                 ProviderPayloads.wnsWorstCasePayload(of: content), limit: ProviderPayloads.wnsMaximumPayload,
                 "the WNS toast would be %d bytes; WNS accepts at most %d", platform: .wns)
         }
-        return Validated(userId: userId, subscriptionId: subscriptionId, eventSource: eventSource, content: content)
+        return Validated(
+            userId: userId, subscriptionId: subscriptionId, eventSource: eventSource, content: content,
+            recipientPush: try recipientPush(of: request, now: now))
+    }
+
+    /// A broadcast's members with push options of their own (`recipients` with `eventSource` alone): each member's
+    /// options over the notification's, checked as the notification that member's devices get.
+    private func recipientPush(of request: NotificationRequest, now: Date) throws(ValidationError) -> [String: PushOptions]? {
+        guard let recipients = request.recipients else { return nil }
+        guard request.eventSource != nil, request.userId == nil, request.subscriptionId == nil else {
+            throw .invalid("recipients", "recipients goes with eventSource alone (members' own push options) or names the users itself")
+        }
+        var options: [String: PushOptions] = [:]
+        for (index, recipient) in recipients.enumerated() {
+            let field = "recipients[\(index)]"
+            guard let userId = try checkIdentifier(recipient.userId, field: "\(field).userId", required: true) else { continue }
+            if options[userId] != nil {
+                throw .invalid("\(field).userId", "\(field).userId names \(userId) a second time")
+            }
+            var member = request
+            member.recipients = nil
+            member.push = (request.push ?? PushOptions()).overridden(by: recipient.push)
+            do {
+                _ = try validate(member, now: now)
+            } catch {
+                var pathed = error
+                pathed.field = pathed.field.map { "\(field).\($0)" } ?? field
+                throw pathed
+            }
+            options[userId] = member.push
+        }
+        return options
     }
 
     /// Refuses a notification whose body for `platform` would be `size`, over the provider's `limit` (`what` says so,

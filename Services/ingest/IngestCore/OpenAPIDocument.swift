@@ -559,7 +559,8 @@ paths:
         The target is `userId` (every device of the user), `subscriptionId` (exactly that device; in the user's feed
         on all), `userId` + `eventSource` (only the user's devices in the source), `eventSource` alone (a broadcast,
         in the feed of each member) or `recipients` (several users, each with its own push options over the
-        notification's). Publishing again with the same `appNotificationId` replaces the stored notification; an
+        notification's; with `eventSource` alone, the members listed get push options of their own and the broadcast
+        stays one notification). Publishing again with the same `appNotificationId` replaces the stored notification; an
         `Idempotency-Key` header makes a retried request count once.
 
         One notification is answered `{"id"}` (202) or refused as a whole with an error. A batch
@@ -2630,8 +2631,8 @@ components:
       type: object
       description: |
         A notification as an app server publishes it. Its target is one of: `userId`; `subscriptionId` (alone);
-        `eventSource` (a broadcast) or `userId` + `eventSource`; `recipients` (without `userId`, `subscriptionId` and
-        `eventSource`). A notification is refused (413 `payload_too_large`) when a provider it may go to would refuse
+        `eventSource` (a broadcast, optionally with `recipients` giving members push options of their own) or `userId` +
+        `eventSource`; `recipients` (without `userId`, `subscriptionId` and `eventSource`). A notification is refused (413 `payload_too_large`) when a provider it may go to would refuse
         it for its size.
       required: [payload]
       properties:
@@ -2677,7 +2678,7 @@ components:
           type: array
           minItems: 1
           maxItems: 500
-          description: 'Target: several users, each with its own copy and, optionally, its own push options over `push`. Answered as a batch is, an item per recipient.'
+          description: 'Target: several users, each with its own copy and, optionally, its own push options over `push`. Answered as a batch is, an item per recipient. With `eventSource` alone, not a target: the members listed get their push options over `push` (`none`: not pushed), the others `push`; a user named who is not a member gets nothing; answered `{"id"}` as one broadcast. A user may be named once.'
           items:
             $ref: '#/components/schemas/Recipient'
       examples:

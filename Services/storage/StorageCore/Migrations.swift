@@ -509,6 +509,10 @@ struct Migrations {
         (23, [
             "ALTER TABLE subscriptions ADD COLUMN synced_sequence bigint",
         ]),
+        // A broadcast's members with push options of their own: {"userId": {push options}}, null when none.
+        (24, [
+            "ALTER TABLE broadcasts ADD COLUMN recipient_push jsonb",
+        ]),
     ]
 
     /// Code run before a step's statements, for what SQL alone cannot do.

@@ -1,4 +1,4 @@
 // Written by regenerate.sh: the SHA-256 of Protos/*.proto (concatenated in name order) this code was generated from.
 enum WireSchemaDigest {
-    static let protos = "cd6a295d119414915d82cf6fa47f3a996564a0d6d804d18fd9dd9f7b30210e69"
+    static let protos = "a8e875d908f4c1a051881e7e33b6373d27a02aa3f151a69da8e740a616623a1d"
 }

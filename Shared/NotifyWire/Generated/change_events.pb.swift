@@ -151,6 +151,12 @@ nonisolated struct WireChangeEvent: @unchecked Sendable {
     set {_uniqueStorage()._badgeOmitted = newValue}
   }
 
+  /// A broadcast's members with push options of their own (user id -> options); the others get content.push.
+  var recipientPush: Dictionary<String,WirePushOptions> {
+    get {_storage._recipientPush}
+    set {_uniqueStorage()._recipientPush = newValue}
+  }
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -199,7 +205,7 @@ nonisolated extension WireChangeEventBatch: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ChangeEvent"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}user_id\0\u{1}sequence\0\u{1}kind\0\u{3}notification_id\0\u{1}content\0\u{3}read_state\0\u{3}user_action_state\0\u{3}origin_subscription_id\0\u{3}unread_count\0\u{3}changed_at_micros\0\u{3}event_source\0\u{3}devices_version\0\u{3}push_subscription_ids\0\u{3}badge_omitted\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}user_id\0\u{1}sequence\0\u{1}kind\0\u{3}notification_id\0\u{1}content\0\u{3}read_state\0\u{3}user_action_state\0\u{3}origin_subscription_id\0\u{3}unread_count\0\u{3}changed_at_micros\0\u{3}event_source\0\u{3}devices_version\0\u{3}push_subscription_ids\0\u{3}badge_omitted\0\u{3}recipient_push\0")
 
   fileprivate class _StorageClass {
     var _appID: String = String()
@@ -217,6 +223,7 @@ nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._Mes
     var _devicesVersion: Int64? = nil
     var _pushSubscriptionIds: WireSubscriptionIdList? = nil
     var _badgeOmitted: Bool = false
+    var _recipientPush: Dictionary<String,WirePushOptions> = [:]
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -242,6 +249,7 @@ nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._Mes
       _devicesVersion = source._devicesVersion
       _pushSubscriptionIds = source._pushSubscriptionIds
       _badgeOmitted = source._badgeOmitted
+      _recipientPush = source._recipientPush
     }
   }
 
@@ -275,6 +283,7 @@ nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._Mes
         case 13: try { try decoder.decodeSingularInt64Field(value: &_storage._devicesVersion) }()
         case 14: try { try decoder.decodeSingularMessageField(value: &_storage._pushSubscriptionIds) }()
         case 15: try { try decoder.decodeSingularBoolField(value: &_storage._badgeOmitted) }()
+        case 16: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,WirePushOptions>.self, value: &_storage._recipientPush) }()
         default: break
         }
       }
@@ -332,6 +341,9 @@ nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._Mes
       if _storage._badgeOmitted != false {
         try visitor.visitSingularBoolField(value: _storage._badgeOmitted, fieldNumber: 15)
       }
+      if !_storage._recipientPush.isEmpty {
+        try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,WirePushOptions>.self, value: _storage._recipientPush, fieldNumber: 16)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -356,6 +368,7 @@ nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._Mes
         if _storage._devicesVersion != rhs_storage._devicesVersion {return false}
         if _storage._pushSubscriptionIds != rhs_storage._pushSubscriptionIds {return false}
         if _storage._badgeOmitted != rhs_storage._badgeOmitted {return false}
+        if _storage._recipientPush != rhs_storage._recipientPush {return false}
         return true
       }
       if !storagesAreEqual {return false}

@@ -833,6 +833,12 @@ nonisolated struct WirePublishedBroadcast: @unchecked Sendable {
     set {_uniqueStorage()._receivedAtMicros = newValue}
   }
 
+  /// Members' own push options (user id -> the notification's options with theirs over them); the others get content.push.
+  var recipientPush: Dictionary<String,WirePushOptions> {
+    get {_storage._recipientPush}
+    set {_uniqueStorage()._recipientPush = newValue}
+  }
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -2294,7 +2300,7 @@ nonisolated extension WirePublishedNotification: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension WirePublishedBroadcast: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".PublishedBroadcast"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}event_source\0\u{3}notification_id\0\u{1}content\0\u{3}received_at_micros\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}event_source\0\u{3}notification_id\0\u{1}content\0\u{3}received_at_micros\0\u{3}recipient_push\0")
 
   fileprivate class _StorageClass {
     var _appID: String = String()
@@ -2302,6 +2308,7 @@ nonisolated extension WirePublishedBroadcast: SwiftProtobuf.Message, SwiftProtob
     var _notificationID: Data = Data()
     var _content: WireNotificationContent? = nil
     var _receivedAtMicros: Int64 = 0
+    var _recipientPush: Dictionary<String,WirePushOptions> = [:]
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -2317,6 +2324,7 @@ nonisolated extension WirePublishedBroadcast: SwiftProtobuf.Message, SwiftProtob
       _notificationID = source._notificationID
       _content = source._content
       _receivedAtMicros = source._receivedAtMicros
+      _recipientPush = source._recipientPush
     }
   }
 
@@ -2340,6 +2348,7 @@ nonisolated extension WirePublishedBroadcast: SwiftProtobuf.Message, SwiftProtob
         case 3: try { try decoder.decodeSingularBytesField(value: &_storage._notificationID) }()
         case 4: try { try decoder.decodeSingularMessageField(value: &_storage._content) }()
         case 5: try { try decoder.decodeSingularSFixed64Field(value: &_storage._receivedAtMicros) }()
+        case 6: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,WirePushOptions>.self, value: &_storage._recipientPush) }()
         default: break
         }
       }
@@ -2367,6 +2376,9 @@ nonisolated extension WirePublishedBroadcast: SwiftProtobuf.Message, SwiftProtob
       if _storage._receivedAtMicros != 0 {
         try visitor.visitSingularSFixed64Field(value: _storage._receivedAtMicros, fieldNumber: 5)
       }
+      if !_storage._recipientPush.isEmpty {
+        try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,WirePushOptions>.self, value: _storage._recipientPush, fieldNumber: 6)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2381,6 +2393,7 @@ nonisolated extension WirePublishedBroadcast: SwiftProtobuf.Message, SwiftProtob
         if _storage._notificationID != rhs_storage._notificationID {return false}
         if _storage._content != rhs_storage._content {return false}
         if _storage._receivedAtMicros != rhs_storage._receivedAtMicros {return false}
+        if _storage._recipientPush != rhs_storage._recipientPush {return false}
         return true
       }
       if !storagesAreEqual {return false}

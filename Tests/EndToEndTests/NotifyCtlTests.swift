@@ -136,6 +136,7 @@ extension EndToEndTests {
                 json: StackClient.encode(SubscriptionRequest(platform: .apns, pushToken: pushToken, displayName: "notifyctl")))
             #expect(registered.status == 201 || registered.status == 202, "registering: \(registered.text)")
 
+            let beforeSend = WireCoding.formatTimestamp(Date().addingTimeInterval(-1))
             let sent = try await Self.succeeding("send", "--user", user, "--title", "Hello", "--body", "from notifyctl", environment: asApp)
             let id = sent.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             #expect(UUID(uuidString: id) != nil, "send prints the id: \(sent.stdout)")
@@ -162,6 +163,16 @@ extension EndToEndTests {
             let quiet = try await Self.succeeding(
                 "tail", "--user", user, "--signing-key", app.clientSigningKey, "--count", "5", "--timeout", "1", "--app", app.appId)
             #expect(quiet.stdout.split(separator: "\n").count == 1, "one change, then the timeout: \(quiet.stdout)")
+
+            // The app's push outcomes: those logged since a time, and one logged while the command follows.
+            let logged = try await Self.succeeding("tail", "--deliveries", "--since", beforeSend, "--count", "1", "--timeout", "20", environment: asApp)
+            #expect(logged.stdout.contains(" \(id) ") && logged.stdout.contains(" apns 0 accepted "), "tail --deliveries: \(logged.stdout)")
+            async let following = Self.succeeding("tail", "--deliveries", "--count", "1", "--timeout", "30", environment: asApp)
+            try await Task.sleep(for: .seconds(2))
+            let second = try await Self.succeeding("send", "--user", user, "--title", "Again", environment: asApp).stdout
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            let followed = try await following
+            #expect(followed.stdout.contains(" \(second) ") && followed.stdout.contains(" accepted "), "tail --deliveries, live: \(followed.stdout)")
 
             // A batch from a file: a line per item; one refused item makes it exit 1.
             let batch = FileManager.default.temporaryDirectory.appendingPathComponent("notifyctl-\(uniqueSuffix()).json")

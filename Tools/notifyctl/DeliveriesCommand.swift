@@ -39,7 +39,7 @@ struct DeliveriesCommand: AsyncParsableCommand {
     private func printLog(_ path: String) async throws {
         let client = options.client
         let apiKey = try options.appKey()
-        var records: [DeliveryPage.Record] = []
+        var records: [DeliveryRecord] = []
         var pageToken: String?
         repeat {
             var query: [String] = []
@@ -56,7 +56,7 @@ struct DeliveriesCommand: AsyncParsableCommand {
         var table = TextTable("AT", "SUBSCRIPTION", "PLATFORM", "SEQ", "ATTEMPT", "RESULT", "STATUS", "REASON")
         for record in records {
             table.add(
-                WireCoding.formatTimestamp(record.at), record.subscriptionId, record.platform, String(record.sequence), String(record.attempt),
+                WireCoding.formatTimestamp(record.at), record.subscriptionId.lowercasedString, record.platform, String(record.sequence), String(record.attempt),
                 record.result, record.status.map(String.init) ?? "", record.reason ?? "")
         }
         table.print()
@@ -65,7 +65,7 @@ struct DeliveriesCommand: AsyncParsableCommand {
     /// The pushes, then a row per provider and one for all, a column per result.
     private static func print(_ summary: DeliverySummary) {
         var fields = FieldList()
-        fields.add("notification", summary.notificationId)
+        fields.add("notification", summary.notificationId.lowercasedString)
         fields.add("pushes", String(summary.pushes))
         fields.print()
         guard summary.pushes > 0 else { return }

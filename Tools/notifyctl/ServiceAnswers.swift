@@ -67,29 +67,3 @@ struct PublishAnswer: Decodable {
 struct EventSourceList: Decodable {
     var eventSources: [EventSourceView]
 }
-
-/// `GET .../notifications/{id}/deliveries`: one page of the delivery log.
-struct DeliveryPage: Decodable {
-    /// One outcome of one push attempt.
-    struct Record: Decodable {
-        var subscriptionId: String
-        var platform: String
-        var sequence: Int64
-        var attempt: Int
-        var result: String
-        var status: Int?
-        var reason: String?
-        var at: Date
-    }
-
-    var deliveries: [Record]
-    var nextPageToken: String?
-}
-
-/// `GET .../notifications/{id}/deliveries/summary`: each push counted once by its latest result.
-struct DeliverySummary: Decodable {
-    var notificationId: String
-    var pushes: Int
-    var byProvider: [String: [String: Int]]
-    var byResult: [String: Int]
-}

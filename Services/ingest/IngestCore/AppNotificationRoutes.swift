@@ -5,24 +5,26 @@ import NotifyModels
 /// The app server's handle on a stored notification (API key): read, change state, delete —
 /// by id (`/notifications/{id}`) or by its own id (`/users/{userId}/notifications/{appNotificationId}`) —
 /// and its delivery log (`/notifications/{id}/deliveries`, oldest first, in pages: `limit` (default 1,000, at most 10,000)
-/// and the `pageToken` of the page before), or its summary (`/notifications/{id}/deliveries/summary`).
+/// and the `pageToken` of the page before), or its summary (`/notifications/{id}/deliveries/summary`); and the app's
+/// delivery log across its notifications from a time on (`/deliveries?since=`, default the last hour), paged the same way.
 struct AppNotificationRoutes: Sendable {
     let authenticator: Authenticator
     let reader: NotificationReader
     let changer: StateChanger
 
+    /// How far back the app's delivery log starts when the request gives no `since`.
+    static let defaultDeliveryLookback: TimeInterval = 3600
+
     func register(on router: Router<BasicRequestContext>) {
         router.get("/v1/apps/:appId/notifications/:id/deliveries") { request, context in
             let (appId, id) = try await target(request, context)
-            let limit = try ReaderQuery.limit(request, default: 1000, maximum: 10_000)
-            let pageToken = request.uri.queryParameters.get("pageToken").map { String($0) }
-            do {
-                return try JSONResponse.make(.ok, try await reader.deliveries(appId: appId, notificationId: id, limit: limit, pageToken: pageToken))
-            } catch let failure as APIFailure {
-                throw failure
-            } catch {
-                throw APIFailure.databaseUnavailable
-            }
+            return try await deliveries(request, appId: appId, notificationId: id, since: nil)
+        }
+        router.get("/v1/apps/:appId/deliveries") { request, context in
+            let appId = try context.parameters.require("appId")
+            _ = try await authenticator.requireAppServer(request, appId: appId)
+            let since = try ReaderQuery.timestamp(request, "since") ?? Date().addingTimeInterval(-Self.defaultDeliveryLookback)
+            return try await deliveries(request, appId: appId, notificationId: nil, since: since)
         }
         router.get("/v1/apps/:appId/notifications/:id/deliveries/summary") { request, context in
             let (appId, id) = try await target(request, context)
@@ -46,6 +48,20 @@ struct AppNotificationRoutes: Sendable {
                 let (appId, id) = try await target(request, context)
                 return try await changer.change(appId: appId, id: id, userId: nil, request: nil, delete: true, origin: nil)
             }
+        }
+    }
+
+    /// A page of a delivery log: one notification's, or the app's from `since` on.
+    private func deliveries(_ request: Request, appId: String, notificationId: UUID?, since: Date?) async throws -> Response {
+        let limit = try ReaderQuery.limit(request, default: 1000, maximum: 10_000)
+        let pageToken = request.uri.queryParameters.get("pageToken").map { String($0) }
+        do {
+            return try JSONResponse.make(
+                .ok, try await reader.deliveries(appId: appId, notificationId: notificationId, since: since, limit: limit, pageToken: pageToken))
+        } catch let failure as APIFailure {
+            throw failure
+        } catch {
+            throw APIFailure.databaseUnavailable
         }
     }
 

@@ -264,18 +264,6 @@ enum PageToken {
     }
 }
 
-/// One entry of a notification's delivery log (`GET /v1/apps/{appId}/notifications/{id}/deliveries`).
-struct DeliveryRecord: Encodable, Sendable {
-    @LowercasedUUID var subscriptionId: UUID
-    var platform: String
-    var sequence: Int64
-    var attempt: Int
-    var result: String
-    var status: Int?
-    var reason: String?
-    var at: Date
-}
-
 /// Where a delivery log page ends: the log is ordered by these, and an outcome logged twice (its feedback message
 /// delivered again) is listed once.
 struct DeliveryPosition: Sendable {
@@ -285,33 +273,39 @@ struct DeliveryPosition: Sendable {
     var result: String
 }
 
-/// A page of a delivery log and the token of the next page (nil: this page ends the log).
-struct DeliveryPage: Encodable, Sendable {
-    var deliveries: [DeliveryRecord]
-    var nextPageToken: String?
-}
-
 extension NotificationReader {
     /// What became of the pushes of a notification, oldest first, `limit` at a time. Rows of the log that end
     /// before the page starts are not unpacked, so later pages of a large broadcast read less.
-    func deliveries(appId: String, notificationId: UUID, limit: Int, pageToken: String?) async throws -> DeliveryPage {
-        var bindings = try binds(appId, notificationId)
+    /// The delivery log of one notification (`notificationId`), or of the app's every notification from `since` on.
+    func deliveries(appId: String, notificationId: UUID?, since: Date? = nil, limit: Int, pageToken: String?) async throws -> DeliveryPage {
+        var bindings = PostgresBindings()
+        bindings.append(appId)
         var sql = """
             SELECT DISTINCT ON (o.at, o.push_id, o.attempt, o.result)
-                   o.push_id, o.subscription_id, o.platform, o.sequence, o.attempt, o.result, NULLIF(o.status, 0), NULLIF(o.reason, ''), o.at
+                   d.notification_id, o.push_id, o.subscription_id, o.platform, o.sequence, o.attempt, o.result, NULLIF(o.status, 0),
+                   NULLIF(o.reason, ''), o.at
             FROM delivery_records d,
                  unnest(d.push_ids, d.subscription_ids, d.platforms, d.sequences, d.attempts, d.results, d.statuses, d.reasons, d.ats)
                  AS o(push_id, subscription_id, platform, sequence, attempt, result, status, reason, at)
-            WHERE d.app_id = $1 AND d.notification_id = $2
+            WHERE d.app_id = $1
             """
+        if let notificationId {
+            bindings.append(notificationId)
+            sql += " AND d.notification_id = $\(bindings.count)"
+        }
+        if let since {
+            bindings.append(since)
+            // A row's recorded_at is its latest outcome's time (delivery_records_by_app).
+            sql += " AND d.recorded_at >= $\(bindings.count) AND o.at >= $\(bindings.count)"
+        }
         if let pageToken {
             let after = try PageToken.decode(deliveryPosition: pageToken)
+            let first = bindings.count + 1
             bindings.append(after.at)
             bindings.append(after.pushId)
             bindings.append(after.attempt)
             bindings.append(after.result)
-            // A row's recorded_at is its latest outcome's time.
-            sql += " AND d.recorded_at >= $3 AND (o.at, o.push_id, o.attempt, o.result) > ($3, $4, $5, $6)"
+            sql += " AND d.recorded_at >= $\(first) AND (o.at, o.push_id, o.attempt, o.result) > ($\(first), $\(first + 1), $\(first + 2), $\(first + 3))"
         }
         bindings.append(limit + 1)
         sql += " ORDER BY o.at, o.push_id, o.attempt, o.result LIMIT $\(bindings.count)"
@@ -319,32 +313,20 @@ extension NotificationReader {
         var last: DeliveryPosition?
         var more = false
         let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
-        for try await (pushId, subscription, platform, sequence, attempt, result, status, reason, at) in rows.decode(
-            (UUID, UUID, String, Int64, Int32, String, Int32?, String?, Date).self)
+        for try await (notification, pushId, subscription, platform, sequence, attempt, result, status, reason, at) in rows.decode(
+            (UUID, UUID, UUID, String, Int64, Int32, String, Int32?, String?, Date).self)
         {
             guard records.count < limit else {
                 more = true
                 continue
             }
             records.append(DeliveryRecord(
-                subscriptionId: subscription, platform: platform, sequence: sequence, attempt: Int(attempt), result: result,
-                status: status.map(Int.init), reason: reason, at: at))
+                notificationId: notification, pushId: pushId, subscriptionId: subscription, platform: platform, sequence: sequence,
+                attempt: Int(attempt), result: result, status: status.map(Int.init), reason: reason, at: at))
             last = DeliveryPosition(at: PostgresTimestamp(at), pushId: pushId, attempt: attempt, result: result)
         }
         return DeliveryPage(deliveries: records, nextPageToken: more ? last.map(PageToken.encode) : nil)
     }
-}
-
-/// What became of a notification's pushes, counted in the database (a broadcast's million rows are never sent):
-/// each push once, by its latest outcome, per provider.
-struct DeliverySummary: Encodable, Sendable {
-    @LowercasedUUID var notificationId: UUID
-    /// Pushes with an outcome logged.
-    var pushes: Int
-    /// Per provider (`apns`, `fcm`, ...), pushes by their latest result (`accepted`, `retrying`, `tokenInvalid`, `failed`).
-    var byProvider: [String: [String: Int]]
-    /// Pushes by their latest result, all providers together.
-    var byResult: [String: Int]
 }
 
 extension NotificationReader {

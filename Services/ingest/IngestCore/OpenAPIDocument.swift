@@ -1545,6 +1545,59 @@ paths:
           $ref: '#/components/responses/ServiceUnavailable'
           description: database_unavailable.
 
+  /v1/apps/{appId}/deliveries:
+    parameters:
+      - $ref: '#/components/parameters/AppId'
+    get:
+      operationId: listAppDeliveries
+      summary: The app's delivery log across its notifications, from a time on, oldest first, in pages.
+      description: |
+        Every push outcome of the app's notifications at or after `since` (default: the last hour). `notifyctl tail
+        --deliveries` follows it. An outcome is logged when storage writes push-dispatch's report, so one may appear
+        after a later one was listed: a follower asks again a little before the last time it saw and skips what it
+        listed (each outcome is its `pushId`, `attempt` and `result`).
+      tags: [App server]
+      security:
+        - apiKey: []
+      parameters:
+        - name: since
+          in: query
+          required: false
+          description: The earliest outcome time listed (RFC 3339).
+          schema:
+            type: string
+            format: date-time
+          example: '2026-11-24T21:00:00Z'
+        - name: limit
+          in: query
+          required: false
+          description: Outcomes per page.
+          schema:
+            type: integer
+            minimum: 1
+            maximum: 10000
+            default: 1000
+        - $ref: '#/components/parameters/PageToken'
+      responses:
+        '200':
+          description: A page of the log.
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/DeliveryPage'
+        '400':
+          $ref: '#/components/responses/Error'
+          description: invalid_field (`since`, `limit`, `pageToken`).
+        '401':
+          $ref: '#/components/responses/Error'
+          description: unauthorized.
+        '404':
+          $ref: '#/components/responses/Error'
+          description: app_not_found.
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+          description: database_unavailable.
+
   /v1/apps/{appId}/notifications/{id}/deliveries/summary:
     parameters:
       - $ref: '#/components/parameters/AppId'
@@ -3318,8 +3371,15 @@ components:
     DeliveryRecord:
       type: object
       description: One outcome of one push attempt.
-      required: [subscriptionId, platform, sequence, attempt, result, at]
+      required: [notificationId, pushId, subscriptionId, platform, sequence, attempt, result, at]
       properties:
+        notificationId:
+          type: string
+          format: uuid
+        pushId:
+          type: string
+          format: uuid
+          description: The push, the same on each of its attempts.
         subscriptionId:
           type: string
           format: uuid

@@ -91,6 +91,15 @@ enum ReaderQuery {
         return value
     }
 
+    /// A time given as RFC 3339 (`2026-11-24T21:00:00Z`, fractions of a second allowed); nil when absent.
+    static func timestamp(_ request: Request, _ name: String) throws(APIFailure) -> Date? {
+        guard let text = request.uri.queryParameters.get(name) else { return nil }
+        guard let date = WireCoding.parseTimestamp(String(text)) else {
+            throw APIFailure(ValidationError.invalid(name, "\(name) must be an RFC 3339 time, e.g. 2026-11-24T21:00:00Z"))
+        }
+        return date
+    }
+
     static func uuid(_ text: String, field: String) throws(APIFailure) -> UUID {
         guard let id = UUID(uuidString: text) else { throw APIFailure(ValidationError.invalid(field, "\(field) must be a UUID")) }
         return id

@@ -513,6 +513,11 @@ struct Migrations {
         (24, [
             "ALTER TABLE broadcasts ADD COLUMN recipient_push jsonb",
         ]),
+        // The app's delivery log across its notifications, from a time on (`GET /v1/apps/{appId}/deliveries`,
+        // `notifyctl tail --deliveries`): an index entry per feedback message written, not per push.
+        (25, [
+            "CREATE INDEX delivery_records_by_app ON delivery_records (app_id, recorded_at)",
+        ]),
     ]
 
     /// Code run before a step's statements, for what SQL alone cannot do.

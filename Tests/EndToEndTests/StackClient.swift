@@ -54,6 +54,7 @@ enum StackClient {
                 let body = try await response.body.collect(upTo: 8 << 20)
                 let answer = HTTPAnswer(
                     status: Int(response.status.code), body: Data(body.readableBytesView), retryAfter: response.headers.first(name: "retry-after"))
+                ResponseRecord.append(method, url, status: answer.status, contentType: response.headers.first(name: "content-type"), body: answer.body)
                 if answer.status != 503 || ContinuousClock.now >= end { return answer }
             } catch {
                 guard retry == .whileUnavailableOrUnreachable, ContinuousClock.now < end else {

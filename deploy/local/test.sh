@@ -45,8 +45,9 @@ export NOTIFY_TEST_PYTHON="$NOTIFY_STATE_DIR/venv/bin/python"
 
 started=$(date +%s)
 "$here/install-deps.sh"
-# pika: the AMQP client app teams use from Python; h2: a third-party HTTP/2 client against the APNs sandbox.
-notify_pip_install pika==1.3.2 h2==4.4.1
+# pika: the AMQP client app teams use from Python; h2: a third-party HTTP/2 client against the APNs sandbox;
+# jsonschema and PyYAML: the check of ingest's answers against its OpenAPI description (validate_responses.py).
+notify_pip_install pika==1.3.2 h2==4.4.1 jsonschema==4.26.0 pyyaml==6.0.4
 # promtool and a Prometheus for the monitoring tests (Debian's package, unpacked: no service is installed).
 NOTIFY_PROMETHEUS_BIN="$("$here/prometheus-tools.sh")"
 export NOTIFY_PROMETHEUS_BIN
@@ -81,8 +82,9 @@ echo "== validating docker-compose.yml"
 "$here/check-compose.sh"
 
 # The client tests keep their clients' storage here; it holds nothing a later run needs. The tests write every
-# secret they use (API keys, signing keys, provider keys, webhook secrets) to secrets-used, searched for in the logs.
-rm -rf -- "$NOTIFY_STATE_DIR/client-tests" "$NOTIFY_STATE_DIR/secrets-used"
+# secret they use (API keys, signing keys, provider keys, webhook secrets) to secrets-used, searched for in the logs,
+# and every answer of ingest to responses/, validated against its OpenAPI description.
+rm -rf -- "$NOTIFY_STATE_DIR/client-tests" "$NOTIFY_STATE_DIR/secrets-used" "$NOTIFY_STATE_DIR/responses"
 
 # One target at a time, one test at a time: the AMQP tests restart the broker and the end-to-end tests
 # kill services, which must not happen under another test's feet.
@@ -114,6 +116,10 @@ else
     else
         echo "$(sort -u "$NOTIFY_STATE_DIR/secrets-used" | wc -l) secrets, none in $(find "${logs[@]}" -name '*.log' 2>/dev/null | wc -l) log files"
     fi
+    # After a filtered run, by hand (NOTIFY_TEST_STATE_DIR's default, .local/test):
+    #   .local/test/venv/bin/python Tests/EndToEndTests/Python/validate_responses.py .local/test/responses
+    echo "== ingest's answers to the end-to-end tests against the OpenAPI description (validate_responses.py)"
+    "$NOTIFY_STATE_DIR/venv/bin/python" Tests/EndToEndTests/Python/validate_responses.py "$NOTIFY_STATE_DIR/responses" || status=1
     # The short chaos run: a stack of its own (a three-node RabbitMQ cluster, two instances of every service) for
     # about 60 s of publishing under 22 faults; it fails on anything accepted and lost. This stack stops first.
     cleanup

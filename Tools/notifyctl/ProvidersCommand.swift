@@ -175,7 +175,7 @@ private func storeProviderCredentials(
     try options.present(answer, as: StoredProvider.self) { stored in
         var fields = FieldList()
         fields.add("appId", stored.appId)
-        fields.add("provider", stored.provider)
+        fields.add("provider", stored.provider.rawValue)
         fields.add("appPackage", stored.appPackage)
         fields.add("teamId", stored.teamId)
         fields.add("keyId", stored.keyId)

@@ -24,76 +24,9 @@ struct OperatorRoutes: Sendable {
         var badgeMode: BadgeMode?
     }
 
-    /// `PATCH /v1/apps/{appId}`: the app's settings to change.
-    private struct AppSettings: Codable {
-        var badgeMode: BadgeMode?
-        /// Publish limits per ingest instance; a field left out (or null) is the service's default.
-        var rateLimit: RateLimit?
-    }
-
-    private struct CreatedApp: Encodable {
-        var appId: String
-        var name: String
-        var apiKey: String
-        var clientSigningKey: String
-        var badgeMode: BadgeMode
-        /// The broker user's credentials, answered this once.
-        var broker: BrokerCredentials?
-    }
-
     private struct RotateRequest: Decodable {
         /// How long the app's current broker users stay accepted.
         var overlapSeconds: Int?
-    }
-
-    private struct RotatedCredentials: Encodable {
-        var broker: BrokerCredentials
-        /// The users replaced, accepted until `retiresAt`, then deleted.
-        var retiring: [Retiring]
-
-        struct Retiring: Encodable {
-            var user: String
-            var retiresAt: Date
-        }
-    }
-
-    /// What is answered about stored credentials: never a secret.
-    private struct StoredProvider: Encodable {
-        var appId: String
-        var provider: Platform
-        /// The app identity these credentials serve (devices registered with this appPackage); absent: every other device.
-        var appPackage: String?
-        var teamId: String?
-        var keyId: String?
-        var topic: String?
-        var environment: APNsCredentials.Environment?
-        var endpoint: String?
-        var projectId: String?
-        var clientEmail: String?
-        var packageSid: String?
-        var subject: String?
-        /// The VAPID public key (base64url, uncompressed point): the browser's `applicationServerKey`.
-        var vapidPublicKey: String?
-
-        init(appId: String, appPackage: String, credentials: ProviderCredentials) {
-            self.appId = appId
-            self.appPackage = appPackage.isEmpty ? nil : appPackage
-            provider = credentials.platform
-            switch credentials {
-            case .apns(let apns):
-                (teamId, keyId, topic, environment, endpoint) = (apns.teamId, apns.keyId, apns.topic, apns.environment, apns.endpoint)
-            case .fcm(let fcm):
-                (projectId, clientEmail, endpoint) = (fcm.serviceAccount.projectId, fcm.serviceAccount.clientEmail, fcm.endpoint)
-            case .wns(let wns):
-                (packageSid, endpoint) = (wns.packageSid, wns.tokenURL)
-            case .webpush(let webPush):
-                subject = webPush.subject
-                vapidPublicKey = (try? P256.Signing.PrivateKey(pemRepresentation: webPush.vapidPrivateKey)).map {
-                    $0.publicKey.x963Representation.base64EncodedString()
-                        .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-                }
-            }
-        }
     }
 
     func register(on router: Router<BasicRequestContext>) {
@@ -156,7 +89,7 @@ struct OperatorRoutes: Sendable {
         let credentials = try await access.createUser(for: appId)
         let now = Date()
         let retiresAt = now.addingTimeInterval(overlap)
-        let retiring = app.brokerUsers.compactMap { user, retires -> RotatedCredentials.Retiring? in
+        let retiring = app.brokerUsers.compactMap { user, retires -> RotatedBrokerCredentials.Retiring? in
             let at = min(retires ?? retiresAt, retiresAt)
             return at > now || retires == nil ? .init(user: user, retiresAt: at) : nil
         }.sorted { $0.user < $1.user }
@@ -167,7 +100,7 @@ struct OperatorRoutes: Sendable {
             StorageCommand(action: .putBrokerUser(BrokerUserRecord(appId: appId, user: credentials.user, createdAt: now, retiresAt: nil))),
             thenRead: String.self, "SELECT user_name FROM app_broker_users WHERE user_name = \(credentials.user)") != nil
         authenticator.apps.forget(appId)
-        return try JSONResponse.make(stored ? .created : .accepted, RotatedCredentials(broker: credentials, retiring: retiring))
+        return try JSONResponse.make(stored ? .created : .accepted, RotatedBrokerCredentials(broker: credentials, retiring: retiring))
     }
 
     /// Changes the app's settings (today its badge mode); answers them as stored.
@@ -280,5 +213,26 @@ struct OperatorRoutes: Sendable {
         let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
         return Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+}
+
+extension StoredProvider {
+    /// What is answered about stored credentials: their identifying fields, never a secret.
+    init(appId: String, appPackage: String, credentials: ProviderCredentials) {
+        self.init(appId: appId, provider: credentials.platform, appPackage: appPackage.isEmpty ? nil : appPackage)
+        switch credentials {
+        case .apns(let apns):
+            (teamId, keyId, topic, environment, endpoint) = (apns.teamId, apns.keyId, apns.topic, apns.environment.rawValue, apns.endpoint)
+        case .fcm(let fcm):
+            (projectId, clientEmail, endpoint) = (fcm.serviceAccount.projectId, fcm.serviceAccount.clientEmail, fcm.endpoint)
+        case .wns(let wns):
+            (packageSid, endpoint) = (wns.packageSid, wns.tokenURL)
+        case .webpush(let webPush):
+            subject = webPush.subject
+            vapidPublicKey = (try? P256.Signing.PrivateKey(pemRepresentation: webPush.vapidPrivateKey)).map {
+                $0.publicKey.x963Representation.base64EncodedString()
+                    .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            }
+        }
     }
 }

@@ -68,3 +68,8 @@ public struct AMQPConfiguration: Sendable {
         return (Endpoint(host: host, port: components.port ?? 5672), user, password, virtualHost)
     }
 }
+
+// Printed in logs (a service holding its configuration is described at debug level): never the password.
+extension AMQPConfiguration: CustomStringConvertible {
+    public var description: String { "amqp://\(user)@\(endpoints.map(\.description).joined(separator: ","))/\(virtualHost)" }
+}

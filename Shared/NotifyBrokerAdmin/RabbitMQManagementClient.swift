@@ -127,3 +127,13 @@ public struct RabbitMQManagementClient: BrokerAdministration {
         text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")) ?? text
     }
 }
+
+// Printed in logs (ServiceLifecycle describes each service at debug level, and services hold a client): never the
+// password nor the Authorization header.
+extension RabbitMQManagementClient: CustomStringConvertible {
+    public var description: String { "RabbitMQManagementClient(\(configuration))" }
+}
+
+extension RabbitMQManagementClient.Configuration: CustomStringConvertible {
+    public var description: String { "\(baseURL) as \(user), virtual host \(virtualHost)" }
+}

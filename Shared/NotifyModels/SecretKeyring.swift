@@ -126,3 +126,8 @@ public enum SecretPurpose: Sendable, Equatable {
         }
     }
 }
+
+// Printed in logs (a service holding a keyring is described at debug level): the key ids, never a key.
+extension SecretKeyring: CustomStringConvertible {
+    public var description: String { "SecretKeyring(sealing with \(activeKeyId), \(keys.count) keys)" }
+}

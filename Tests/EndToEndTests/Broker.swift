@@ -1,4 +1,6 @@
+import AsyncHTTPClient
 import Foundation
+import NIOHTTP1
 import NotifyAMQP
 import NotifyModels
 import NotifyWire
@@ -7,6 +9,34 @@ import Synchronization
 
 /// RabbitMQ as an app server uses it: its own broker user, a publisher and a reply consumer.
 enum Broker {
+    /// One call of RabbitMQ's management API (NOTIFY_RABBITMQ_MANAGEMENT_URL, as the services and notifyctl call it),
+    /// `path` below its base (`/api/queues/...`): the status and the body.
+    static func management(_ method: HTTPMethod, _ path: String) async throws -> (status: Int, body: Data) {
+        let managementURL = ProcessInfo.processInfo.environment["NOTIFY_RABBITMQ_MANAGEMENT_URL"] ?? "http://notify:notify@127.0.0.1:21673"
+        guard var components = URLComponents(string: managementURL), let user = components.user else {
+            throw TestFailure("NOTIFY_RABBITMQ_MANAGEMENT_URL has no credentials: \(managementURL)")
+        }
+        let authorization = "Basic " + Data("\(user):\(components.password ?? "")".utf8).base64EncodedString()
+        (components.user, components.password, components.path) = (nil, nil, "")
+        var request = HTTPClientRequest(url: "\(components.string ?? "")\(path)")
+        request.method = method
+        request.headers.add(name: "Authorization", value: authorization)
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 4 << 20)
+        return (Int(response.status.code), Data(body.readableBytesView))
+    }
+
+    /// The queues bound to `exchange` (its bindings as source).
+    static func queuesBound(to exchange: String) async throws -> [String] {
+        struct Binding: Decodable {
+            var destination: String
+            var destination_type: String
+        }
+        let (status, body) = try await management(.GET, "/api/exchanges/\(virtualHost)/\(exchange)/bindings/source")
+        guard status == 200 else { throw TestFailure("the bindings of \(exchange): \(status) \(String(decoding: body, as: UTF8.self))") }
+        return try JSONDecoder().decode([Binding].self, from: body).filter { $0.destination_type == "queue" }.map(\.destination)
+    }
+
     /// `NOTIFY_AMQP_URL`, optionally logged in as another user.
     static func configuration(user: String? = nil, password: String? = nil) throws -> AMQPConfiguration {
         var configuration = try AMQPConfiguration(url: Stack.amqpURL)

@@ -204,6 +204,40 @@ extension EndToEndTests {
             await resumed.close()
         }
 
+        @Test("an instance without live streams is not sent change batches: its queue is unbound when idle, bound before a stream's first read")
+        func liveQueueIsBoundOnlyWhileStreaming() async throws {
+            // test.sh runs ingest with NOTIFY_LIVE_UNBIND_SECONDS=2; a closed stream is noticed at its next keep-alive (15 s).
+            func waitForBindings(_ done: @escaping ([String]) -> Bool) async throws -> [String] {
+                let deadline = ContinuousClock.now + .seconds(60)
+                var bound = try await Broker.queuesBound(to: QueueNames.liveExchange)
+                while !done(bound) && ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(250))
+                    bound = try await Broker.queuesBound(to: QueueNames.liveExchange)
+                }
+                return bound
+            }
+            let idle = try await waitForBindings { $0.isEmpty }
+            #expect(idle.isEmpty, "no stream open, yet bound: \(idle)")
+
+            let app = try await TestApp.create()
+            let userId = "user-\(uniqueSuffix())"
+            let user = try await app.user(userId)
+            let stream = try await LiveStream.open(token: user.token)
+            do {
+                try await stream.waitUntilConnected()
+                #expect(try await Broker.queuesBound(to: QueueNames.liveExchange).count == 1, "bound before the stream's first read")
+                let id = try await app.publishAccepted(.alert(to: userId, title: "after the queue was bound again"))
+                let events = try await stream.waitForEvents(1)
+                #expect(try events.first?.change().notification.id.uuidString.lowercased() == id, "the change reached the stream")
+            } catch {
+                await stream.close()
+                throw error
+            }
+            await stream.close()
+            let after = try await waitForBindings { $0.isEmpty }
+            #expect(after.isEmpty, "the stream closed, yet bound: \(after)")
+        }
+
         @Test("the stream needs a valid user token and a Last-Event-ID it sent")
         func streamRejectsBadRequests() async throws {
             let app = try await TestApp.create()

@@ -261,21 +261,11 @@ extension EndToEndTests {
             try await Self.deleteQueues([queue, "\(queue).dead"])
         }
 
-        /// Deletes the test's own queues through the management API (NOTIFY_RABBITMQ_MANAGEMENT_URL, as notifyctl).
+        /// Deletes the test's own queues through the management API.
         private static func deleteQueues(_ names: [String]) async throws {
-            let managementURL = ProcessInfo.processInfo.environment["NOTIFY_RABBITMQ_MANAGEMENT_URL"] ?? "http://notify:notify@127.0.0.1:21673"
-            guard var components = URLComponents(string: managementURL), let user = components.user else {
-                throw TestFailure("NOTIFY_RABBITMQ_MANAGEMENT_URL has no credentials: \(managementURL)")
-            }
-            let authorization = "Basic " + Data("\(user):\(components.password ?? "")".utf8).base64EncodedString()
-            (components.user, components.password, components.path) = (nil, nil, "")
             for name in names {
-                var request = HTTPClientRequest(url: "\(components.string ?? "")/api/queues/\(Broker.virtualHost)/\(name)")
-                request.method = .DELETE
-                request.headers.add(name: "Authorization", value: authorization)
-                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-                _ = try await response.body.collect(upTo: 64 << 10)
-                #expect(response.status.code == 204, "deleting queue \(name)")
+                let (status, _) = try await Broker.management(.DELETE, "/api/queues/\(Broker.virtualHost)/\(name)")
+                #expect(status == 204, "deleting queue \(name)")
             }
         }
     }

@@ -38,6 +38,8 @@ export NOTIFY_TEST_STACK=1
 export NOTIFY_FEEDBACK_INTERVAL_MS=1000
 # The alert that follows an iOS shoulder tap waits 3 s instead of 30 (VisualFallbackTests).
 export NOTIFY_VISUAL_FALLBACK_SECONDS=3
+# Ingest unbinds its live queue 2 s after its last stream closes, so that the tests' streams open on an unbound queue.
+export NOTIFY_LIVE_UNBIND_SECONDS=2
 # Retired broker users are deleted within a second of their overlap ending (default 30 s), so rotation is tested quickly.
 export NOTIFY_BROKER_MAINTENANCE_SECONDS=1
 # The AMQP client app teams use from Python, which the AMQP ingest tests run the README's example with.

@@ -29,6 +29,10 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
     let databaseHealth = DatabaseHealth(client: database, logger: logger)
     let administration = configuration.management.map { RabbitMQManagementClient(configuration: $0) }
     let sender = CommandSender(publisher: publisher, logger: logger)
+    let liveQueue = IngestTopology.liveQueue()
+    let liveBinding = administration.map {
+        LiveQueueBinding(administration: $0, virtualHost: configuration.amqp.virtualHost, queue: liveQueue.name, logger: logger)
+    }
     let dependencies = IngestDependencies(
         adminToken: configuration.adminToken, apps: AppDirectory(source: PostgresAppSource(client: database, keyring: configuration.secretKeys, logger: logger)),
         sender: sender, database: database, replica: replica,
@@ -39,7 +43,9 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
                 defaultOverlap: configuration.brokerUserOverlap, logger: logger)
         },
         appliedCommands: AppliedCommandWatch(client: database, logger: logger),
-        hub: LiveHub(maximumStreamsPerUser: configuration.maximumStreamsPerUser),
+        hub: LiveHub(
+            maximumStreamsPerUser: configuration.maximumStreamsPerUser, binding: liveBinding, unbindAfter: configuration.liveUnbindAfter,
+            logger: logger),
         subscriptionLifetime: configuration.subscriptionLifetime,
         healthChecks: ["amqp": { publisher.isConnected }, "database": { await databaseHealth.check() }], logger: logger,
         keyring: configuration.secretKeys, keyRotationOverlap: configuration.keyRotationOverlap,
@@ -69,7 +75,6 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
             ? BacklogMonitor(administration: administration, virtualHost: configuration.amqp.virtualHost, backlog: dependencies.backlog, logger: logger)
             : nil
     }
-    let liveQueue = IngestTopology.liveQueue()
     let liveListener = AMQPConsumer(
         configuration: configuration.amqp, queue: liveQueue.name, topology: liveQueue.topology,
         options: .init(prefetch: 100, maximumBatch: 100), logger: logger, handler: dependencies.hub.handle)
@@ -171,7 +176,8 @@ enum IngestTopology {
             exchanges: [.init(name: QueueNames.ingestExchange, type: "topic")],
             bindings: [.init(queue: QueueNames.ingestQueue, exchange: QueueNames.ingestExchange, routingKey: "#")]))
 
-    /// Every instance gets every change batch on a queue of its own, gone when the instance is.
+    /// Every instance gets every change batch on a queue of its own, gone when the instance is (bound at each connect;
+    /// while the instance holds no live stream, `LiveQueueBinding` unbinds it).
     static func liveQueue() -> (name: String, topology: AMQPTopology) {
         let name = "notify.live.\(UUID().lowercasedString)"
         return (name, AMQPTopology(

@@ -53,6 +53,8 @@ public struct IngestConfiguration: Sendable {
     public var maximumStreamsPerUser: Int
     /// Open HTTP connections this instance serves at once; more wait to be accepted.
     public var maximumConnections: Int
+    /// How long this instance holds no live stream before its live queue is unbound from `notify.live` (zero: never).
+    public var liveUnbindAfter: Duration
 
     static let replicaDatabaseURL = EnvironmentVariable(
         "NOTIFY_REPLICA_DATABASE_URL",
@@ -87,6 +89,10 @@ public struct IngestConfiguration: Sendable {
         default: "100000")
     static let maximumStreamsPerUser = EnvironmentVariable(
         "NOTIFY_MAX_STREAMS_PER_USER", "live streams one user may hold open on this instance; one more is answered 429 too_many_streams", default: "10")
+    static let liveUnbind = EnvironmentVariable(
+        "NOTIFY_LIVE_UNBIND_SECONDS",
+        "seconds this instance holds no live stream before its live queue is unbound from notify.live, so that it is not sent every change batch; bound again when a stream opens; 0 = never unbound (also when NOTIFY_RABBITMQ_MANAGEMENT_URL is off)",
+        default: "30")
     static let maximumConnections = EnvironmentVariable(
         "NOTIFY_MAX_CONNECTIONS", "open HTTP connections this instance serves at once (keep it under the open-file limit); more wait to be accepted", default: "4096")
     static let brokerMaintenance = EnvironmentVariable(
@@ -100,7 +106,7 @@ public struct IngestConfiguration: Sendable {
 
     public static let variables: [EnvironmentVariable] = [
         .amqpURL, .databaseURL(role: "read-only"), replicaDatabaseURL, adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, confirmTimeout, appRequestsPerSecond, appNotificationsPerSecond, .logLevel, .logFormat,
-        .secretKeys, .secretKeysFile, keyRotationOverlap, maximumQueueDepth, maximumStreamsPerUser, maximumConnections, managementURL, publicBrokerAddress, brokerUserOverlap, brokerMaintenance, deadLetterMessages, deadLetterBytes, deadLetterAge,
+        .secretKeys, .secretKeysFile, keyRotationOverlap, maximumQueueDepth, maximumStreamsPerUser, maximumConnections, liveUnbind, managementURL, publicBrokerAddress, brokerUserOverlap, brokerMaintenance, deadLetterMessages, deadLetterBytes, deadLetterAge,
     ]
 
     public init(environment: ServiceEnvironment) throws(ConfigurationError) {
@@ -142,6 +148,7 @@ public struct IngestConfiguration: Sendable {
         maximumQueueDepth = max(try environment.integer(Self.maximumQueueDepth), 0)
         maximumStreamsPerUser = max(try environment.integer(Self.maximumStreamsPerUser), 1)
         maximumConnections = max(try environment.integer(Self.maximumConnections), 1)
+        liveUnbindAfter = .seconds(max(try environment.integer(Self.liveUnbind), 0))
         brokerMaintenanceInterval = .seconds(try environment.integer(Self.brokerMaintenance))
         deadLetterBounds = .init(
             maximumMessages: try environment.integer(Self.deadLetterMessages), maximumBytes: try environment.integer(Self.deadLetterBytes),

@@ -56,6 +56,16 @@ struct StreamRoutes: Sendable {
                 message: "this user holds \(hub.maximumStreamsPerUser) live streams on this instance already (NOTIFY_MAX_STREAMS_PER_USER); close one first",
                 retryAfterSeconds: 5)
         }
+        // Before the first read: a change committed after it is then routed to this instance.
+        do {
+            try await hub.bindForStreams()
+        } catch {
+            hub.unsubscribe(listener)
+            logger.warning("a live stream was refused: the live queue cannot be bound", metadata: ["error": "\(error)"])
+            throw APIFailure(
+                .serviceUnavailable, code: "broker_unavailable",
+                message: "the live stream cannot be set up: the broker's management API did not answer", retryAfterSeconds: 5)
+        }
         let reader = self.reader
         let hub = self.hub
         let keepAlive = self.keepAlive

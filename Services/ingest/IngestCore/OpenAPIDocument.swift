@@ -2035,7 +2035,7 @@ paths:
                 $ref: '#/components/schemas/Error'
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
-          description: database_unavailable.
+          description: database_unavailable, or broker_unavailable (this instance's live queue cannot be bound through the management API).
 
 webhooks:
   webhookEvent:

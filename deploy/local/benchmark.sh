@@ -16,7 +16,7 @@ BENCH_LATENCY_COUNT [20000], BENCH_FANOUT_EVENTS [300000], BENCH_BROADCAST_DEVIC
 BENCH_BROKER_MESSAGES [200000], BENCH_MICRO_SECONDS [2].
 BENCH_KEEP_STATE=1 keeps the broker's and database's data from the last run instead of starting empty.
 BENCH_MODES runs only the modes it names (of: micro broker sustained latency fanout broadcast sustained-amqp single-amqp
-  latency-amqp sweep overload; sustained-amqp, single-amqp and latency-amqp publish over AMQP as an app's broker user).
+  latency-amqp sweep overload floor; sustained-amqp, single-amqp and latency-amqp publish over AMQP as an app's broker user).
 sweep (about 20 minutes; sweep/sweep.md, a table, and sweep/sweep.svg, latency and CPU per notification against the
   rate): single-notification requests at each fixed rate of BENCH_SWEEP_RATES [100 300 1000 3000] per second for
   BENCH_SWEEP_SECONDS [20] seconds, for each of BENCH_SWEEP_DEVICES [1 3] devices per user; closed loops of
@@ -30,6 +30,9 @@ sweep (about 20 minutes; sweep/sweep.md, a table, and sweep/sweep.svg, latency a
 overload (about 2 minutes; overload/report.md, timeline.svg): the app's rate limit set to BENCH_OVERLOAD_LIMIT [500]
   notifications/s, offered 3 times that for BENCH_OVERLOAD_SECONDS [30] seconds, then half of it as long; per phase
   offered, accepted, refused (429/503), delivered, lost, latency.
+floor (about 1 minute; floor/hops.md): the services restarted with LOG_LEVEL=debug LOG_FORMAT=json, BENCH_FLOOR_COUNT
+  [400] single-notification requests at BENCH_FLOOR_RATE [20] per second, 1 device per user; each hop's time per
+  notification read from the four services' logs (floor_hops.py), then the services restarted as before.
 BENCH_BIN_DIR uses the release binaries there instead of building (to measure two builds alternately:
   BENCH_BIN_DIR=/path/to/other/.build-release/release BENCH_MODES="micro fanout" deploy/local/benchmark.sh).
 USAGE
@@ -153,6 +156,21 @@ if wants latency-amqp; then
 fi
 
 settle
+if wants floor; then
+    echo "== floor: one notification at a time through an idle stack, each hop's time from the services' logs"
+    "$here/services.sh" stop
+    mkdir -p "$out/floor"
+    # The logs of this mode alone: the hops are read from them.
+    mv "$NOTIFY_STATE_DIR/logs" "$out/floor/logs-before" 2>/dev/null || true
+    LOG_LEVEL=debug LOG_FORMAT=json "$here/services.sh" start
+    settle
+    "$loadgen" http "${common[@]}" --users 100 --devices 1 --rate "${BENCH_FLOOR_RATE:-20}" --count "${BENCH_FLOOR_COUNT:-400}" \
+        --batch 1 --concurrency 4 --output "$out/floor" || true
+    "$here/services.sh" stop
+    python3 "$here/floor_hops.py" "$NOTIFY_STATE_DIR/logs" "$out/floor" | tee "$out/floor/hops.md" || true
+    "$here/services.sh" start
+fi
+
 if wants sweep; then
     echo "== sweep: single requests at fixed rates, closed loops, and the highest rate held steadily"
     sweep_seconds="${BENCH_SWEEP_SECONDS:-20}" search_seconds="${BENCH_SWEEP_SEARCH_SECONDS:-60}"

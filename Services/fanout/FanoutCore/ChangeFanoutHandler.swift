@@ -32,6 +32,7 @@ struct ChangeFanoutHandler: Sendable {
         for (index, delivery) in deliveries.enumerated() {
             do {
                 for event in try ChangeEventBatch(delivery).events {
+                    if logger.logLevel <= .debug { logger.debug("change received", metadata: ["notificationId": .id(event.notificationId)]) }
                     if event.eventSource == nil {
                         userPositions.append(users.position(of: UserKey(appId: event.appId, userId: event.userId), devicesVersion: event.devicesVersion))
                         events.append(event)

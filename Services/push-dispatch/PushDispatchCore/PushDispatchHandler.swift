@@ -32,6 +32,9 @@ struct PushDispatchHandler: Sendable {
                 dispositions[index] = .deadLetter(reason: "not a push-job batch: \(error)")
             }
         }
+        if logger.logLevel <= .debug {
+            for job in jobs { logger.debug("push received", metadata: ["notificationId": .id(job.notificationId), "pushId": .id(job.pushId)]) }
+        }
         // A visual fallback is not needed once its device synced the notification (after the shoulder tap).
         if jobs.contains(where: \.isVisualFallback) {
             let fallbacks = jobs.filter(\.isVisualFallback)

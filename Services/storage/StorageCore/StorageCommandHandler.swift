@@ -33,6 +33,9 @@ struct StorageCommandHandler: Sendable {
                 dispositions[index] = .deadLetter(reason: "not a storage command batch: \(error)")
                 continue
             }
+            if logger.logLevel <= .debug {
+                for command in commands where command.notificationId != nil { logger.debug("storage command received", metadata: command.logMetadata) }
+            }
             if !chunk.isEmpty && chunk.count + commands.count > commandsPerTransaction {
                 await apply(chunk, into: &dispositions)
                 chunk = []
@@ -76,6 +79,9 @@ struct StorageCommandHandler: Sendable {
                 let clearing = confirmed.take()
                 do {
                     let emitted = try await applier.apply(commands, clearing: clearing)
+                    if logger.logLevel <= .debug {
+                        for command in commands where command.notificationId != nil { logger.debug("storage command committed", metadata: command.logMetadata) }
+                    }
                     try await emitter.emit(emitted.map(\.events))
                     confirmed.add(emitted.map(\.commandId))
                 } catch {

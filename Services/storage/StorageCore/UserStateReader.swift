@@ -26,22 +26,10 @@ struct UserStateReader {
         return result
     }
 
-    /// Prepared once per connection: it runs with every batch.
+    /// Prepared once per connection: it runs with every batch. The query is the function `user_states` (schema
+    /// migration 26), which plans it once per connection instead of at every execution.
     struct Statement: PostgresPreparedStatement {
-        static let sql = """
-            SELECT u.app, u.usr,
-                   CASE a.badge_mode
-                       WHEN 'none' THEN NULL
-                       WHEN 'external' THEN coalesce((SELECT badge FROM external_badges e WHERE e.app_id = u.app AND e.user_id = u.usr), 0)
-                       WHEN 'unreadIncludingBroadcasts' THEN coalesce(c.unread, 0) + unread_broadcasts(u.app, u.usr)
-                       ELSE coalesce(c.unread, 0)
-                   END,
-                   coalesce(d.version, 0)
-            FROM (SELECT DISTINCT app, usr FROM unnest($1::text[], $2::text[]) AS t(app, usr)) u
-            LEFT JOIN apps a ON a.app_id = u.app
-            LEFT JOIN unread_counts c ON c.app_id = u.app AND c.user_id = u.usr
-            LEFT JOIN device_versions d ON d.app_id = u.app AND d.user_id = u.usr
-            """
+        static let sql = "SELECT app_id, user_id, badge, devices_version FROM user_states($1::text[], $2::text[])"
 
         typealias Row = (String, String, Int64?, Int64)
 

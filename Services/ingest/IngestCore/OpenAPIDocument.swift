@@ -1515,15 +1515,7 @@ paths:
       security:
         - apiKey: []
       parameters:
-        - name: limit
-          in: query
-          required: false
-          description: Outcomes per page.
-          schema:
-            type: integer
-            minimum: 1
-            maximum: 10000
-            default: 1000
+        - $ref: '#/components/parameters/DeliveryLimit'
         - $ref: '#/components/parameters/PageToken'
       responses:
         '200':
@@ -1568,15 +1560,7 @@ paths:
             type: string
             format: date-time
           example: '2026-11-24T21:00:00Z'
-        - name: limit
-          in: query
-          required: false
-          description: Outcomes per page.
-          schema:
-            type: integer
-            minimum: 1
-            maximum: 10000
-            default: 1000
+        - $ref: '#/components/parameters/DeliveryLimit'
         - $ref: '#/components/parameters/PageToken'
       responses:
         '200':
@@ -2173,6 +2157,16 @@ components:
       description: The opaque cursor of the page (or event) before; absent or empty, from the start.
       schema:
         type: string
+    DeliveryLimit:
+      name: limit
+      in: query
+      required: false
+      description: Outcomes per page of a delivery log.
+      schema:
+        type: integer
+        minimum: 1
+        maximum: 10000
+        default: 1000
     PageToken:
       name: pageToken
       in: query

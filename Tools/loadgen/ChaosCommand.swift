@@ -68,19 +68,13 @@ struct ChaosCommand: AsyncParsableCommand {
         let sandbox = try LoopbackURL.parse(sandboxURL, option: "--sandbox-url")
         let apns = try LoopbackURL.parse(sandboxAPNsURL, option: "--sandbox-apns-url")
         let admin = adminToken ?? ProcessInfo.processInfo.environment["NOTIFY_ADMIN_TOKEN"] ?? "local-admin-token"
-        let stamp = Date().formatted(.iso8601.year().month().day().dateTimeSeparator(.standard).time(includingFractionalSeconds: false))
-            .replacingOccurrences(of: ":", with: "")
+        let stamp = HTTPLoadCommand.stamp(Date())
         let outputDirectory = output ?? ".local/chaos/\(stamp)"
         try FileManager.default.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true)
-        let client = JSONClient(connectionsPerHost: 64)
-        do {
-            let report = try await run(client: client, ingest: ingest, sandbox: sandbox, apns: apns, admin: admin, stamp: stamp, outputDirectory: outputDirectory)
-            try await client.shutdown()
-            guard report.passed else { throw ExitCode(1) }
-        } catch {
-            try? await client.shutdown()
-            throw error
+        let report = try await JSONClient.using(connectionsPerHost: 64) { client in
+            try await run(client: client, ingest: ingest, sandbox: sandbox, apns: apns, admin: admin, stamp: stamp, outputDirectory: outputDirectory)
         }
+        guard report.passed else { throw ExitCode(1) }
     }
 
     private func run(

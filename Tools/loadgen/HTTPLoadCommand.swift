@@ -98,20 +98,14 @@ struct HTTPLoadCommand: AsyncParsableCommand {
     func run() async throws {
         let (ingest, sandbox, apns, admin) = try endpoints.resolved()
         let startedAt = Date()
-        let stamp = startedAt.formatted(.iso8601.year().month().day().dateTimeSeparator(.standard).time(includingFractionalSeconds: false))
-            .replacingOccurrences(of: ":", with: "")
+        let stamp = Self.stamp(startedAt)
         let outputDirectory = output ?? ".local/loadgen/\(stamp)"
-        let client = JSONClient(connectionsPerHost: concurrency + 2)
-        do {
-            let exitCode = try await run(client: client, ingest: ingest, sandbox: sandbox, apns: apns, admin: admin, startedAt: startedAt, stamp: stamp, outputDirectory: outputDirectory)
-            try await client.shutdown()
-            if exitCode != 0 { throw ExitCode(exitCode) }
-        } catch let error as ExitCode {
-            throw error
-        } catch {
-            try? await client.shutdown()
-            throw error
+        let exitCode = try await JSONClient.using(connectionsPerHost: concurrency + 2) { client in
+            try await run(
+                client: client, ingest: ingest, sandbox: sandbox, apns: apns, admin: admin, startedAt: startedAt, stamp: stamp,
+                outputDirectory: outputDirectory)
         }
+        if exitCode != 0 { throw ExitCode(exitCode) }
     }
 
     private func run(
@@ -272,6 +266,12 @@ struct HTTPLoadCommand: AsyncParsableCommand {
             previous = current
             previousTime = now
         }
+    }
+
+    /// A run's time as its report directory and run tag name it: `2026-11-24T213000` (UTC, no colons).
+    static func stamp(_ date: Date) -> String {
+        date.formatted(.iso8601.year().month().day().dateTimeSeparator(.standard).time(includingFractionalSeconds: false))
+            .replacingOccurrences(of: ":", with: "")
     }
 
     static func log(_ message: String) {

@@ -26,6 +26,20 @@ struct JSONClient: Sendable {
 
     func shutdown() async throws { try await http.shutdown() }
 
+    /// Runs `body` with a client of its own, shut down afterwards whether `body` returned or threw.
+    static func using<Result>(connectionsPerHost: Int, _ body: (JSONClient) async throws -> Result) async throws -> Result {
+        let client = JSONClient(connectionsPerHost: connectionsPerHost)
+        let result: Result
+        do {
+            result = try await body(client)
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        try await client.shutdown()
+        return result
+    }
+
     /// Sends a request, with `Authorization: Bearer <bearer>` or else `authorization` as it is; any status is an answer,
     /// only transport failures throw.
     func send(_ method: HTTPMethod, _ url: String, bearer: String? = nil, authorization: String? = nil, body: Data? = nil) async throws -> Answer {

@@ -65,17 +65,11 @@ struct OverloadCommand: AsyncParsableCommand {
     func run() async throws {
         let (ingest, sandbox, apns, admin) = try endpoints.resolved()
         let startedAt = Date()
-        let stamp = startedAt.formatted(.iso8601.year().month().day().dateTimeSeparator(.standard).time(includingFractionalSeconds: false))
-            .replacingOccurrences(of: ":", with: "")
-        let client = JSONClient(connectionsPerHost: concurrency + 2)
-        do {
-            let report = try await run(client: client, ingest: ingest, sandbox: sandbox, apns: apns, admin: admin, startedAt: startedAt, stamp: stamp)
-            try await client.shutdown()
-            guard report.passed else { throw ExitCode(1) }
-        } catch {
-            try? await client.shutdown()
-            throw error
+        let stamp = HTTPLoadCommand.stamp(startedAt)
+        let report = try await JSONClient.using(connectionsPerHost: concurrency + 2) { client in
+            try await run(client: client, ingest: ingest, sandbox: sandbox, apns: apns, admin: admin, startedAt: startedAt, stamp: stamp)
         }
+        guard report.passed else { throw ExitCode(1) }
     }
 
     private func run(

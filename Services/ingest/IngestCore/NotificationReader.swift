@@ -274,9 +274,9 @@ struct DeliveryPosition: Sendable {
 }
 
 extension NotificationReader {
-    /// What became of the pushes of a notification, oldest first, `limit` at a time. Rows of the log that end
-    /// before the page starts are not unpacked, so later pages of a large broadcast read less.
-    /// The delivery log of one notification (`notificationId`), or of the app's every notification from `since` on.
+    /// What became of the pushes of one notification (`notificationId`), or of the app's every notification from
+    /// `since` on: oldest first, `limit` at a time. Rows of the log that end before the page starts are not unpacked,
+    /// so later pages of a large broadcast read less.
     func deliveries(appId: String, notificationId: UUID?, since: Date? = nil, limit: Int, pageToken: String?) async throws -> DeliveryPage {
         var bindings = PostgresBindings()
         bindings.append(appId)

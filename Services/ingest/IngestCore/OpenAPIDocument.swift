@@ -1519,11 +1519,7 @@ paths:
         - $ref: '#/components/parameters/PageToken'
       responses:
         '200':
-          description: A page of the log.
-          content:
-            application/json:
-              schema:
-                $ref: '#/components/schemas/DeliveryPage'
+          $ref: '#/components/responses/DeliveryLogPage'
         '400':
           $ref: '#/components/responses/Error'
           description: invalid_field (`id`, `limit`, `pageToken`).
@@ -1564,11 +1560,7 @@ paths:
         - $ref: '#/components/parameters/PageToken'
       responses:
         '200':
-          description: A page of the log.
-          content:
-            application/json:
-              schema:
-                $ref: '#/components/schemas/DeliveryPage'
+          $ref: '#/components/responses/DeliveryLogPage'
         '400':
           $ref: '#/components/responses/Error'
           description: invalid_field (`since`, `limit`, `pageToken`).
@@ -2204,6 +2196,12 @@ components:
         type: string
 
   responses:
+    DeliveryLogPage:
+      description: A page of the log, oldest first.
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/DeliveryPage'
     Error:
       description: An error.
       content:

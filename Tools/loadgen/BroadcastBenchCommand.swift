@@ -20,14 +20,7 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .customLong("ingest-url"), help: "Ingest's base URL.")
-    var ingestURL = "http://127.0.0.1:21080"
-    @Option(name: .customLong("sandbox-url"), help: "The provider sandbox's control API.")
-    var sandboxURL = "http://127.0.0.1:21090"
-    @Option(name: .customLong("sandbox-apns-url"), help: "The sandbox's APNs endpoint, stored as the app's APNs endpoint.")
-    var sandboxAPNsURL = "https://localhost:21443"
-    @Option(help: "Operator token. (default: $NOTIFY_ADMIN_TOKEN, else local-admin-token)")
-    var adminToken: String?
+    @OptionGroup var endpoints: StackEndpointOptions
     @Option(help: "PostgreSQL URL of the writer role, for seeding. (default: $NOTIFY_WRITER_DATABASE_URL, else the local stack's)")
     var databaseURL: String?
     @Option(help: "Subscribed devices (at most 1,000,000).")
@@ -43,18 +36,18 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...1_000_000).contains(devices) else { throw ValidationError("--devices must be between 1 and 1,000,000.") }
-        _ = try LoopbackURL.parse(ingestURL, option: "--ingest-url")
-        _ = try LoopbackURL.parse(sandboxURL, option: "--sandbox-url")
+        try endpoints.check(publishesOverHTTP: false)
     }
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         var logger = Logger(label: "loadgen")
         logger.logLevel = .warning
+        let (ingestURL, sandboxURL, sandboxAPNsURL, adminToken) = try endpoints.resolved()
         let client = JSONClient(connectionsPerHost: 4)
         let setup = StackSetup(
-            client: client, ingestURL: ingestURL, sandboxURL: sandboxURL, sandboxAPNsURL: sandboxAPNsURL,
-            adminToken: adminToken ?? environment["NOTIFY_ADMIN_TOKEN"] ?? "local-admin-token", keyFile: ".local/loadgen/apns-key.json")
+            client: client, ingestURL: ingestURL, sandboxURL: sandboxURL, sandboxAPNsURL: sandboxAPNsURL, adminToken: adminToken,
+            keyFile: ".local/loadgen/apns-key.json")
         let app = try await setup.createApp(runTag: "broadcast")
         let eventSource = "loadgen-broadcast"
         struct Defined: Decodable { let name: String }

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 
 /// Where the stack a load run drives listens (loopback only), and the operator token it sets its app up with:
-/// `loadgen http` and `loadgen overload`.
+/// `loadgen http`, `loadgen overload` and `loadgen broadcast`.
 struct StackEndpointOptions: ParsableArguments {
     @Option(name: .customLong("ingest-url"), help: "Ingest's base URL.")
     var ingestURL = "http://127.0.0.1:21080"

@@ -17,9 +17,9 @@ struct TailCommand: AsyncParsableCommand {
 
             --deliveries asks GET /v1/apps/{appId}/deliveries (--app, --api-key) each second for the outcomes logged \
             since the last it printed (from --since, else from now). A line reads: at notificationId subscriptionId \
-            platform attempt result status reason. An outcome logged late (storage writes push-dispatch's reports \
-            in batches) is still printed once: each round asks again from a little before the newest time seen and \
-            skips what it printed. With --json each outcome is printed as a DeliveryRecord, one a line.
+            platform attempt result status reason. An outcome logged up to 10 s late (storage writes push-dispatch's \
+            reports in batches) is still printed once: each round asks again from 10 s before the newest time seen \
+            and skips what it printed. With --json each outcome is printed as a DeliveryRecord, one a line.
             """
     )
 

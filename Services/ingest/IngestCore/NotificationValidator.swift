@@ -142,12 +142,15 @@ public struct NotificationValidator: Sendable {
             var member = request
             member.recipients = nil
             member.push = (request.push ?? PushOptions()).overridden(by: recipient.push)
-            do {
-                _ = try validate(member, now: now)
-            } catch {
-                var pathed = error
-                pathed.field = pathed.field.map { "\(field).\($0)" } ?? field
-                throw pathed
+            // Without options of its own the member's notification is the one checked above.
+            if recipient.push != nil {
+                do {
+                    _ = try validate(member, now: now)
+                } catch {
+                    var pathed = error
+                    pathed.field = pathed.field.map { "\(field).\($0)" } ?? field
+                    throw pathed
+                }
             }
             options[userId] = member.push
         }

@@ -5,7 +5,10 @@ public enum QueueNames {
     public static let ingestQueue = "notify.ingest"
     /// Commands for storage, published to the default exchange.
     public static let storageCommands = "storage.commands"
-    /// Change events from storage to fanout.
+    /// Fanout exchange storage publishes every change-event batch to: `fanoutChanges` is bound to it, and so is the live
+    /// queue of each edge while it holds live streams (one publish reaches both).
+    public static let changesExchange = "notify.changes"
+    /// Change events from storage to fanout (bound to `changesExchange`).
     public static let fanoutChanges = "fanout.changes"
     /// Exchange push jobs go to, routing key = platform.
     public static let pushExchange = "notify.push"
@@ -13,8 +16,6 @@ public enum QueueNames {
     public static func pushQueue(_ platform: Platform) -> String { "push.\(platform.rawValue)" }
     /// Visual alerts held back for devices that may sync after a shoulder tap (`NOTIFY_VISUAL_FALLBACK_SECONDS`), until due.
     public static let pushVisualFallback = "push.fallback"
-    /// Fanout exchange every change-event batch is copied to, for the edges holding live streams.
-    public static let liveExchange = "notify.live"
     /// Delivery outcomes from push-dispatch to storage.
     public static let pushFeedback = "push.feedback"
 }

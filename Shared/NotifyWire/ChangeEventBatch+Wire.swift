@@ -1,4 +1,5 @@
 import Foundation
+import NotifyAMQP
 import NotifyModels
 
 extension ChangeEventBatch: WireMessage {
@@ -26,6 +27,13 @@ extension ChangeEventBatch: WireMessage {
         for fragment in fragments { body.append(fragment) }
         return body
     }
+}
+
+extension AMQPTopology {
+    /// The exchange change events go through and fanout's work queue bound to it (storage publishes, fanout consumes).
+    public static let changeEvents = AMQPTopology.workQueue(QueueNames.fanoutChanges).merging(AMQPTopology(
+        exchanges: [.init(name: QueueNames.changesExchange, type: "fanout")],
+        bindings: [.init(queue: QueueNames.fanoutChanges, exchange: QueueNames.changesExchange, routingKey: "")]))
 }
 
 extension Array where Element == ChangeEvent {

@@ -207,12 +207,16 @@ extension EndToEndTests {
         @Test("an instance without live streams is not sent change batches: its queue is unbound when idle, bound before a stream's first read")
         func liveQueueIsBoundOnlyWhileStreaming() async throws {
             // test.sh runs ingest with NOTIFY_LIVE_UNBIND_SECONDS=2; a closed stream is noticed at its next keep-alive (15 s).
+            // The live queues bound to the change events' exchange (fanout.changes always is).
+            func liveQueuesBound() async throws -> [String] {
+                try await Broker.queuesBound(to: QueueNames.changesExchange).filter { $0 != QueueNames.fanoutChanges }
+            }
             func waitForBindings(_ done: @escaping ([String]) -> Bool) async throws -> [String] {
                 let deadline = ContinuousClock.now + .seconds(60)
-                var bound = try await Broker.queuesBound(to: QueueNames.liveExchange)
+                var bound = try await liveQueuesBound()
                 while !done(bound) && ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(250))
-                    bound = try await Broker.queuesBound(to: QueueNames.liveExchange)
+                    bound = try await liveQueuesBound()
                 }
                 return bound
             }
@@ -225,7 +229,7 @@ extension EndToEndTests {
             let stream = try await LiveStream.open(token: user.token)
             do {
                 try await stream.waitUntilConnected()
-                #expect(try await Broker.queuesBound(to: QueueNames.liveExchange).count == 1, "bound before the stream's first read")
+                #expect(try await liveQueuesBound().count == 1, "bound before the stream's first read")
                 let id = try await app.publishAccepted(.alert(to: userId, title: "after the queue was bound again"))
                 let events = try await stream.waitForEvents(1)
                 #expect(try events.first?.change().notification.id.uuidString.lowercased() == id, "the change reached the stream")

@@ -7,8 +7,8 @@ import NotifyRuntime
 import ServiceLifecycle
 
 /// Takes batches of change-event messages, resolves every user's devices in one query,
-/// and publishes the push jobs per provider, many per message, and the batches themselves to the
-/// live exchange, before the consumer acks. Batches overlap: one is read, resolved and built while the one
+/// and publishes the push jobs per provider, many per message, before the consumer acks. (Edges holding live streams
+/// get the same batches from storage's publish: their queues are bound to `notify.changes` too.) Batches overlap: one is read, resolved and built while the one
 /// before it is published, but each publishes only after the one before it was settled, so a user's pushes
 /// leave in the order of their changes.
 struct ChangeFanoutHandler: Sendable {
@@ -25,7 +25,6 @@ struct ChangeFanoutHandler: Sendable {
         var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
         var events: [ChangeEvent] = []
         var broadcastEvents: [ChangeEvent] = []
-        var live: [AMQPOutboundMessage] = []
         var users = UserPositions()
         // The position in `users` of each event's user.
         var userPositions: [Int] = []
@@ -40,10 +39,6 @@ struct ChangeFanoutHandler: Sendable {
                         broadcastEvents.append(event)
                     }
                 }
-                // Edges holding live streams get the batch as it is (no re-encoding); none listening is fine.
-                live.append(AMQPOutboundMessage(
-                    exchange: QueueNames.liveExchange, routingKey: "", body: delivery.body,
-                    properties: AMQPProperties(contentType: delivery.properties.contentType), mandatory: false))
             } catch {
                 dispositions[index] = .deadLetter(reason: "not a change-event batch: \(error)")
             }
@@ -55,7 +50,7 @@ struct ChangeFanoutHandler: Sendable {
                 pushes.add(PushJobBuilder.jobs(for: event, devices: devices[position], visualFallback: visualFallbackDelay > 0))
             }
             await order.waitForPreviousBatch()
-            try await publisher.publish(pushes.finish() + live)
+            try await publisher.publish(pushes.finish())
             pushes.count()
             if logger.logLevel <= .debug {
                 for event in events {

@@ -27,10 +27,10 @@ public struct FanoutService {
         self.environment = environment
     }
 
-    /// The push exchange and one work queue per provider, so no push job is ever unroutable; the live exchange; the
-    /// visual fallbacks' delay queue.
+    /// The push exchange and one work queue per provider, so no push job is ever unroutable; the visual fallbacks' delay
+    /// queue.
     static let pushTopology: AMQPTopology = Platform.providers.reduce(
-        AMQPTopology(exchanges: [.init(name: QueueNames.pushExchange, type: "direct"), .init(name: QueueNames.liveExchange, type: "fanout")])
+        AMQPTopology(exchanges: [.init(name: QueueNames.pushExchange, type: "direct")])
             .merging(.workQueue(QueueNames.pushVisualFallback))
     ) { topology, platform in
         let queue = QueueNames.pushQueue(platform)
@@ -46,7 +46,7 @@ public struct FanoutService {
         let amqp = try environment.amqpConfiguration()
         let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "reader")), logger: logger)
         let prefetch = try environment.integer(Self.prefetch)
-        let topology = AMQPTopology.workQueue(QueueNames.fanoutChanges).merging(Self.pushTopology)
+        let topology = AMQPTopology.changeEvents.merging(Self.pushTopology)
         let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
         let handler = ChangeFanoutHandler(
             resolver: SubscriptionResolver(

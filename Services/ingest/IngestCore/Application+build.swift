@@ -181,8 +181,8 @@ enum IngestTopology {
     static func liveQueue() -> (name: String, topology: AMQPTopology) {
         let name = "notify.live.\(UUID().lowercasedString)"
         return (name, AMQPTopology(
-            exchanges: [.init(name: QueueNames.liveExchange, type: "fanout")],
+            exchanges: [.init(name: QueueNames.changesExchange, type: "fanout")],
             queues: [.init(name: name, deadLetterQueue: nil, deliveryLimit: nil, durable: false)],
-            bindings: [.init(queue: name, exchange: QueueNames.liveExchange, routingKey: "")]))
+            bindings: [.init(queue: name, exchange: QueueNames.changesExchange, routingKey: "")]))
     }
 }

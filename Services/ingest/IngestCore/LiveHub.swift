@@ -9,7 +9,7 @@ import Synchronization
 
 /// Tells this instance's open live streams that their user has new changes.
 ///
-/// Every ingest instance has a transient queue on the `notify.live` exchange and, while it holds streams, receives
+/// Every ingest instance has a transient queue on the `notify.changes` exchange and, while it holds streams, receives
 /// every change batch; a stream is only woken here, and then reads what changed from the database after its last
 /// sequence, so it never skips or repeats a change whatever order the wake-ups come in. With a `binding`, the queue
 /// is unbound once no stream has been open for `unbindAfter`, and bound again before a new stream's first read.

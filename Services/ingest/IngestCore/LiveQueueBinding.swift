@@ -4,9 +4,9 @@ import NotifyBrokerAdmin
 import NotifyModels
 import Synchronization
 
-/// Binds this instance's live queue to `notify.live` only while the instance holds live streams, through RabbitMQ's
+/// Binds this instance's live queue to `notify.changes` only while the instance holds live streams, through RabbitMQ's
 /// management API, so that an instance without streams (the usual case) is not sent every change batch: each batch
-/// fanout publishes would otherwise be queued, delivered and acknowledged once per ingest instance for nothing.
+/// storage publishes would otherwise be queued, delivered and acknowledged once per ingest instance for nothing.
 ///
 /// The queue is bound when the consumer declares it (at start and after every reconnect); `unbind()` takes the binding
 /// away once the hub has been idle a while, and `bind()` puts it back before a new stream reads its first changes, so
@@ -21,7 +21,7 @@ final class LiveQueueBinding: Sendable {
 
     init(administration: RabbitMQManagementClient, virtualHost: String, queue: String, logger: Logger) {
         self.administration = administration
-        bindingPath = "/api/bindings/\(RabbitMQManagementClient.segment(virtualHost))/e/\(RabbitMQManagementClient.segment(QueueNames.liveExchange))"
+        bindingPath = "/api/bindings/\(RabbitMQManagementClient.segment(virtualHost))/e/\(RabbitMQManagementClient.segment(QueueNames.changesExchange))"
             + "/q/\(RabbitMQManagementClient.segment(queue))"
         self.logger = logger
     }

@@ -3,7 +3,8 @@ import NotifyAMQP
 import NotifyModels
 import NotifyWire
 
-/// Publishes change events to `fanout.changes`, many per message, and waits for the broker's confirm.
+/// Publishes change events to `notify.changes` (routed to `fanout.changes`, and to the live queues of edges holding
+/// streams), many per message, and waits for the broker's confirm. Mandatory: a batch that reached no queue is an error.
 struct ChangeEventEmitter: Sendable {
     let publisher: AMQPPublisher
     var fragmentsPerMessage = 500
@@ -14,7 +15,7 @@ struct ChangeEventEmitter: Sendable {
         guard !fragments.isEmpty else { return }
         let messages = stride(from: 0, to: fragments.count, by: fragmentsPerMessage).map { start in
             AMQPOutboundMessage(
-                routingKey: QueueNames.fanoutChanges,
+                exchange: QueueNames.changesExchange, routingKey: "",
                 body: ChangeEventBatch.wireBytes(joining: fragments[start..<min(start + fragmentsPerMessage, fragments.count)]),
                 properties: AMQPProperties(contentType: WireFormat.contentType))
         }

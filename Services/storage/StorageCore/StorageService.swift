@@ -44,7 +44,7 @@ public struct StorageService {
         let prefetch = try environment.integer(Self.prefetch)
         let keyring = try environment.secretKeyring()
         let topology = AMQPTopology.workQueue(QueueNames.storageCommands)
-            .merging(.workQueue(QueueNames.fanoutChanges)).merging(AMQPTopology.webhooks)
+            .merging(.changeEvents).merging(AMQPTopology.webhooks)
         let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
         let confirmed = ConfirmedOutbox(client: database, logger: logger)
         let handler = StorageCommandHandler(

@@ -1,4 +1,4 @@
 // Written by regenerate.sh: the SHA-256 of Protos/*.proto (concatenated in name order) this code was generated from.
 enum WireSchemaDigest {
-    static let protos = "a8e875d908f4c1a051881e7e33b6373d27a02aa3f151a69da8e740a616623a1d"
+    static let protos = "60886bd0f04b35df202c43c8f55247be35211ffcdfc975be938bfe2bb75e742e"
 }

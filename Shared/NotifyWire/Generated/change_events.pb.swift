@@ -8,7 +8,7 @@
 // For information on using the generated types, please see the documentation:
 //   https://github.com/apple/swift-protobuf/
 
-/// fanout.changes (and the live exchange): what storage committed, one event per change.
+/// notify.changes (fanout.changes and the live queues): what storage committed, one event per change.
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

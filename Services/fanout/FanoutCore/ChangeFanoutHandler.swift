@@ -6,11 +6,11 @@ import NotifyWire
 import NotifyRuntime
 import ServiceLifecycle
 
-/// Takes batches of change-event messages, resolves every user's devices in one query,
-/// and publishes the push jobs per provider, many per message, before the consumer acks. (Edges holding live streams
-/// get the same batches from storage's publish: their queues are bound to `notify.changes` too.) Batches overlap: one is read, resolved and built while the one
-/// before it is published, but each publishes only after the one before it was settled, so a user's pushes
-/// leave in the order of their changes.
+/// Takes batches of change-event messages, resolves every user's devices in one query, and publishes the push jobs per
+/// provider, many per message, before the consumer acks. (Edges holding live streams get the same batches from
+/// storage's publish: their queues are bound to `notify.changes` too.) Batches overlap: one is read, resolved and built
+/// while the one before it is published, but each publishes only after the one before it was settled, so a user's
+/// pushes leave in the order of their changes.
 struct ChangeFanoutHandler: Sendable {
     let resolver: SubscriptionResolver
     let broadcasts: BroadcastStreamer

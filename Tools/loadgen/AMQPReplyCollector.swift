@@ -75,7 +75,7 @@ final class AMQPReplyCollector: Sendable {
         state.withLock { state in
             let answered = state.byStatus.values.reduce(0, +)
             let span = state.firstPublish.flatMap { first in state.lastAnswer.map { first.duration(to: $0) } } ?? .zero
-            let seconds = Double(span.components.seconds) + Double(span.components.attoseconds) / 1e18
+            let seconds = span.inSeconds
             return Summary(
                 answered: answered, byStatus: state.byStatus, answeredPerSecond: Double(answered) / Swift.max(seconds, 0.001),
                 latencyMs: LatencyStats(state.latency))

@@ -125,14 +125,13 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
             return .init(name: "peak memory (VmHWM) \(after.service), before → after", value: Double(to) / 1024, unit: String(format: "MiB (from %.1f)", Double(from) / 1024))
         }
         try await client.shutdown()
-        func seconds(_ duration: Duration) -> Double { Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
         let report = BenchmarkReport(
             mode: "broadcast", date: Date(), settings: ["devices": "\(devices)"],
             figures: [
                 .init(name: "pushes arrived", value: Double(arrived), unit: "of \(devices)"),
-                .init(name: "202 to last push", value: seconds(elapsed), unit: "s"),
-                .init(name: "pushes per second", value: Double(arrived) / max(seconds(elapsed), 0.001), unit: "pushes/s"),
-                .init(name: "seeding (not part of the broadcast)", value: seconds(seedTime), unit: "s"),
+                .init(name: "202 to last push", value: elapsed.inSeconds, unit: "s"),
+                .init(name: "pushes per second", value: Double(arrived) / max(elapsed.inSeconds, 0.001), unit: "pushes/s"),
+                .init(name: "seeding (not part of the broadcast)", value: seedTime.inSeconds, unit: "s"),
             ] + memory,
             cpu: ProcessCPU.usage(from: cpuBefore, to: cpuAfter, units: arrived, unit: "push"))
         try report.write(to: output ?? BenchmarkReport.defaultOutput("broadcast"))

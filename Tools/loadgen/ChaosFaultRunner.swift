@@ -45,8 +45,7 @@ struct ChaosFaultRunner: Sendable {
     }
 
     static func seconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        (ContinuousClock.now - start).inSeconds
     }
 
     /// Runs `command` with bash in the scripts directory, its output appended to the log; nil when it exited 0,

@@ -120,7 +120,6 @@ struct FanoutBenchCommand: AsyncParsableCommand {
             throw ValidationError("only \(jobs) of \(expected) push jobs arrived within \(timeout) s (is push-dispatch stopped? is fanout running?)")
         }
         if preload && first < started { throw Self.workerRanDuringPreload }
-        func seconds(_ duration: Duration) -> Double { Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
         let report = BenchmarkReport(
             mode: "fanout", date: Date(),
             settings: [
@@ -128,11 +127,11 @@ struct FanoutBenchCommand: AsyncParsableCommand {
                 "preload": "\(preload)",
             ],
             figures: [
-                .init(name: "push jobs out of fanout (first to last job)", value: Double(jobs) / max(seconds(last - first), 0.001), unit: "jobs/s"),
-                .init(name: "change events in (publish with confirms)", value: Double(events) / max(seconds(published), 0.001), unit: "events/s"),
+                .init(name: "push jobs out of fanout (first to last job)", value: Double(jobs) / max((last - first).inSeconds, 0.001), unit: "jobs/s"),
+                .init(name: "change events in (publish with confirms)", value: Double(events) / max(published.inSeconds, 0.001), unit: "events/s"),
                 .init(
                     name: preload ? "whole run, preloaded to last job (includes the worker's start)" : "whole run, first event published to last job",
-                    value: seconds(total), unit: "s"),
+                    value: total.inSeconds, unit: "s"),
                 .init(name: "push jobs", value: Double(jobs), unit: ""),
             ],
             cpu: ProcessCPU.usage(from: cpuBefore, to: cpuAfter, units: jobs, unit: "push job"))

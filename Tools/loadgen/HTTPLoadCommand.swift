@@ -256,7 +256,7 @@ struct HTTPLoadCommand: AsyncParsableCommand {
             try? await Task.sleep(for: .seconds(1))
             let now = ContinuousClock.now
             let current = counters.snapshot
-            let seconds = Double((now - previousTime).components.seconds) + Double((now - previousTime).components.attoseconds) / 1e18
+            let seconds = (now - previousTime).inSeconds
             let acceptRate = Double(current.accepted - previous.accepted) / Swift.max(seconds, 0.001)
             let pushRate = Double(current.delivered - previous.delivered) / Swift.max(seconds, 0.001)
             log(String(

@@ -35,7 +35,7 @@ struct OverloadReport: Codable, Sendable {
             plannedSeconds = Double(sequences.count) / plannedRate
             let requests = outcome.answers.filter { sequences.contains($0.first) }
             offered = requests.reduce(0) { $0 + $1.count }
-            let start = requests.map { $0.answeredAt.addingTimeInterval(-Self.seconds($0.elapsed)) }.min()
+            let start = requests.map { $0.answeredAt.addingTimeInterval(-$0.elapsed.inSeconds) }.min()
             seconds = start.flatMap { start in requests.map(\.answeredAt).max().map { $0.timeIntervalSince(start) } } ?? 0
             lastRefusalSeconds = start.flatMap { start in
                 requests.filter { AnswerCounts.isRefusal($0.status) }.map(\.answeredAt).max().map { $0.timeIntervalSince(start) }
@@ -49,10 +49,6 @@ struct OverloadReport: Codable, Sendable {
             refusedLatencyMs = LatencyStats(analysis.refusal)
             endToEndLatencyMs = LatencyStats(analysis.endToEnd)
             self.cpu = cpu
-        }
-
-        private static func seconds(_ duration: Duration) -> Double {
-            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
         }
     }
 

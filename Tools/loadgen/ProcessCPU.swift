@@ -69,8 +69,7 @@ enum ProcessCPU {
     /// What each process used between `start` and `end`, per unit. A process started in between (not running at
     /// `start`, or under another pid) counts with all its CPU; processes gone by `end` are left out.
     static func usage(from start: Snapshot, to end: Snapshot, units: Int, unit: String) -> Usage {
-        let elapsed = end.taken - start.taken
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = (end.taken - start.taken).inSeconds
         let shares = end.milliseconds.compactMap { process, after -> Share? in
             let startedSince = start.pids[process] != end.pids[process]
             let used = startedSince ? after : max(after - (start.milliseconds[process] ?? 0), 0)

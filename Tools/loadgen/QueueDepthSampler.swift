@@ -9,8 +9,7 @@ enum QueueDepthSampler {
             var samples: [BacklogCheck.Sample] = []
             while !Task.isCancelled && samples.count < maximumSamples {
                 if let messages = try? await broker.queuedMessages() {
-                    let elapsed = ContinuousClock.now - origin
-                    let second = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                    let second = (ContinuousClock.now - origin).inSeconds
                     samples.append(BacklogCheck.Sample(second: (second * 10).rounded() / 10, messages: messages))
                 }
                 try? await Task.sleep(for: .seconds(1))

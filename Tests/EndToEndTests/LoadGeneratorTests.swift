@@ -111,6 +111,28 @@ extension EndToEndTests {
             }
         }
 
+        @Test("the broker mode measures the ceiling, then single messages at a paced rate with RabbitMQ's CPU per message",
+              .timeLimit(.minutes(5)))
+        func brokerPaced() async throws {
+            struct BrokerReport: Decodable {
+                var figures: [FanoutReport.Figure]
+            }
+            let output = Self.temporaryOutput()
+            defer { try? FileManager.default.removeItem(atPath: output) }
+            let status = try await RunningLoadgen([
+                "broker", "--amqp-url", Stack.amqpURL, "--messages", "1000", "--batch", "100", "--paced-rate", "100", "--paced-seconds", "2",
+                "--output", output,
+            ]).exitStatus()
+
+            #expect(status == 0)
+            let report = try JSONDecoder().decode(BrokerReport.self, from: Data(contentsOf: URL(fileURLWithPath: "\(output)/report.json")))
+            let figures = Dictionary(report.figures.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+            let pacedRate = figures["paced: messages/s (each published and confirmed alone)"] ?? 0
+            #expect(pacedRate > 50 && pacedRate <= 110, "200 messages at 100/s, one at a time (\(pacedRate)/s)")
+            #expect((figures["paced: RabbitMQ CPU per message (published, confirmed, delivered, acked)"] ?? 0) > 0, "the broker's CPU per message is reported")
+            #expect((figures["publish and consume at once"] ?? 0) > 0)
+        }
+
         @Test("over AMQP it publishes as the app's own broker user, one notification per message, and counts every verdict on its reply queue",
               .timeLimit(.minutes(5)))
         func amqpRunAsAppUser() async throws {

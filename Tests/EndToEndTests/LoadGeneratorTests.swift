@@ -27,6 +27,7 @@ extension EndToEndTests {
             struct Share: Decodable {
                 var process: String
                 var cpuMilliseconds: Double
+                var contextSwitchesPerUnit: Double?
             }
         }
 
@@ -106,9 +107,33 @@ extension EndToEndTests {
             #expect(report.duplicated == 0)
             let busy = Dictionary(uniqueKeysWithValues: report.cpu.shares.map { ($0.process, $0.cpuMilliseconds) })
             #expect(report.cpu.unit == "notification")
+            let switches = Dictionary(uniqueKeysWithValues: report.cpu.shares.map { ($0.process, $0.contextSwitchesPerUnit ?? 0) })
             for process in ["ingest", "storage", "fanout", "push-dispatch", "rabbitmq", "postgres"] {
                 #expect((busy[process] ?? 0) > 0, "the report says how much CPU \(process) used")
+                #expect((switches[process] ?? 0) > 0, "the report says how often \(process)'s threads switched")
             }
+        }
+
+        @Test("the wakeup mode times a thread waking another on the same CPU and on another, back to back and after a pause",
+              .timeLimit(.minutes(2)))
+        func wakeup() async throws {
+            struct WakeupReport: Decodable {
+                var figures: [FanoutReport.Figure]
+            }
+            let output = Self.temporaryOutput()
+            defer { try? FileManager.default.removeItem(atPath: output) }
+            let status = try await RunningLoadgen(["wakeup", "--round-trips", "2000", "--pause-microseconds", "200", "--output", output]).exitStatus()
+
+            #expect(status == 0)
+            let report = try JSONDecoder().decode(WakeupReport.self, from: Data(contentsOf: URL(fileURLWithPath: "\(output)/report.json")))
+            let figures = Dictionary(report.figures.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+            var cases = ["same CPU, back to back", "same CPU, after a pause"]
+            if ProcessInfo.processInfo.activeProcessorCount > 1 { cases += ["other CPU, back to back", "other CPU, after a pause"] }
+            for name in cases {
+                #expect((figures["\(name): CPU per round trip (two wake-ups)"] ?? 0) > 0, "\(name): CPU reported")
+                #expect((figures["\(name): wall time per round trip"] ?? 0) > 0, "\(name): wall time reported")
+            }
+            #expect((figures["same CPU, after a pause: wall time per round trip"] ?? 0) >= 200, "each round trip after a pause waits it out")
         }
 
         @Test("the broker mode measures the ceiling, then single messages at a paced rate with RabbitMQ's CPU per message",

@@ -2,12 +2,16 @@ import Foundation
 
 /// CPU time (user + system) of the local stack's processes, read before and after a measured phase so a report says
 /// where the CPU went per unit of work: each service (its pid file), RabbitMQ (the node's VM and its children),
-/// PostgreSQL (the postmaster and its backends, those that exited included), and loadgen itself.
+/// PostgreSQL (the postmaster and its backends, those that exited included), and loadgen itself. Beside it, each
+/// process's context switches (its threads' voluntary and involuntary ones; a PostgreSQL backend that exited takes its
+/// own along): the times a thread of it went to sleep or was put aside, which on a virtual machine cost more CPU than
+/// the work between them (`loadgen wakeup`).
 enum ProcessCPU {
-    /// CPU milliseconds by process name at one moment.
+    /// CPU milliseconds and context switches by process name at one moment.
     struct Snapshot: Sendable {
         let taken: ContinuousClock.Instant
         let milliseconds: [String: Double]
+        let contextSwitches: [String: Double]
         /// The pid each process had, to tell a process started since an earlier snapshot.
         let pids: [String: Int]
     }
@@ -18,6 +22,8 @@ enum ProcessCPU {
         let cpuMilliseconds: Double
         /// CPU microseconds per unit of work (per push, notification or job, as the report says).
         let microsecondsPerUnit: Double
+        /// Context switches of its threads over the phase, per unit (nil in reports written before they were counted).
+        var contextSwitchesPerUnit: Double?
     }
 
     /// The processes' CPU over a phase, per unit of work.
@@ -35,10 +41,14 @@ enum ProcessCPU {
         /// Markdown rows: one per process (busiest first), then the total.
         var rows: [(String, String)] {
             var rows = shares.sorted { $0.cpuMilliseconds > $1.cpuMilliseconds }.map { share in
-                ("CPU per \(unit): \(share.process)", String(format: "%.1f µs (%.0f ms)", share.microsecondsPerUnit, share.cpuMilliseconds))
+                (
+                    "CPU per \(unit): \(share.process)",
+                    String(format: "%.1f µs (%.0f ms); %.1f context switches", share.microsecondsPerUnit, share.cpuMilliseconds, share.contextSwitchesPerUnit ?? 0)
+                )
             }
+            let switches = shares.reduce(0) { $0 + ($1.contextSwitchesPerUnit ?? 0) }
             rows.append(("CPU per \(unit): all processes", String(
-                format: "%.1f µs; %.2f cores busy over %.1f s", totalMicrosecondsPerUnit, coresBusy, seconds)))
+                format: "%.1f µs; %.2f cores busy over %.1f s; %.1f context switches", totalMicrosecondsPerUnit, coresBusy, seconds, switches)))
             return rows
         }
     }
@@ -48,22 +58,28 @@ enum ProcessCPU {
     /// Reads every process of the stack in `stack`'s state directory.
     static func snapshot(of stack: StackStateOption) -> Snapshot {
         var milliseconds: [String: Double] = [:]
+        var switches: [String: Double] = [:]
         var pids: [String: Int] = [:]
         for (name, pid) in stack.services {
             if let pid, let used = cpuMilliseconds(pid) {
                 milliseconds[name] = used
+                switches[name] = contextSwitches(pid)
                 pids[name] = pid
             }
         }
         let children = childrenByParent()
         for (process, pidFile) in [("rabbitmq", "\(stack.stateDir)/rabbitmq/rabbitmq.pid"), ("postgres", "\(stack.stateDir)/postgres/data/postmaster.pid")] {
             guard let pid = StackStateOption.pid(inFile: pidFile), let own = cpuMilliseconds(pid, withExitedChildren: true) else { continue }
-            milliseconds[process] = own + (children[pid] ?? []).compactMap { cpuMilliseconds($0) }.reduce(0, +)
+            let processes = [pid] + (children[pid] ?? [])
+            milliseconds[process] = own + processes.dropFirst().compactMap { cpuMilliseconds($0) }.reduce(0, +)
+            switches[process] = processes.map(contextSwitches).reduce(0, +)
             pids[process] = pid
         }
-        milliseconds["loadgen"] = cpuMilliseconds(Int(getpid()))
-        pids["loadgen"] = Int(getpid())
-        return Snapshot(taken: .now, milliseconds: milliseconds, pids: pids)
+        let own = Int(getpid())
+        milliseconds["loadgen"] = cpuMilliseconds(own)
+        switches["loadgen"] = contextSwitches(own)
+        pids["loadgen"] = own
+        return Snapshot(taken: .now, milliseconds: milliseconds, contextSwitches: switches, pids: pids)
     }
 
     /// What each process used between `start` and `end`, per unit. A process started in between (not running at
@@ -73,7 +89,11 @@ enum ProcessCPU {
         let shares = end.milliseconds.compactMap { process, after -> Share? in
             let startedSince = start.pids[process] != end.pids[process]
             let used = startedSince ? after : max(after - (start.milliseconds[process] ?? 0), 0)
-            return Share(process: process, cpuMilliseconds: used, microsecondsPerUnit: used * 1000 / Double(max(units, 1)))
+            let switchesAfter = end.contextSwitches[process] ?? 0
+            let switched = startedSince ? switchesAfter : max(switchesAfter - (start.contextSwitches[process] ?? 0), 0)
+            return Share(
+                process: process, cpuMilliseconds: used, microsecondsPerUnit: used * 1000 / Double(max(units, 1)),
+                contextSwitchesPerUnit: switched / Double(max(units, 1)))
         }
         return Usage(unit: unit, units: units, seconds: seconds, shares: shares.sorted { $0.process < $1.process })
     }
@@ -93,6 +113,19 @@ enum ProcessCPU {
         guard let fields = statFields(pid), fields.count > 14 else { return nil }
         let counted = withExitedChildren ? fields[11...14] : fields[11...12]
         return counted.compactMap { Double($0) }.reduce(0, +) * 1000 / ticksPerSecond
+    }
+
+    /// Voluntary and involuntary context switches of every live thread of `pid` (/proc/<pid>/task/*/status).
+    private static func contextSwitches(_ pid: Int) -> Double {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        var total = 0.0
+        for task in tasks {
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
+            for line in status.split(separator: "\n") where line.contains("ctxt_switches:") {
+                total += Double(line.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
+            }
+        }
+        return total
     }
 
     /// Live processes by parent pid (field 4 of /proc/<pid>/stat).

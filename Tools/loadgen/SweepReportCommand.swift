@@ -67,8 +67,8 @@ struct SweepReportCommand: AsyncParsableCommand {
         var lines = [
             "# loadgen http sweep (\(points[0].report.startedAt.formatted(.iso8601)))", "",
             "| point | offered | devices | requests/s | request p50 / p99 ms | 202 → push p50 / p99 ms | lost / dup | CPU µs / notification "
-                + "| AMQP msgs / notification (published / delivered) | PostgreSQL transactions / notification | last 202 → last push | kept up |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+                + "| context switches / notification | AMQP msgs / notification (published / delivered) | PostgreSQL transactions / notification | last 202 → last push | kept up |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for point in points {
             let report = point.report
@@ -77,6 +77,7 @@ struct SweepReportCommand: AsyncParsableCommand {
                 point.name, point.offered, "\(report.settings.devicesPerUser)", NumberText.grouped(report.requestsPerSecond),
                 ms(report.publishLatencyMs), ms(report.endToEndLatencyMs), "\(report.lost) / \(report.duplicated)",
                 String(format: "%.0f", report.cpu.totalMicrosecondsPerUnit),
+                String(format: "%.1f", report.cpu.shares.reduce(0) { $0 + ($1.contextSwitchesPerUnit ?? 0) }),
                 "\(per(traffic?.amqpPublished, report)) / \(per(traffic?.amqpDelivered, report))", per(traffic?.databaseCommits, report),
                 report.backlog.drainSeconds.map { String(format: "%.2f s", $0) } ?? "n/a",
                 report.backlog.keptUp ? "yes" : "**no**: " + report.backlog.reasons.joined(separator: "; "),

@@ -15,8 +15,9 @@ Sizes (environment, defaults in brackets): BENCH_SUSTAINED_COUNT [60000], BENCH_
 BENCH_LATENCY_COUNT [20000], BENCH_FANOUT_EVENTS [300000], BENCH_BROADCAST_DEVICES [1000000],
 BENCH_BROKER_MESSAGES [200000], BENCH_MICRO_SECONDS [2].
 BENCH_KEEP_STATE=1 keeps the broker's and database's data from the last run instead of starting empty.
-BENCH_MODES runs only the modes it names (of: micro broker sustained latency fanout broadcast sustained-amqp single-amqp
-  latency-amqp sweep overload floor; sustained-amqp, single-amqp and latency-amqp publish over AMQP as an app's broker user).
+BENCH_MODES runs only the modes it names (of: micro wakeup broker sustained latency fanout broadcast sustained-amqp
+  single-amqp latency-amqp sweep overload floor; sustained-amqp, single-amqp and latency-amqp publish over AMQP as an
+  app's broker user; wakeup, about 20 s, is the CPU one thread waking another costs on this machine).
 sweep (about 20 minutes; sweep/sweep.md, a table, and sweep/sweep.svg, latency and CPU per notification against the
   rate): single-notification requests at each fixed rate of BENCH_SWEEP_RATES [100 300 1000 3000] per second for
   BENCH_SWEEP_SECONDS [20] seconds, for each of BENCH_SWEEP_DEVICES [1 3] devices per user; closed loops of
@@ -94,6 +95,10 @@ wants() { [ -z "${BENCH_MODES:-}" ] || [[ " $BENCH_MODES " == *" $1 "* ]]; }
 if wants micro; then
     echo "== micro-benchmarks of the hot functions"
     "$loadgen" micro --seconds "${BENCH_MICRO_SECONDS:-2}" --output "$out/micro" || true
+fi
+if wants wakeup; then
+    echo "== what waking a sleeping thread costs on this machine"
+    "$loadgen" wakeup --output "$out/wakeup" || true
 fi
 settle
 if wants broker; then
@@ -243,7 +248,7 @@ fi
 
 {
     echo "# Benchmark $(date -u +%Y-%m-%d) on $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"
-    for part in micro broker sustained sustained-amqp single-amqp latency latency-amqp fanout broadcast overload; do
+    for part in micro wakeup broker sustained sustained-amqp single-amqp latency latency-amqp fanout broadcast overload; do
         [ -f "$out/$part/report.md" ] && { echo; cat "$out/$part/report.md"; }
     done
     [ -f "$out/sweep/sweep.md" ] && { echo; cat "$out/sweep/sweep.md"; }

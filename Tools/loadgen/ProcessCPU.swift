@@ -4,8 +4,8 @@ import Foundation
 /// where the CPU went per unit of work: each service (its pid file), RabbitMQ (the node's VM and its children),
 /// PostgreSQL (the postmaster and its backends, those that exited included), and loadgen itself. Beside it, each
 /// process's context switches (its threads' voluntary and involuntary ones; a PostgreSQL backend that exited takes its
-/// own along): the times a thread of it went to sleep or was put aside, which on a virtual machine cost more CPU than
-/// the work between them (`loadgen wakeup`).
+/// own along): the times a thread of it went to sleep or was put aside. Each costs CPU of its own, about 20 µs of it on
+/// the 2-vCPU virtual machine of BENCHMARKS.md (`loadgen wakeup`).
 enum ProcessCPU {
     /// CPU milliseconds and context switches by process name at one moment.
     struct Snapshot: Sendable {

@@ -36,13 +36,15 @@ struct WakeupBenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         let processors = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        guard await PingPong.canPin(to: 0) else { throw ValidationError("cannot keep a thread on CPU 0 (sched_setaffinity failed)") }
+        let twoCPUs = processors > 1 ? await PingPong.canPin(to: 1) : false
         // Round trips after a pause take at least the pause each: fewer of them keep the run short.
         let pausedTrips = max(1, min(roundTrips, 5_000_000 / pauseMicroseconds))
         var cases: [PingPong] = [
             PingPong(name: "same CPU, back to back", cpus: (0, 0), pauseMicroseconds: 0, roundTrips: roundTrips),
             PingPong(name: "same CPU, after a pause", cpus: (0, 0), pauseMicroseconds: pauseMicroseconds, roundTrips: pausedTrips),
         ]
-        if processors > 1 {
+        if twoCPUs {
             cases += [
                 PingPong(name: "other CPU, back to back", cpus: (0, 1), pauseMicroseconds: 0, roundTrips: roundTrips),
                 PingPong(name: "other CPU, after a pause", cpus: (0, 1), pauseMicroseconds: pauseMicroseconds, roundTrips: pausedTrips),
@@ -120,13 +122,19 @@ private struct PingPong: Sendable {
         unsafeBitCast($0, to: SetAffinity.self)
     }
 
-    /// Keeps the calling thread on one CPU.
-    private static func pin(to cpu: Int) {
+    /// Whether a thread may be kept on `cpu` (it exists and this process's CPU set allows it); tried on a thread of its own.
+    static func canPin(to cpu: Int) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: pin(to: cpu)) }.start()
+        }
+    }
+
+    /// Keeps the calling thread on one CPU; false when the system refused.
+    @discardableResult
+    private static func pin(to cpu: Int) -> Bool {
         var set = cpu_set_t()
         withUnsafeMutableBytes(of: &set) { bytes in bytes[cpu / 8] |= UInt8(1 << (cpu % 8)) }
-        guard let setAffinity, setAffinity(0, MemoryLayout<cpu_set_t>.size, &set) == 0 else {
-            fatalError("sched_setaffinity to CPU \(cpu) failed")
-        }
+        return setAffinity?(0, MemoryLayout<cpu_set_t>.size, &set) == 0
     }
 
     /// User + system CPU of this process so far.

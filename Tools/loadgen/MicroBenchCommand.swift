@@ -50,10 +50,10 @@ struct MicroBenchCommand: AsyncParsableCommand {
             while clock.now < deadline {
                 let roundStarted = clock.now
                 try await round()
-                perCallNanoseconds.append(Self.nanoseconds(roundStarted.duration(to: clock.now)) / Double(calls))
+                perCallNanoseconds.append(roundStarted.duration(to: clock.now).inSeconds * 1e9 / Double(calls))
                 total += calls
             }
-            let totalSeconds = Self.nanoseconds(started.duration(to: clock.now)) / 1e9
+            let totalSeconds = started.duration(to: clock.now).inSeconds
             perCallNanoseconds.sort()
             let p50 = perCallNanoseconds[perCallNanoseconds.count / 2]
             let p99 = perCallNanoseconds[min(perCallNanoseconds.count - 1, perCallNanoseconds.count * 99 / 100)]
@@ -167,12 +167,6 @@ struct MicroBenchCommand: AsyncParsableCommand {
             ],
             figures: figures)
         try report.write(to: output ?? BenchmarkReport.defaultOutput("micro"))
-    }
-}
-
-extension MicroBenchCommand {
-    static func nanoseconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) * 1e9 + Double(duration.components.attoseconds) / 1e9
     }
 }
 

@@ -118,15 +118,13 @@ enum ProcessCPU {
     /// Voluntary and involuntary context switches of every live thread of `pid` (/proc/<pid>/task/*/status).
     private static func contextSwitches(_ pid: Int) -> Double {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        var total = 0.0
-        for task in tasks {
-            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
-            for line in status.split(separator: "\n") where line.contains("ctxt_switches:") {
-                total += Double(line.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
-            }
+        return tasks.reduce(0) { total, task in
+            let values = ProcStatus.values(atPath: "/proc/\(pid)/task/\(task)/status", named: switchFields) ?? [:]
+            return total + Double(values.values.reduce(0, +))
         }
-        return total
     }
+
+    private static let switchFields: Set<String> = ["voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"]
 
     /// Live processes by parent pid (field 4 of /proc/<pid>/stat).
     private static func childrenByParent() -> [Int: [Int]] {

@@ -20,11 +20,6 @@ enum ProcessMemory {
 
     /// `VmHWM:   123456 kB` from /proc/<pid>/status.
     static func vmHWM(pid: Int) -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            let fields = line.split(whereSeparator: \.isWhitespace)
-            if fields.count >= 2, let value = Int(fields[1]) { return value }
-        }
-        return nil
+        ProcStatus.values(atPath: "/proc/\(pid)/status", named: ["VmHWM"])?["VmHWM"]
     }
 }

@@ -21,6 +21,9 @@ import PostgresNIO
 /// fail where its first application succeeded: every write is an upsert or skips what is already so.)
 /// If another transaction records one of the same commands at the same time, the second attempt rolls
 /// back with `ConcurrentApplication` and is retried.
+///
+/// The transaction runs on its connection's event loop (`withTransactionOnEventLoop`): each reply resumes the batch's
+/// code on the thread that read it.
 struct CommandBatchApplier: Sendable {
     let client: PostgresClient
     let logger: Logger
@@ -40,11 +43,11 @@ struct CommandBatchApplier: Sendable {
         var seen = Set<UUID>()
         let commands = commands.filter { seen.insert($0.commandId).inserted }
         do {
-            return try await client.withTransaction(logger: logger) { connection in
+            return try await client.withTransactionOnEventLoop(logger: logger) { connection in
                 try await apply(commands, earlier: nil, clearing: clearing, on: connection)
             }
         } catch let error as PostgresTransactionError where error.closureError is AppliedBefore {
-            return try await client.withTransaction(logger: logger) { connection in
+            return try await client.withTransactionOnEventLoop(logger: logger) { connection in
                 try await apply(
                     commands, earlier: try await earlierEvents(of: commands.map(\.commandId), on: connection), clearing: clearing, on: connection)
             }

@@ -58,23 +58,17 @@ struct FeedbackHandler: Sendable {
     /// sort the outcomes by time), so no aggregate sorts.
     private func record(_ outcomes: [PushOutcome], keys: [UUID]) async throws {
         guard !outcomes.isEmpty else { return }
-        try await client.withTransaction(logger: logger) { connection in
-            try await connection.query(
-                """
-                INSERT INTO delivery_records (app_id, notification_id, record_key, recorded_at, push_ids, attempts, results,
-                                              subscription_ids, sequences, platforms, statuses, reasons, ats)
-                SELECT app, notification, key, max(at), array_agg(id), array_agg(attempt), array_agg(result), array_agg(subscription),
-                       array_agg(seq), array_agg(platform), array_agg(status), array_agg(reason), array_agg(at)
-                FROM unnest(\(ArrayParameter(keys))::uuid[], \(ArrayParameter(outcomes.map(\.pushId)))::uuid[], \(ArrayParameter(outcomes.map { Int32($0.attempt) }))::int4[],
-                            \(ArrayParameter(outcomes.map(\.result.rawValue)))::text[], \(ArrayParameter(outcomes.map(\.appId)))::text[], \(ArrayParameter(outcomes.map(\.notificationId)))::uuid[],
-                            \(ArrayParameter(outcomes.map(\.subscriptionId)))::uuid[], \(ArrayParameter(outcomes.map(\.sequence)))::int8[], \(ArrayParameter(outcomes.map(\.platform.rawValue)))::text[],
-                            \(ArrayParameter(outcomes.map { Int32($0.status ?? 0) }))::int4[], \(ArrayParameter(outcomes.map { $0.reason ?? "" }))::text[], \(ArrayParameter(outcomes.map(\.at)))::timestamptz[])
-                     AS t(key, id, attempt, result, app, notification, subscription, seq, platform, status, reason, at)
-                GROUP BY app, notification, key
-                ON CONFLICT DO NOTHING
-                """, logger: logger)
+        let records = Self.deliveryRecords(outcomes, keys: keys)
+        let invalid = outcomes.filter { $0.result == .tokenInvalid }
+        let refusals = outcomes.filter { $0.result == .credentialsRejected }
+        guard !invalid.isEmpty || !refusals.isEmpty else {
+            // Most batches only log deliveries: one statement, its own transaction (one round trip rather than three).
+            try await client.query(records, logger: logger)
+            return
+        }
+        try await client.withTransactionOnEventLoop(logger: logger) { connection in
+            try await connection.query(records, logger: logger)
 
-            let invalid = outcomes.filter { $0.result == .tokenInvalid }
             if !invalid.isEmpty {
                 let rows = try await connection.query(
                     """
@@ -98,7 +92,7 @@ struct FeedbackHandler: Sendable {
                 ])
             }
 
-            for refused in outcomes where refused.result == .credentialsRejected {
+            for refused in refusals {
                 let provider = refused.platform.provider.rawValue
                 // Only credentials stored before the refusal are flagged (new ones may already have replaced them): those
                 // of the device's app identity if the app has some for it, else its default ones.
@@ -121,5 +115,22 @@ struct FeedbackHandler: Sendable {
                 ])
             }
         }
+    }
+
+    /// The delivery log's rows for `outcomes`: one per notification and feedback message (`keys`), idempotent.
+    private static func deliveryRecords(_ outcomes: [PushOutcome], keys: [UUID]) -> PostgresQuery {
+        """
+        INSERT INTO delivery_records (app_id, notification_id, record_key, recorded_at, push_ids, attempts, results,
+                                      subscription_ids, sequences, platforms, statuses, reasons, ats)
+        SELECT app, notification, key, max(at), array_agg(id), array_agg(attempt), array_agg(result), array_agg(subscription),
+               array_agg(seq), array_agg(platform), array_agg(status), array_agg(reason), array_agg(at)
+        FROM unnest(\(ArrayParameter(keys))::uuid[], \(ArrayParameter(outcomes.map(\.pushId)))::uuid[], \(ArrayParameter(outcomes.map { Int32($0.attempt) }))::int4[],
+                    \(ArrayParameter(outcomes.map(\.result.rawValue)))::text[], \(ArrayParameter(outcomes.map(\.appId)))::text[], \(ArrayParameter(outcomes.map(\.notificationId)))::uuid[],
+                    \(ArrayParameter(outcomes.map(\.subscriptionId)))::uuid[], \(ArrayParameter(outcomes.map(\.sequence)))::int8[], \(ArrayParameter(outcomes.map(\.platform.rawValue)))::text[],
+                    \(ArrayParameter(outcomes.map { Int32($0.status ?? 0) }))::int4[], \(ArrayParameter(outcomes.map { $0.reason ?? "" }))::text[], \(ArrayParameter(outcomes.map(\.at)))::timestamptz[])
+             AS t(key, id, attempt, result, app, notification, subscription, seq, platform, status, reason, at)
+        GROUP BY app, notification, key
+        ON CONFLICT DO NOTHING
+        """
     }
 }

@@ -1,6 +1,4 @@
-import Logging
 import NIOCore
-import PostgresNIO
 
 /// A task executor that runs its jobs on one NIO event loop.
 ///
@@ -25,19 +23,5 @@ public final class EventLoopTaskExecutor: TaskExecutor {
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-    }
-}
-
-extension PostgresClient {
-    /// Runs `body` in a transaction on a leased connection, on the connection's event loop
-    /// (`EventLoopTaskExecutor`). Errors as `withTransaction`'s: a `PostgresTransactionError`.
-    public func withTransactionOnEventLoop<Result: Sendable>(
-        logger: Logger, _ body: (PostgresConnection) async throws -> Result
-    ) async throws -> Result {
-        try await withConnection { connection in
-            try await withTaskExecutorPreference(EventLoopTaskExecutor(connection.eventLoop)) {
-                try await connection.withTransaction(logger: logger) { try await body($0) }
-            }
-        }
     }
 }

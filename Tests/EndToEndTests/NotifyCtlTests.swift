@@ -83,6 +83,21 @@ extension EndToEndTests {
             return run
         }
 
+        @Test("a signing key, API key or admin token that begins with \"-\" (a base64url key does one time in 64) is read as the option's value")
+        func secretsBeginningWithADash() async throws {
+            let signingKey = "-" + randomHex(bytes: 16)
+            let token = try await Self.succeeding("user-token", "--user", "user-dash", "--signing-key", signingKey, "--app", "app_dash")
+                .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            try await UserToken.verify(token, with: await UserToken.keys(signingKey: signingKey))
+            #expect(try UserToken.unverifiedClaims(token).subject == "user-dash")
+            // Wrong secrets, refused by ingest: not a usage error (exit 64, "Missing value").
+            for arguments in [["apps", "list", "--admin-token", "-not-the-token"], ["deliveries", UUID().uuidString.lowercased(), "--api-key", "-not-a-key", "--app", "app_dash"]] {
+                let run = try await Self.notifyctl(arguments)
+                #expect(run.status != 0 && run.status != 64, "notifyctl \(arguments.joined(separator: " ")): \(run.status) \(run.stderr)")
+                #expect(!run.stderr.contains("Missing value"), "\(run.stderr)")
+            }
+        }
+
         @Test("an operator and an app server run it: apps, badge mode, event sources, provider keys, user tokens, send, delivery log, errors")
         func operatorAndAppServer() async throws {
             let created = try await Self.succeeding("apps", "create", "--name", "notifyctl \(uniqueSuffix())", "--json")

@@ -93,7 +93,7 @@ struct SetWNSCommand: AsyncParsableCommand {
     @Option(help: "The package SID (ms-app://...).")
     var packageSid: String
 
-    @Option(help: "The client secret.")
+    @Option(parsing: .unconditional, help: "The client secret (taken as it is, also when it begins with \"-\").")
     var secret: String
 
     func run() async throws {

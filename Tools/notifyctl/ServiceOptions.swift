@@ -7,13 +7,14 @@ struct ServiceOptions: ParsableArguments {
     @Option(help: "Ingest's base URL (env NOTIFY_URL; default http://127.0.0.1:21080).")
     var url: String?
 
-    @Option(help: "The operator's admin token (env NOTIFY_ADMIN_TOKEN; default local-admin-token).")
+    // The secrets here (--admin-token, --api-key) may begin with "-": the word after the option is its value.
+    @Option(parsing: .unconditional, help: "The operator's admin token (env NOTIFY_ADMIN_TOKEN; default local-admin-token).")
     var adminToken: String?
 
     @Option(help: "The app's id (env NOTIFY_APP_ID).")
     var app: String?
 
-    @Option(help: "The app's API key (env NOTIFY_API_KEY).")
+    @Option(parsing: .unconditional, help: "The app's API key (env NOTIFY_API_KEY).")
     var apiKey: String?
 
     @Flag(help: "Print the service's JSON answer as it came (for scripts) instead of tables and lines.")

@@ -28,7 +28,8 @@ struct TailCommand: AsyncParsableCommand {
     @Option(help: "The user whose changes to follow.")
     var user: String?
 
-    @Option(help: "The app's clientSigningKey, to mint the user's token (with --user).")
+    // A base64url key begins with "-" one time in 64: it is the value, not an option.
+    @Option(parsing: .unconditional, help: "The app's clientSigningKey, to mint the user's token (with --user).")
     var signingKey: String?
 
     @Flag(help: "Follow the app's push outcomes instead of a user's changes (API key).")

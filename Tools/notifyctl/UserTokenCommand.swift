@@ -15,7 +15,8 @@ struct UserTokenCommand: AsyncParsableCommand {
     @Option(help: "The user's id (the token's sub).")
     var user: String
 
-    @Option(help: "The app's clientSigningKey.")
+    // A base64url key begins with "-" one time in 64: it is the value, not an option.
+    @Option(parsing: .unconditional, help: "The app's clientSigningKey.")
     var signingKey: String
 
     @Option(help: "Seconds the token is valid.")

@@ -83,17 +83,28 @@ extension EndToEndTests {
             return run
         }
 
-        @Test("a signing key, API key or admin token that begins with \"-\" (a base64url key does one time in 64) is read as the option's value")
+        @Test("a signing key, client secret, API key or admin token that begins with \"-\" (a base64url key does one time in 64) is read as the option's value")
         func secretsBeginningWithADash() async throws {
             let signingKey = "-" + randomHex(bytes: 16)
             let token = try await Self.succeeding("user-token", "--user", "user-dash", "--signing-key", signingKey, "--app", "app_dash")
                 .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             try await UserToken.verify(token, with: await UserToken.keys(signingKey: signingKey))
             #expect(try UserToken.unverifiedClaims(token).subject == "user-dash")
-            // Wrong secrets, refused by ingest: not a usage error (exit 64, "Missing value").
-            for arguments in [["apps", "list", "--admin-token", "-not-the-token"], ["deliveries", UUID().uuidString.lowercased(), "--api-key", "-not-a-key", "--app", "app_dash"]] {
+
+            let created = try await Self.succeeding("apps", "create", "--name", "notifyctl dash \(uniqueSuffix())", "--json")
+            let app = try JSONDecoder().decode(CreatedApp.self, from: Data(created.stdout.utf8))
+            let secret = "-" + randomHex(bytes: 16)
+            SecretsUsed.record([app.apiKey, app.clientSigningKey, secret])
+            let wns = try await Self.succeeding("providers", "set", "wns", "--package-sid", "ms-app://s-1-15-2-dash", "--secret", secret, "--app", app.appId)
+            #expect(wns.stdout.contains("ms-app://s-1-15-2-dash") && !wns.stdout.contains(secret), "stored, the secret not shown: \(wns.stdout)")
+
+            // Wrong secrets reach ingest and are refused there (exit 1), not by the argument parser (exit 64, "Missing value").
+            for arguments in [
+                ["apps", "list", "--admin-token", "-not-the-token"],
+                ["deliveries", UUID().uuidString.lowercased(), "--api-key", "-not-a-key", "--app", app.appId],
+            ] {
                 let run = try await Self.notifyctl(arguments)
-                #expect(run.status != 0 && run.status != 64, "notifyctl \(arguments.joined(separator: " ")): \(run.status) \(run.stderr)")
+                #expect(run.status == 1, "notifyctl \(arguments.joined(separator: " ")): exited \(run.status): \(run.stderr)")
                 #expect(!run.stderr.contains("Missing value"), "\(run.stderr)")
             }
         }

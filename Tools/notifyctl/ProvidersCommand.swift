@@ -93,7 +93,8 @@ struct SetWNSCommand: AsyncParsableCommand {
     @Option(help: "The package SID (ms-app://...).")
     var packageSid: String
 
-    @Option(parsing: .unconditional, help: "The client secret (taken as it is, also when it begins with \"-\").")
+    // A secret may begin with "-": the word after the option is its value.
+    @Option(parsing: .unconditional, help: "The client secret.")
     var secret: String
 
     func run() async throws {

@@ -15,9 +15,10 @@ Sizes (environment, defaults in brackets): BENCH_SUSTAINED_COUNT [60000], BENCH_
 BENCH_LATENCY_COUNT [20000], BENCH_FANOUT_EVENTS [300000], BENCH_BROADCAST_DEVICES [1000000],
 BENCH_BROKER_MESSAGES [200000], BENCH_MICRO_SECONDS [2].
 BENCH_KEEP_STATE=1 keeps the broker's and database's data from the last run instead of starting empty.
-BENCH_MODES runs only the modes it names (of: micro wakeup broker sustained latency fanout broadcast sustained-amqp
+BENCH_MODES runs only the modes it names (of: micro wakeup idle broker sustained latency fanout broadcast sustained-amqp
   single-amqp latency-amqp sweep overload floor; sustained-amqp, single-amqp and latency-amqp publish over AMQP as an
-  app's broker user; wakeup, about 20 s, is the CPU one thread waking another costs on this machine).
+  app's broker user; wakeup, about 20 s, is the CPU one thread waking another costs on this machine; idle,
+  BENCH_IDLE_SECONDS [30] seconds, is each process's CPU and context switches per second with nothing sent).
 sweep (about 20 minutes; sweep/sweep.md, a table, and sweep/sweep.svg, latency and CPU per notification against the
   rate): single-notification requests at each fixed rate of BENCH_SWEEP_RATES [100 300 1000 3000] per second for
   BENCH_SWEEP_SECONDS [20] seconds, for each of BENCH_SWEEP_DEVICES [1 3] devices per user; closed loops of
@@ -101,6 +102,10 @@ if wants wakeup; then
     "$loadgen" wakeup --output "$out/wakeup" || true
 fi
 settle
+if wants idle; then
+    echo "== idle: what each process costs per second while nothing is sent"
+    "$loadgen" idle --seconds "${BENCH_IDLE_SECONDS:-30}" --output "$out/idle" || true
+fi
 if wants broker; then
     echo "== broker ceiling"
     "$loadgen" broker --amqp-url "$NOTIFY_AMQP_URL" --messages "${BENCH_BROKER_MESSAGES:-200000}" --output "$out/broker" || true

@@ -336,6 +336,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "NotifyRuntimeTests",
+            dependencies: ["NotifyRuntime"],
+            path: "Tests/NotifyRuntimeTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "NotifyDatabaseTests",
             dependencies: ["NotifyDatabase", .product(name: "PostgresNIO", package: "postgres-nio")],
             path: "Tests/NotifyDatabaseTests",

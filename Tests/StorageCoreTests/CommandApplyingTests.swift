@@ -144,6 +144,29 @@ struct CommandApplyingTests {
         }
     }
 
+    @Test("a subscription of an app whose webhook takes its event is announced on the webhook relay's channel at commit")
+    func webhookEventsAreAnnounced() async throws {
+        try await withApplier { applier, client in
+            let app = Self.app()
+            guard case .createApp(let record) = app.action else { return }
+            let webhook = WebhookRecord(
+                appId: record.appId, url: "https://127.0.0.1:9/hook", events: ["subscription.created"], secret: "sealed", createdAt: Date())
+            _ = try await applier.apply([app, StorageCommand(action: .putWebhook(webhook))])
+            try await client.withConnection { connection in
+                try await connection.listen(on: WebhookRelay.channel) { announcements in
+                    let subscription = DeviceSubscription(
+                        subscriptionId: UUID(), appId: record.appId, userId: "webhook-user", platform: .apns, pushToken: "token-\(UUID())",
+                        appPackage: nil, displayName: nil, expirationDateTime: Date().addingTimeInterval(86400), registeredAt: Date())
+                    _ = try await applier.apply([StorageCommand(action: .registerSubscription(subscription))])
+                    var iterator = announcements.makeAsyncIterator()
+                    #expect(try await iterator.next() != nil, "the relay, listening there, is woken")
+                }
+            }
+            // The test stack's storage relays the event too; the app goes, with its webhook and outbox.
+            _ = try await applier.apply([StorageCommand(action: .deleteApp(appId: record.appId))])
+        }
+    }
+
     @Test("publishing the same appNotificationId again replaces it: an updated event with a new sequence")
     func replaceIsAnUpdate() async throws {
         try await withApplier { applier, _ in

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NotifyDatabase
 import NotifyModels
 import PostgresNIO
 import ServiceLifecycle
@@ -36,19 +37,13 @@ final class AppliedCommandWatch: Service, Sendable {
     /// Listens until shutdown, connecting again (after a pause) whenever the connection drops.
     func run() async throws {
         await cancelWhenGracefulShutdown { [self] in
-            while !Task.isCancelled {
-                do {
-                    try await client.withConnection { connection in
-                        try await connection.listen(on: StorageCommand.appliedChannel) { announcements in
-                            state.withLock { $0.listening = true }
-                            for try await announcement in announcements { received(announcement.payload) }
-                        }
-                    }
-                } catch {
-                    if !Task.isCancelled { logger.warning("not listening for applied commands; polling meanwhile", metadata: ["error": "\(String(reflecting: error))"]) }
-                }
+            await client.listen(on: StorageCommand.appliedChannel) {
+                state.withLock { $0.listening = true }
+            } received: { payload in
+                received(payload)
+            } stopped: { error in
+                if let error { logger.warning("not listening for applied commands; polling meanwhile", metadata: ["error": "\(String(reflecting: error))"]) }
                 stopListening()
-                try? await Task.sleep(for: .seconds(1))
             }
         }
     }

@@ -28,7 +28,8 @@ struct PollIngestion: Service {
     var http: HTTPClient = .shared
     /// How often the list of sources is read again.
     var reloadInterval: Duration = .seconds(5)
-    var tick: Duration = .milliseconds(250)
+    /// The shortest pause between two turns (a source due now waits this long when the last turn polled others).
+    var minimumPause: Duration = .milliseconds(10)
 
     private struct SourceKey: Hashable {
         var appId: String
@@ -49,15 +50,16 @@ struct PollIngestion: Service {
     func run() async throws {
         var sources: [PollSourceRecord] = []
         var schedules: [SourceKey: Schedule] = [:]
-        var lastReload: ContinuousClock.Instant?
+        var nextReload = ContinuousClock.now
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             let now = ContinuousClock.now
-            if lastReload.map({ now - $0 >= reloadInterval }) ?? true {
+            if nextReload <= now {
                 do {
                     sources = try await load()
-                    lastReload = now
+                    nextReload = now + reloadInterval
                 } catch {
                     logger.debug("could not read the poll sources; will try again", metadata: ["error": "\(error)"])
+                    nextReload = now + min(reloadInterval, .seconds(1))
                 }
             }
             let due = sources.filter { schedules[SourceKey(appId: $0.appId, name: $0.name)].map { $0.next <= now } ?? true }
@@ -76,7 +78,13 @@ struct PollIngestion: Service {
                     schedules[key] = Schedule(next: .now + wait, failures: failures)
                 }
             }
-            await pauseUnlessShuttingDown(for: tick)
+            // Asleep until the next source is due or the list is read again (an app without poll sources wakes
+            // this loop once per reload, not several times a second).
+            var next = nextReload
+            for source in sources {
+                if let due = schedules[SourceKey(appId: source.appId, name: source.name)]?.next, due < next { next = due }
+            }
+            await pauseUnlessShuttingDown(for: max(next - .now, minimumPause))
         }
     }
 

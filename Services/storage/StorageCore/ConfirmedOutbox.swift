@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NotifyDatabase
+import NotifyRuntime
 import PostgresNIO
 import ServiceLifecycle
 import Synchronization
@@ -16,6 +17,8 @@ final class ConfirmedOutbox: Service {
     private let logger: Logger
     private let idleDelay: Duration
     private let pending = Mutex<(ids: [UUID], since: ContinuousClock.Instant?)>(([], nil))
+    /// Nudged when commands start to wait.
+    private let waiting = Nudge()
 
     init(client: PostgresClient, logger: Logger, idleDelay: Duration = .milliseconds(200)) {
         self.client = client
@@ -26,10 +29,13 @@ final class ConfirmedOutbox: Service {
     /// Commands whose events the broker confirmed (or that were cleared in a transaction that then failed).
     func add(_ ids: [UUID]) {
         guard !ids.isEmpty else { return }
-        pending.withLock { pending in
+        let first = pending.withLock { pending in
             pending.ids += ids
-            if pending.since == nil { pending.since = .now }
+            guard pending.since == nil else { return false }
+            pending.since = .now
+            return true
         }
+        if first { waiting.nudge() }
     }
 
     /// Every command waiting; the caller clears them or adds them back.
@@ -42,9 +48,14 @@ final class ConfirmedOutbox: Service {
 
     func run() async throws {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            try? await Task.sleep(for: idleDelay)
-            let due = pending.withLock { pending in pending.since.map { ContinuousClock.now - $0 >= idleDelay } ?? false }
-            if due { await clear(take()) }
+            // Asleep while nothing waits (an idle storage wakes for nothing), then until the oldest waits `idleDelay`.
+            guard let since = pending.withLock({ $0.since }) else {
+                await waiting.pause(upTo: .seconds(60))
+                continue
+            }
+            let due = since + idleDelay
+            if due > .now { await pauseUnlessShuttingDown(for: due - .now) }
+            if pending.withLock({ $0.since.map { ContinuousClock.now - $0 >= idleDelay } ?? false }) { await clear(take()) }
         }
         await clear(take())
     }

@@ -5,7 +5,8 @@ import NotifyModels
 import PostgresNIO
 
 /// Records webhook events in the same transaction as the change that causes them (the outbox `webhook_events`), for
-/// the apps whose webhook takes that type; `WebhookRelay` publishes them to `webhooks.deliveries` in order.
+/// the apps whose webhook takes that type; `WebhookRelay` publishes them to `webhooks.deliveries` in order. Recording
+/// any announces them on `WebhookRelay.channel`, which PostgreSQL delivers when the transaction commits.
 struct WebhookOutbox {
     let connection: PostgresConnection
     let logger: Logger
@@ -33,11 +34,15 @@ struct WebhookOutbox {
         guard !subjects.isEmpty else { return }
         try await connection.query(
             """
-            INSERT INTO webhook_events (event_id, app_id, type, data, created_at)
-            SELECT gen_random_uuid(), e.app, \(type.rawValue), e.data::jsonb, now()
-            FROM unnest(\(ArrayParameter(subjects.map(\.appId)))::text[], \(ArrayParameter(subjects.map(\.json)))::text[]) WITH ORDINALITY AS e(app, data, ord)
-            WHERE EXISTS (SELECT 1 FROM app_webhooks w WHERE w.app_id = e.app AND \(type.rawValue) = ANY(w.events))
-            ORDER BY e.ord
+            WITH recorded AS (
+                INSERT INTO webhook_events (event_id, app_id, type, data, created_at)
+                SELECT gen_random_uuid(), e.app, \(type.rawValue), e.data::jsonb, now()
+                FROM unnest(\(ArrayParameter(subjects.map(\.appId)))::text[], \(ArrayParameter(subjects.map(\.json)))::text[]) WITH ORDINALITY AS e(app, data, ord)
+                WHERE EXISTS (SELECT 1 FROM app_webhooks w WHERE w.app_id = e.app AND \(type.rawValue) = ANY(w.events))
+                ORDER BY e.ord
+                RETURNING 1
+            )
+            SELECT pg_notify(\(WebhookRelay.channel), '') WHERE EXISTS (SELECT 1 FROM recorded)
             """, logger: logger)
     }
 }

@@ -7,26 +7,70 @@ import NotifyRuntime
 import NotifyWire
 import PostgresNIO
 import ServiceLifecycle
+import Synchronization
 
 /// Publishes the webhook events the outbox holds (`webhook_events`) to `webhooks.deliveries`, oldest first, and marks
 /// them published once the broker confirmed them. The rows are locked while they are published, so two storage
 /// instances never relay the same events; a crash before the mark relays them again (at least once, in order).
-struct WebhookRelay: Service {
-    let client: PostgresClient
-    let publisher: AMQPPublisher
-    let logger: Logger
-    var interval: Duration = .milliseconds(200)
-    var pageSize = 200
+///
+/// The relay sleeps until there are events: `WebhookOutbox` announces them on `channel` when their transaction
+/// commits, and the relay listens there. It still looks every `fallbackInterval` (for events another instance's relay
+/// left behind when it failed), and every `interval` while it cannot listen or cannot publish.
+final class WebhookRelay: Service {
+    /// Where `WebhookOutbox` announces that it recorded events.
+    static let channel = "notify_webhook_events"
+
+    private let client: PostgresClient
+    private let publisher: AMQPPublisher
+    private let logger: Logger
+    private let interval: Duration
+    private let fallbackInterval: Duration
+    private let pageSize = 200
+    private let announced = Nudge()
+    private let listening = Mutex(false)
+
+    init(
+        client: PostgresClient, publisher: AMQPPublisher, logger: Logger, interval: Duration = .milliseconds(200),
+        fallbackInterval: Duration = .seconds(5)
+    ) {
+        self.client = client
+        self.publisher = publisher
+        self.logger = logger
+        self.interval = interval
+        self.fallbackInterval = fallbackInterval
+    }
 
     func run() async throws {
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            var relayed = 0
-            do {
-                relayed = try await relayPage()
-            } catch {
-                logger.debug("could not relay webhook events; will try again", metadata: ["error": "\(error)"])
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.listen() }
+            while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                var relayed = 0
+                var failed = false
+                do {
+                    relayed = try await relayPage()
+                } catch {
+                    failed = true
+                    logger.debug("could not relay webhook events; will try again", metadata: ["error": "\(error)"])
+                }
+                if relayed < pageSize {
+                    await announced.pause(upTo: failed || !listening.withLock({ $0 }) ? interval : fallbackInterval)
+                }
             }
-            if relayed < pageSize { await pauseUnlessShuttingDown(for: interval) }
+            group.cancelAll()
+        }
+    }
+
+    /// Listens for announced events until cancelled.
+    private func listen() async {
+        await client.listen(on: Self.channel) {
+            listening.withLock { $0 = true }
+            // What was recorded before this listen began is relayed now, not at the fallback's turn.
+            announced.nudge()
+        } received: { _ in
+            announced.nudge()
+        } stopped: { error in
+            listening.withLock { $0 = false }
+            if let error { logger.debug("not listening for webhook events; polling meanwhile", metadata: ["error": "\(error)"]) }
         }
     }
 

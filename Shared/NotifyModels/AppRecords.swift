@@ -2,6 +2,10 @@ import Foundation
 
 /// A tenant: an app with its app-server key (stored hashed) and the key that signs its user tokens.
 public struct AppRecord: Codable, Sendable, Equatable {
+    /// The PostgreSQL channel on which storage announces, at commit, that an app's row or its broker users changed
+    /// (payload: the app id), so that readers caching apps (ingest) read it again.
+    public static let changedChannel = "notify_app_changed"
+
     public var appId: String
     public var name: String
     /// Hex SHA-256 of the API key; the key itself is shown once and never stored.

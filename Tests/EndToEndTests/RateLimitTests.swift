@@ -42,6 +42,37 @@ extension EndToEndTests {
             #expect(try await user.allChanges(after: nil).changes.count == accepted + 1, "\(changes.count) changes")
         }
 
+        /// A second ingest instance's port (the stack's ingest port + 14, clear of the other tests' and the sandbox's).
+        private static let secondIngestPort = (Int(ProcessInfo.processInfo.environment["NOTIFY_INGEST_PORT"] ?? "") ?? 22080) + 14
+
+        @Test("a limit set through one instance holds on another at once, not when that one's cached copy of the app expires",
+              .timeLimit(.minutes(2)))
+        func limitHoldsOnEveryInstance() async throws {
+            let app = try await TestApp.create()
+            let userId = "user-\(uniqueSuffix())"
+            try await SecondIngest.running(port: Self.secondIngestPort, environment: [:]) { second in
+                let url = "\(second.baseURL)/v1/apps/\(app.appId)/notifications"
+                func publish(_ title: String) async throws -> Int {
+                    let body = try StackClient.encode(NotificationRequest.alert(to: userId, title: title))
+                    return try await StackClient.send(.POST, url, bearer: app.apiKey, json: body, deadline: .zero).status
+                }
+                // The second instance now holds the app, with the default limit, for up to 30 s.
+                #expect(try await publish("cached") == 202)
+                let set = try await StackClient.send(
+                    .PATCH, "\(Stack.ingestURL)/v1/apps/\(app.appId)", bearer: Stack.adminToken,
+                    json: StackClient.encode(Settings(rateLimit: RateLimit(requestsPerSecond: 1))))
+                #expect(set.status == 200, "\(set.text)")
+                var statuses: [Int] = []
+                let deadline = ContinuousClock.now + .seconds(10)
+                while !statuses.contains(429), ContinuousClock.now < deadline {
+                    statuses = []
+                    for index in 0..<4 { statuses.append(try await publish("burst \(index)")) }
+                    if !statuses.contains(429) { try await Task.sleep(for: .milliseconds(200)) }
+                }
+                #expect(statuses.contains(429), "4 requests at once through the other instance, against 1/s: \(statuses)")
+            }
+        }
+
         @Test("a limit out of range is refused naming the field; no setting at all is refused")
         func invalidSettings() async throws {
             let app = try await TestApp.create()

@@ -67,8 +67,15 @@ final class AppDirectory: Sendable {
         }
     }
 
+    private struct Cache {
+        var apps: [String: (app: App?, loadedAt: ContinuousClock.Instant)] = [:]
+        /// Counts the copies dropped: a load that began before a drop does not cache what it read.
+        var drops = 0
+    }
+
     private let source: any AppSource
-    private let cache = Mutex<[String: (app: App?, loadedAt: ContinuousClock.Instant)]>([:])
+    private let cache = Mutex(Cache())
+    /// How long a copy serves when no announcement of a change dropped it (`AppChangeWatch`).
     private let lifetime: Duration = .seconds(30)
 
     init(source: some AppSource) {
@@ -78,7 +85,7 @@ final class AppDirectory: Sendable {
     /// The app, or nil if there is none with that id (an unknown id is cached for a second only).
     func app(_ appId: String) async throws -> App? {
         let now = ContinuousClock.now
-        if let cached = cache.withLock({ $0[appId] }) {
+        if let cached = cache.withLock({ $0.apps[appId] }) {
             let age = now - cached.loadedAt
             if (cached.app != nil && age < lifetime) || age < .seconds(1) { return cached.app }
         }
@@ -97,18 +104,32 @@ final class AppDirectory: Sendable {
     /// accepted at once, while wrong keys cost at most one query per app and second.
     func recentApp(_ appId: String) async throws -> App? {
         let now = ContinuousClock.now
-        if let cached = cache.withLock({ $0[appId] }), now - cached.loadedAt < .seconds(1) { return cached.app }
+        if let cached = cache.withLock({ $0.apps[appId] }), now - cached.loadedAt < .seconds(1) { return cached.app }
         return try await load(appId, at: now)
     }
 
-    /// Drops the cached app, so the next request reads it again (after this instance changed it).
+    /// Drops the cached app, so the next request reads it again (it changed).
     func forget(_ appId: String) {
-        _ = cache.withLock { $0.removeValue(forKey: appId) }
+        cache.withLock { cache in
+            cache.apps.removeValue(forKey: appId)
+            cache.drops += 1
+        }
+    }
+
+    /// Drops every cached app (changes may have gone unannounced).
+    func forgetAll() {
+        cache.withLock { cache in
+            cache.apps.removeAll()
+            cache.drops += 1
+        }
     }
 
     private func load(_ appId: String, at now: ContinuousClock.Instant) async throws -> App? {
+        let drops = cache.withLock { $0.drops }
         let found = try await source.app(appId)
-        cache.withLock { $0[appId] = (found, now) }
+        cache.withLock { cache in
+            if cache.drops == drops { cache.apps[appId] = (found, now) }
+        }
         return found
     }
 

@@ -80,14 +80,17 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         options: .init(prefetch: 100, maximumBatch: 100), logger: logger, handler: dependencies.hub.handle)
 
     // The server shuts down first (live streams end as it begins), then the services in reverse: the live hub, the
-    // applied-command watch, the consumers, the publisher, the pools.
+    // app-change and applied-command watches, the consumers, the publisher, the pools.
     return Application(
         router: router,
         configuration: ApplicationConfiguration(
             address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "notify-ingest",
             // Beyond it new connections wait in the listen backlog until one closes (Hummingbird stops accepting).
             availableConnectionsDelegate: .maximum(configuration.maximumConnections, logger: logger)),
-        services: pools + [publisher, consumer, liveListener, dependencies.appliedCommands, dependencies.hub, polling]
+        services: pools + [
+            publisher, consumer, liveListener, dependencies.appliedCommands, AppChangeWatch(client: database, apps: dependencies.apps, logger: logger),
+            dependencies.hub, polling,
+        ]
             + (maintenance.map { [$0] } ?? []) + (backlogMonitor.map { [$0] } ?? []),
         logger: logger)
 }

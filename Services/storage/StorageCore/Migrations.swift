@@ -547,6 +547,24 @@ struct Migrations {
             $$
             """,
         ]),
+        // Every change of an app's row or of its broker users is announced on `AppRecord.changedChannel` (payload: the
+        // app id) when its transaction commits: each ingest instance drops its cached copy at once (a rate limit, badge
+        // mode, key rotation or deletion made through one instance holds on all), instead of after the cache's 30 s.
+        (27, [
+            """
+            CREATE FUNCTION announce_app_change() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                PERFORM pg_notify('notify_app_changed', CASE WHEN TG_OP = 'DELETE' THEN OLD.app_id ELSE NEW.app_id END);
+                RETURN NULL;
+            END
+            $$
+            """,
+            "CREATE TRIGGER apps_announce_change AFTER INSERT OR UPDATE OR DELETE ON apps FOR EACH ROW EXECUTE FUNCTION announce_app_change()",
+            """
+            CREATE TRIGGER app_broker_users_announce_change AFTER INSERT OR UPDATE OR DELETE ON app_broker_users
+            FOR EACH ROW EXECUTE FUNCTION announce_app_change()
+            """,
+        ]),
     ]
 
     /// Code run before a step's statements, for what SQL alone cannot do.

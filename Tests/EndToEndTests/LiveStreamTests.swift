@@ -206,7 +206,7 @@ extension EndToEndTests {
 
         @Test("an instance without live streams is not sent change batches: its queue is unbound when idle, bound before a stream's first read")
         func liveQueueIsBoundOnlyWhileStreaming() async throws {
-            // test.sh runs ingest with NOTIFY_LIVE_UNBIND_SECONDS=2; a closed stream is noticed at its next keep-alive (15 s).
+            // test.sh runs ingest with NOTIFY_LIVE_UNBIND_SECONDS=2; a closed stream is noticed when its connection closes.
             // The live queues bound to the change events' exchange (fanout.changes always is).
             func liveQueuesBound() async throws -> [String] {
                 try await Broker.queuesBound(to: QueueNames.changesExchange).filter { $0 != QueueNames.fanoutChanges }

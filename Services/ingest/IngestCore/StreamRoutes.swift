@@ -78,47 +78,56 @@ struct StreamRoutes: Sendable {
                 var last = start
                 let encoder = WireCoding.makeEncoder()
                 try await writer.write(ByteBuffer(string: ": connected\n\n"))
-                // The stream ends when the server begins to shut down, so that it can drain.
-                try await withGracefulShutdownHandler {
-                    try await withThrowingTaskGroup(of: Void.self) { group in
-                        // A comment line now and then keeps proxies from closing an idle stream.
-                        let (ticks, tick) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-                        group.addTask {
-                            while !Task.isCancelled {
-                                try await Task.sleep(for: keepAlive)
-                                tick.yield()
-                            }
-                        }
-                        var pending = true
-                        var events = merge(wakeUps, ticks).makeAsyncIterator()
-                        while true {
-                            if pending {
-                                var more = true
-                                while more {
-                                    let page = try await reader.changes(appId: user.appId, userId: user.userId, after: last, limit: 500, filter: .init())
-                                    for change in page.changes {
-                                        if let broadcastSequence = change.broadcastSequence {
-                                            last.broadcastSequence = broadcastSequence
-                                        } else {
-                                            last.sequence = change.sequence
-                                        }
-                                        var text = "id: \(SyncCursor.encode(last))\nevent: change\ndata: "
-                                        text += String(decoding: try encoder.encode(change), as: UTF8.self)
-                                        text += "\n\n"
-                                        try await writer.write(ByteBuffer(string: text))
+                do {
+                    // The stream ends when the client closes its connection (the writing is cancelled then, instead of
+                    // failing at the next keep-alive), and when the server begins to shut down, so that it can drain.
+                    try await request.body.consumeWithCancellationOnInboundClose { _ in
+                        try await withGracefulShutdownHandler {
+                            try await withThrowingTaskGroup(of: Void.self) { group in
+                                // A comment line now and then keeps proxies from closing an idle stream.
+                                let (ticks, tick) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+                                group.addTask {
+                                    while !Task.isCancelled {
+                                        try await Task.sleep(for: keepAlive)
+                                        tick.yield()
                                     }
-                                    last = try SyncCursor.decode(page.cursor)
-                                    more = page.hasMore
                                 }
+                                var pending = true
+                                var events = merge(wakeUps, ticks).makeAsyncIterator()
+                                while !Task.isCancelled {
+                                    if pending {
+                                        var more = true
+                                        while more {
+                                            let page = try await reader.changes(
+                                                appId: user.appId, userId: user.userId, after: last, limit: 500, filter: .init())
+                                            for change in page.changes {
+                                                if let broadcastSequence = change.broadcastSequence {
+                                                    last.broadcastSequence = broadcastSequence
+                                                } else {
+                                                    last.sequence = change.sequence
+                                                }
+                                                var text = "id: \(SyncCursor.encode(last))\nevent: change\ndata: "
+                                                text += String(decoding: try encoder.encode(change), as: UTF8.self)
+                                                text += "\n\n"
+                                                try await writer.write(ByteBuffer(string: text))
+                                            }
+                                            last = try SyncCursor.decode(page.cursor)
+                                            more = page.hasMore
+                                        }
+                                    }
+                                    guard let event = await events.next() else { break }
+                                    pending = event
+                                    if !event { try await writer.write(ByteBuffer(string: ": keep-alive\n\n")) }
+                                }
+                                group.cancelAll()
                             }
-                            guard let event = await events.next() else { break }
-                            pending = event
-                            if !event { try await writer.write(ByteBuffer(string: ": keep-alive\n\n")) }
+                        } onGracefulShutdown: {
+                            hub.unsubscribe(listener)
                         }
-                        group.cancelAll()
                     }
-                } onGracefulShutdown: {
-                    hub.unsubscribe(listener)
+                } catch is CancellationError {
+                    logger.debug("live stream closed by the client", metadata: ["appId": "\(user.appId)", "userId": "\(user.userId)"])
+                    return
                 }
                 logger.debug("live stream closed", metadata: ["appId": "\(user.appId)", "userId": "\(user.userId)"])
                 try await writer.finish(nil)

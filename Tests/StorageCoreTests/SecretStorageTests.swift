@@ -17,6 +17,14 @@ struct SecretStorageTests {
             brokerUser: nil, createdAt: Date())
     }
 
+    /// The test stack's key-encryption keys (deploy/local/services.sh keeps them in NOTIFY_SECRET_KEYS_FILE, by default
+    /// the state directory's secret-keys).
+    private static func stackKeys() throws -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let path = environment["NOTIFY_SECRET_KEYS_FILE"] ?? (environment["NOTIFY_STATE_DIR"] ?? ".local/test") + "/secret-keys"
+        return try String(contentsOfFile: path, encoding: .utf8)
+    }
+
     private func text(_ client: PostgresClient, _ query: PostgresQuery) async throws -> [String?] {
         var values: [String?] = []
         for try await value in try await client.query(query, logger: logger).decode(String?.self) { values.append(value) }
@@ -46,7 +54,7 @@ struct SecretStorageTests {
     @Test("after the key-encryption key moved, storage re-seals every secret with the new key, plaintext ones too; one it cannot open is counted")
     func resealing() async throws {
         try await StorageTestDatabase.withApplier { applier, client in
-            let oldEntry = SecretKeyring.generateEntry(id: "old"), newEntry = SecretKeyring.generateEntry(id: "new")
+            let oldEntry = SecretKeyring.generateEntry(id: "old")
             let before = try SecretKeyring(parsing: oldEntry)
             var app = Self.newApp(signingKey: "")
             app.clientSigningKey = before.seal("signing-key-1", for: .clientSigningKey(appId: app.appId))
@@ -58,7 +66,9 @@ struct SecretStorageTests {
                 StorageCommand(action: .putWebhook(WebhookRecord(
                     appId: app.appId, url: "https://hooks.example/x", events: ["subscription.created"], secret: "whsec_plaintext", createdAt: Date()))),
             ])
-            let after = try SecretKeyring(parsing: "\(newEntry),\(oldEntry)")
+            // The key moves to the running stack's own: the resealer seals every app's secrets in the database, other
+            // tests' too, and the stack's services must still open them.
+            let after = try SecretKeyring(parsing: "\(try Self.stackKeys())\n\(oldEntry)")
             let resealer = SecretResealer(client: client, keyring: after, interval: .seconds(60), logger: logger)
             let left = try await resealer.resealAll()
             let signing = try #require(try await text(client, "SELECT client_signing_key FROM apps WHERE app_id = \(app.appId)").first ?? nil)

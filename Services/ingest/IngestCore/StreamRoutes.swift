@@ -66,61 +66,20 @@ struct StreamRoutes: Sendable {
                 .serviceUnavailable, code: "broker_unavailable",
                 message: "the live stream cannot be set up: the broker's management API did not answer", retryAfterSeconds: 5)
         }
-        let reader = self.reader
         let hub = self.hub
-        let keepAlive = self.keepAlive
         let logger = self.logger
         return Response(
             status: .ok,
             headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
             body: ResponseBody { writer in
                 defer { hub.unsubscribe(listener) }
-                var last = start
-                let encoder = WireCoding.makeEncoder()
                 try await writer.write(ByteBuffer(string: ": connected\n\n"))
                 do {
                     // The stream ends when the client closes its connection (the writing is cancelled then, instead of
                     // failing at the next keep-alive), and when the server begins to shut down, so that it can drain.
                     try await request.body.consumeWithCancellationOnInboundClose { _ in
                         try await withGracefulShutdownHandler {
-                            try await withThrowingTaskGroup(of: Void.self) { group in
-                                // A comment line now and then keeps proxies from closing an idle stream.
-                                let (ticks, tick) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-                                group.addTask {
-                                    while !Task.isCancelled {
-                                        try await Task.sleep(for: keepAlive)
-                                        tick.yield()
-                                    }
-                                }
-                                var pending = true
-                                var events = merge(wakeUps, ticks).makeAsyncIterator()
-                                while !Task.isCancelled {
-                                    if pending {
-                                        var more = true
-                                        while more {
-                                            let page = try await reader.changes(
-                                                appId: user.appId, userId: user.userId, after: last, limit: 500, filter: .init())
-                                            for change in page.changes {
-                                                if let broadcastSequence = change.broadcastSequence {
-                                                    last.broadcastSequence = broadcastSequence
-                                                } else {
-                                                    last.sequence = change.sequence
-                                                }
-                                                var text = "id: \(SyncCursor.encode(last))\nevent: change\ndata: "
-                                                text += String(decoding: try encoder.encode(change), as: UTF8.self)
-                                                text += "\n\n"
-                                                try await writer.write(ByteBuffer(string: text))
-                                            }
-                                            last = try SyncCursor.decode(page.cursor)
-                                            more = page.hasMore
-                                        }
-                                    }
-                                    guard let event = await events.next() else { break }
-                                    pending = event
-                                    if !event { try await writer.write(ByteBuffer(string: ": keep-alive\n\n")) }
-                                }
-                                group.cancelAll()
-                            }
+                            try await sendChanges(of: user, after: start, wakeUps: wakeUps, to: &writer)
                         } onGracefulShutdown: {
                             hub.unsubscribe(listener)
                         }
@@ -132,6 +91,52 @@ struct StreamRoutes: Sendable {
                 logger.debug("live stream closed", metadata: ["appId": "\(user.appId)", "userId": "\(user.userId)"])
                 try await writer.finish(nil)
             })
+    }
+
+    /// Writes the user's changes after `start` as events, then those each wake-up finds, with a keep-alive comment
+    /// between; returns when the wake-ups end (the stream was unsubscribed).
+    private func sendChanges(
+        of user: Authenticator.User, after start: SyncPosition, wakeUps: AsyncStream<Void>, to writer: inout some ResponseBodyWriter
+    ) async throws {
+        var last = start
+        let encoder = WireCoding.makeEncoder()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            // A comment line now and then keeps proxies from closing an idle stream.
+            let (ticks, tick) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            group.addTask { [keepAlive] in
+                while !Task.isCancelled {
+                    try await Task.sleep(for: keepAlive)
+                    tick.yield()
+                }
+            }
+            var pending = true
+            var events = merge(wakeUps, ticks).makeAsyncIterator()
+            while !Task.isCancelled {
+                if pending {
+                    var more = true
+                    while more {
+                        let page = try await reader.changes(appId: user.appId, userId: user.userId, after: last, limit: 500, filter: .init())
+                        for change in page.changes {
+                            if let broadcastSequence = change.broadcastSequence {
+                                last.broadcastSequence = broadcastSequence
+                            } else {
+                                last.sequence = change.sequence
+                            }
+                            var text = "id: \(SyncCursor.encode(last))\nevent: change\ndata: "
+                            text += String(decoding: try encoder.encode(change), as: UTF8.self)
+                            text += "\n\n"
+                            try await writer.write(ByteBuffer(string: text))
+                        }
+                        last = try SyncCursor.decode(page.cursor)
+                        more = page.hasMore
+                    }
+                }
+                guard let event = await events.next() else { break }
+                pending = event
+                if !event { try await writer.write(ByteBuffer(string: ": keep-alive\n\n")) }
+            }
+            group.cancelAll()
+        }
     }
 }
 

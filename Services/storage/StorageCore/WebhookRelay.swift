@@ -23,21 +23,16 @@ final class WebhookRelay: Service {
     private let client: PostgresClient
     private let publisher: AMQPPublisher
     private let logger: Logger
-    private let interval: Duration
-    private let fallbackInterval: Duration
+    private let interval: Duration = .milliseconds(200)
+    private let fallbackInterval: Duration = .seconds(5)
     private let pageSize = 200
     private let announced = Nudge()
     private let listening = Mutex(false)
 
-    init(
-        client: PostgresClient, publisher: AMQPPublisher, logger: Logger, interval: Duration = .milliseconds(200),
-        fallbackInterval: Duration = .seconds(5)
-    ) {
+    init(client: PostgresClient, publisher: AMQPPublisher, logger: Logger) {
         self.client = client
         self.publisher = publisher
         self.logger = logger
-        self.interval = interval
-        self.fallbackInterval = fallbackInterval
     }
 
     func run() async throws {

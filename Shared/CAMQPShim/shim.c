@@ -18,6 +18,11 @@ amqp_rpc_reply_t notify_amqp_login_plain(amqp_connection_state_t state,
                       AMQP_SASL_METHOD_PLAIN, user, password);
 }
 
+int notify_amqp_channel_close_ok(amqp_connection_state_t state, amqp_channel_t channel) {
+    amqp_channel_close_ok_t close_ok = {0};
+    return amqp_send_method(state, channel, AMQP_CHANNEL_CLOSE_OK_METHOD, &close_ok);
+}
+
 void notify_thread_set_name(const char *name) {
     prctl(PR_SET_NAME, name, 0, 0, 0);
 }

@@ -128,6 +128,28 @@ final class AMQPWireConnection {
         try check(amqp_get_rpc_reply(state), doing: "consume from '\(queue)'")
     }
 
+    /// How many messages are ready in `queue` (a passive declare: nothing is created); nil when there is no such
+    /// queue. The broker closes the channel over a missing queue; it is opened again here.
+    func readyMessageCount(of queue: String) throws(AMQPError) -> Int? {
+        let declared = queue.withAMQPBytes { name in
+            amqp_queue_declare(state, Self.channel, name, 1, 0, 0, 0, amqp_table_t(num_entries: 0, entries: nil))
+        }
+        let reply = amqp_get_rpc_reply(state)
+        if reply.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION, reply.reply.id == notify_method_channel_close, let decoded = reply.reply.decoded,
+            decoded.assumingMemoryBound(to: amqp_channel_close_t.self).pointee.reply_code == 404
+        {
+            if notify_amqp_channel_close_ok(state, Self.channel) != 0 {
+                throw AMQPError(code: .connectionLost, message: "could not answer the broker's close of the channel")
+            }
+            amqp_channel_open(state, Self.channel)
+            try check(amqp_get_rpc_reply(state), doing: "open the channel again")
+            return nil
+        }
+        try check(reply, doing: "read the depth of queue '\(queue)'")
+        guard let declared else { throw AMQPError(code: .protocolError, message: "no answer to the passive declare of '\(queue)'") }
+        return Int(declared.pointee.message_count)
+    }
+
     // MARK: Publishing and acknowledging
 
     /// Sends one message; a `mandatory` one that reaches no queue comes back as basic.return.

@@ -608,6 +608,35 @@ extension AMQPBrokerTests {
     }
 }
 
+// MARK: Queue depths
+
+extension AMQPBrokerTests {
+    @Test(
+        "queue depths are the messages ready in each queue, read at once; a missing queue is left out and the reads around it still answer",
+        .timeLimit(.minutes(1)))
+    func queueDepths() async throws {
+        let queue = TestBroker.uniqueQueueName("depth")
+        let missing = TestBroker.uniqueQueueName("depth-missing")
+        let topology = AMQPTopology.workQueue(queue)
+        try await withQueues([queue, "\(queue).dead"]) {
+            try await withPublisher(topology: topology) { publisher in
+                try await publish((0..<7).map { "d-\($0)" }, to: queue, with: publisher)
+            }
+            let reader = AMQPQueueDepths(configuration: try TestBroker.configuration(), logger: TestBroker.logger)
+            try await withServices([reader]) {
+                #expect(await eventually(.seconds(10)) { reader.isConnected })
+                // The missing queue closes the channel; the queue read after it must still be answered.
+                #expect(try await reader.depths(of: [missing, queue, "\(queue).dead"]) == [queue: 7, "\(queue).dead": 0])
+                // Nothing lags behind the broker: one more message shows in the next read.
+                try await withPublisher(topology: topology) { publisher in try await publish(["d-7"], to: queue, with: publisher) }
+                #expect(try await reader.depths(of: [queue]) == [queue: 8])
+                #expect(try await reader.depths(of: [missing]).isEmpty)
+            }
+            await #expect(throws: AMQPError.self) { try await reader.depths(of: [queue]) }
+        }
+    }
+}
+
 // MARK: A bounded dead-letter queue
 
 extension AMQPBrokerTests {

@@ -50,7 +50,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         healthChecks: ["amqp": { publisher.isConnected }, "database": { await databaseHealth.check() }], logger: logger,
         keyring: configuration.secretKeys, keyRotationOverlap: configuration.keyRotationOverlap,
         limiter: PublishRateLimiter(defaults: configuration.defaultRateLimit),
-        backlog: PipelineBacklog(maximumDepth: administration == nil ? 0 : configuration.maximumQueueDepth))
+        backlog: PipelineBacklog(maximumDepth: configuration.maximumQueueDepth))
     let router = buildRouter(dependencies)
     metrics.addRoute(to: router)
 
@@ -70,10 +70,10 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
             administration: $0, bounds: configuration.deadLetterBounds, database: database, sender: sender,
             interval: configuration.brokerMaintenanceInterval, logger: logger)
     }
-    let backlogMonitor = administration.flatMap { administration in
-        configuration.maximumQueueDepth > 0
-            ? BacklogMonitor(administration: administration, virtualHost: configuration.amqp.virtualHost, backlog: dependencies.backlog, logger: logger)
-            : nil
+    var backlogServices: [any Service] = []
+    if configuration.maximumQueueDepth > 0 {
+        let depths = AMQPQueueDepths(configuration: configuration.amqp, logger: logger)
+        backlogServices = [depths, BacklogMonitor(depths: depths, backlog: dependencies.backlog, logger: logger)]
     }
     let liveListener = AMQPConsumer(
         configuration: configuration.amqp, queue: liveQueue.name, topology: liveQueue.topology,
@@ -91,7 +91,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
             publisher, consumer, liveListener, dependencies.appliedCommands, AppChangeWatch(client: database, apps: dependencies.apps, logger: logger),
             dependencies.hub, polling,
         ]
-            + (maintenance.map { [$0] } ?? []) + (backlogMonitor.map { [$0] } ?? []),
+            + (maintenance.map { [$0] } ?? []) + backlogServices,
         logger: logger)
 }
 

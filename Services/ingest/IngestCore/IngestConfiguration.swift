@@ -47,7 +47,7 @@ public struct IngestConfiguration: Sendable {
     public var secretKeys: SecretKeyring
     /// How long an API key or client signing key replaced by a rotation stays accepted, unless the request says.
     public var keyRotationOverlap: TimeInterval
-    /// Messages a pipeline queue may hold before publishes are answered 503 (0: no limit; needs the management API).
+    /// Messages a pipeline queue may hold before publishes are answered 503 (0: no limit).
     public var maximumQueueDepth: Int
     /// Live streams (`GET /v1/me/stream`) one user may hold open on this instance.
     public var maximumStreamsPerUser: Int
@@ -85,7 +85,7 @@ public struct IngestConfiguration: Sendable {
         "NOTIFY_KEY_ROTATION_OVERLAP_SECONDS", "how long an app's API key or client signing key replaced by a rotation keeps working", default: "86400")
     static let maximumQueueDepth = EnvironmentVariable(
         "NOTIFY_MAX_QUEUE_DEPTH",
-        "messages storage.commands, fanout.changes or a push queue may hold before publishes are answered 503 pipeline_backlogged with Retry-After (over AMQP the consumer waits); taken again below 80 %; 0 = no limit (also when NOTIFY_RABBITMQ_MANAGEMENT_URL is off)",
+        "messages storage.commands, fanout.changes or a push queue may hold before publishes are answered 503 pipeline_backlogged with Retry-After (over AMQP the consumer waits); taken again below 80 %; read each second over AMQP (the messages ready in each queue); 0 = no limit",
         default: "100000")
     static let maximumStreamsPerUser = EnvironmentVariable(
         "NOTIFY_MAX_STREAMS_PER_USER", "live streams one user may hold open on this instance; one more is answered 429 too_many_streams", default: "10")

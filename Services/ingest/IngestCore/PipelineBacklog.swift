@@ -1,17 +1,21 @@
 import Metrics
 import NotifyModels
+import NotifyRuntime
 import Synchronization
 
 /// Whether the pipeline behind ingest is too far behind to take more: when a queue between the services
 /// (`storage.commands`, `fanout.changes`, `push.*`) holds more than `maximumDepth` messages, publishes are refused with
 /// 503 `pipeline_backlogged` and Retry-After (over AMQP the consumer waits), so that an accepted notification is not
 /// queued behind minutes of others; taking resumes once every queue is below 80 % of the limit. `BacklogMonitor` feeds
-/// it the depths about once a second. A limit of 0 turns it off.
+/// it the depths about once a second while publishes come (each one that asks nudges it), and every 10 s while none
+/// do. A limit of 0 turns it off.
 final class PipelineBacklog: Sendable {
     /// The queues whose depth is watched.
     static let watchedQueues: Set<String> = Set([QueueNames.storageCommands, QueueNames.fanoutChanges] + Platform.allCases.map(QueueNames.pushQueue))
 
     let maximumDepth: Int
+    /// Nudged by every publish that asks for a refusal: the monitor reads the depths often only while publishes come.
+    let asked = Nudge()
     /// The queue over the limit and its depth while publishes are refused; nil while they are taken.
     private let over = Mutex<(queue: String, depth: Int)?>(nil)
     private let refusing = Gauge(label: "notify_ingest_backlog_refusing")
@@ -45,7 +49,9 @@ final class PipelineBacklog: Sendable {
 
     /// The answer to a publish while the pipeline is backlogged; nil while publishes are taken.
     func refusal() -> APIFailure? {
-        guard maximumDepth > 0, let (queue, depth) = over.withLock({ $0 }) else { return nil }
+        guard maximumDepth > 0 else { return nil }
+        asked.nudge()
+        guard let (queue, depth) = over.withLock({ $0 }) else { return nil }
         return APIFailure(
             .serviceUnavailable, code: "pipeline_backlogged",
             message: "the pipeline is behind (\(queue) holds \(depth) messages, over NOTIFY_MAX_QUEUE_DEPTH \(maximumDepth)); nothing was accepted, try again after Retry-After",

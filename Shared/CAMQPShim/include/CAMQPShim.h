@@ -14,6 +14,9 @@ amqp_rpc_reply_t notify_amqp_login_plain(amqp_connection_state_t state,
                                          const char *user,
                                          const char *password);
 
+/// Answers the broker's channel.close on `channel` (channel.close-ok), after which the channel can be opened again.
+int notify_amqp_channel_close_ok(amqp_connection_state_t state, amqp_channel_t channel);
+
 /// Creates a non-blocking eventfd used to wake a connection thread. Returns -1 on failure.
 int notify_wakeup_create(void);
 /// Makes the next `notify_wait_readable` return at once.

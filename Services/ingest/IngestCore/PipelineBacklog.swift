@@ -4,11 +4,11 @@ import NotifyRuntime
 import Synchronization
 
 /// Whether the pipeline behind ingest is too far behind to take more: when a queue between the services
-/// (`storage.commands`, `fanout.changes`, `push.*`) holds more than `maximumDepth` messages, publishes are refused with
-/// 503 `pipeline_backlogged` and Retry-After (over AMQP the consumer waits), so that an accepted notification is not
-/// queued behind minutes of others; taking resumes once every queue is below 80 % of the limit. `BacklogMonitor` feeds
-/// it the depths about once a second while publishes come (each one that asks nudges it), and every 10 s while none
-/// do. A limit of 0 turns it off.
+/// (`storage.commands`, `fanout.changes`, `push.*`) holds more than `maximumDepth` messages ready, publishes are
+/// refused with 503 `pipeline_backlogged` and Retry-After (over AMQP the consumer waits), so that an accepted
+/// notification is not queued behind minutes of others; taking resumes once every queue is below 80 % of the limit.
+/// `BacklogMonitor` feeds it the depths about once a second while publishes come (each one that asks nudges it), and
+/// every 10 s while none do. A limit of 0 turns it off.
 final class PipelineBacklog: Sendable {
     /// The queues whose depth is watched.
     static let watchedQueues: Set<String> = Set([QueueNames.storageCommands, QueueNames.fanoutChanges] + Platform.allCases.map(QueueNames.pushQueue))

@@ -5,11 +5,26 @@ public struct StorageCommand: Codable, Sendable, Equatable {
     public var commandId: UUID
     public var issuedAt: Date
     public var action: Action
+    /// Storage announces this command on `appliedChannel` once it is applied, whatever its action: ingest asks for it
+    /// to pace its publishes by storage's progress (`StoragePacing`). Not part of the JSON form of schema version 1.
+    public var announceWhenApplied: Bool
 
-    public init(commandId: UUID = .random(), issuedAt: Date = Date(), action: Action) {
+    public init(commandId: UUID = .random(), issuedAt: Date = Date(), action: Action, announceWhenApplied: Bool = false) {
         self.commandId = commandId
         self.issuedAt = issuedAt
         self.action = action
+        self.announceWhenApplied = announceWhenApplied
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case commandId, issuedAt, action
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            commandId: try container.decode(UUID.self, forKey: .commandId), issuedAt: try container.decode(Date.self, forKey: .issuedAt),
+            action: try container.decode(Action.self, forKey: .action))
     }
 
     /// What to change.
@@ -68,8 +83,14 @@ public struct StorageCommand: Codable, Sendable, Equatable {
     public static let appliedChannel = "notify_applied"
 
     /// Whether storage announces this command on `appliedChannel` once it is applied: every write whose
-    /// HTTP answer shows the stored result. Publishes, broadcasts and the sweeper's commands are not waited for.
+    /// HTTP answer shows the stored result, and any command whose sender asked (`announceWhenApplied`). Publishes,
+    /// broadcasts and the sweeper's commands are not waited for.
     public var isAnnouncedWhenApplied: Bool {
+        announceWhenApplied || isWaitedForBySender
+    }
+
+    /// Whether the sender of this action waits for its announcement to answer with what was stored.
+    public var isWaitedForBySender: Bool {
         switch action {
         case .createApp, .setProviderCredentials, .registerSubscription, .changeNotificationState, .putBrokerUser, .deleteApp, .putEventSource,
             .deleteEventSource, .joinEventSource, .leaveEventSource, .putPollSource, .deletePollSource, .putWebhook, .deleteWebhook, .setBadgeMode, .setExternalBadge, .setRateLimit,

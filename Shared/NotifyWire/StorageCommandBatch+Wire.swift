@@ -35,6 +35,7 @@ extension StorageCommand {
         var command = WireStorageCommand()
         command.commandID = commandId.wireBytes
         command.issuedAtMicros = issuedAt.wireMicros
+        command.announceApplied = announceWhenApplied
         switch action {
         case .createApp(let app):
             command.createApp = app.wire
@@ -226,7 +227,8 @@ extension StorageCommand {
             throw WireDecodingError(.malformed, "\(field()) has no action this build knows")
         }
         self.init(
-            commandId: try UUID(wire: wire.commandID, "\(field()).command_id"), issuedAt: Date(wireMicros: wire.issuedAtMicros), action: action)
+            commandId: try UUID(wire: wire.commandID, "\(field()).command_id"), issuedAt: Date(wireMicros: wire.issuedAtMicros), action: action,
+            announceWhenApplied: wire.announceApplied)
     }
 }
 

@@ -57,6 +57,39 @@ extension EndToEndTests {
             }
         }
 
+        @Test("ingest paces its publishes by storage's progress but never stops taking them: with storage stopped, bursts of concurrent publishes are still answered 202 within seconds; once storage is back every one reaches the device",
+              .timeLimit(.minutes(3)))
+        func pacingNeverStopsIntake() async throws {
+            try await Services.restoringAll {
+                let app = try await TestApp.create()
+                let user = "user-\(uniqueSuffix())"
+                let device = try await app.registerDevice(of: user)
+                /// `count` publishes at once; answers their ids and how long the slowest took.
+                func burst(_ count: Int, _ label: String) async throws -> (ids: [String], slowest: Duration) {
+                    let start = ContinuousClock.now
+                    let ids = try await withThrowingTaskGroup(of: String.self) { group in
+                        for index in 0..<count {
+                            group.addTask { try await app.publishAccepted(.alert(to: user, title: "\(label) \(index)")) }
+                        }
+                        return try await group.reduce(into: []) { $0.append($1) }
+                    }
+                    return (ids, ContinuousClock.now - start)
+                }
+                // A busy spell while storage runs leaves publishes announced and ahead of storage when it stops.
+                var accepted = try await burst(64, "before").ids
+                try await Services.control("stop", ["storage"])
+                for round in 0..<4 {
+                    let (ids, slowest) = try await burst(64, "while storage is stopped, round \(round)")
+                    accepted += ids
+                    #expect(slowest < .seconds(10), "round \(round): 64 publishes answered in \(slowest); pacing waits at most 1 s, then lets the broker keep them")
+                }
+                try await Services.control("start", ["storage"])
+                accepted += try await burst(64, "after").ids
+                let missing = try await Sandbox.missingNotifications(Set(accepted.map { $0.lowercased() }), at: device, timeout: .seconds(60))
+                #expect(missing.isEmpty, "every accepted notification reaches the device: \(missing.count) of \(accepted.count) missing")
+            }
+        }
+
         @Test("a user holds at most NOTIFY_MAX_STREAMS_PER_USER live streams on an instance: one more is answered 429 too_many_streams; closing one frees its place at once",
               .timeLimit(.minutes(2)))
         func streamsPerUserAreBounded() async throws {

@@ -11,6 +11,16 @@ import Testing
         #expect(try StorageCommandBatch(wireBytes: batch.wireBytes()) == batch)
     }
 
+    @Test("a sender's request for an announcement travels in the wire form and makes storage announce any action")
+    func announcementRequestRoundTrips() throws {
+        var command = WireFixtures.commands.first { if case .publishNotification = $0.action { true } else { false } }!
+        #expect(!command.isAnnouncedWhenApplied)
+        command.announceWhenApplied = true
+        #expect(command.isAnnouncedWhenApplied)
+        let read = try StorageCommandBatch(wireBytes: StorageCommandBatch(commands: [command]).wireBytes()).commands
+        #expect(read == [command])
+    }
+
     @Test func changeEventsRoundTrip() throws {
         let batch = ChangeEventBatch(events: WireFixtures.events)
         #expect(try ChangeEventBatch(wireBytes: batch.wireBytes()).events == batch.events)

@@ -28,7 +28,10 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         confirmTimeout: configuration.confirmTimeout, logger: logger)
     let databaseHealth = DatabaseHealth(client: database, logger: logger)
     let administration = configuration.management.map { RabbitMQManagementClient(configuration: $0) }
-    let sender = CommandSender(publisher: publisher, logger: logger)
+    let appliedCommands = AppliedCommandWatch(client: database, logger: logger)
+    let sender = CommandSender(
+        publisher: publisher, pacing: StoragePacing(announcements: appliedCommands, allowedLag: configuration.storageLag),
+        logger: logger)
     let liveQueue = IngestTopology.liveQueue()
     let liveBinding = administration.map {
         LiveQueueBinding(administration: $0, virtualHost: configuration.amqp.virtualHost, queue: liveQueue.name, logger: logger)
@@ -42,7 +45,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
                 address: .init(host: configuration.publicBrokerHost, port: configuration.publicBrokerPort, virtualHost: configuration.amqp.virtualHost),
                 defaultOverlap: configuration.brokerUserOverlap, logger: logger)
         },
-        appliedCommands: AppliedCommandWatch(client: database, logger: logger),
+        appliedCommands: appliedCommands,
         hub: LiveHub(
             maximumStreamsPerUser: configuration.maximumStreamsPerUser, binding: liveBinding, unbindAfter: configuration.liveUnbindAfter,
             logger: logger),

@@ -57,6 +57,20 @@ final class AppliedCommandWatch: Service, Sendable {
         state.withLock { _ = $0.expectations.removeValue(forKey: commandId) }
     }
 
+    /// Whether announcements are heard now (while not, `waitUntilApplied` answers nil at once).
+    var isListening: Bool {
+        state.withLock { $0.listening }
+    }
+
+    /// Whether storage announced the expected command already, without waiting; forgets it if so.
+    func takeIfApplied(_ commandId: UUID) -> Bool {
+        state.withLock { state in
+            guard case .applied = state.expectations[commandId] else { return false }
+            state.expectations[commandId] = nil
+            return true
+        }
+    }
+
     /// True once storage announced the expected command, false after `timeout`, nil when not listening
     /// (the caller then polls). Forgets the command either way.
     func waitUntilApplied(_ commandId: UUID, timeout: Duration) async -> Bool? {

@@ -13,11 +13,15 @@ import Synchronization
 /// wait too, and the next publish carries all of them in as few messages as fit. Under load many requests
 /// then share a message and a confirm (what the broker and storage charge for, per message); a request
 /// alone is published at once. Storage applies each command on its own, whichever message carried it.
+///
+/// With `pacing`, a publish first waits while storage is behind this instance's earlier publishes (`StoragePacing`),
+/// and the commands that come meanwhile join it.
 final class CommandSender: Sendable {
-    /// What a waiting caller is woken for: its commands were sent (with this result), or it publishes next.
+    /// What a waiting caller is woken for: its commands were sent (with this result), or it publishes next
+    /// (`handedOver`: it waited for the publish before, so ingest is busy).
     private enum Turn {
         case sent(Result<Void, APIFailure>)
-        case publish
+        case publish(handedOver: Bool)
     }
 
     private struct Waiting {
@@ -31,12 +35,14 @@ final class CommandSender: Sendable {
     }
 
     private let publisher: any MessagePublisher
+    private let pacing: StoragePacing?
     private let publishesInFlight: Int
     private let logger: Logger
     private let state = Mutex(State())
 
-    init(publisher: some MessagePublisher, publishesInFlight: Int = 1, logger: Logger) {
+    init(publisher: some MessagePublisher, pacing: StoragePacing? = nil, publishesInFlight: Int = 1, logger: Logger) {
         self.publisher = publisher
+        self.pacing = pacing
         self.publishesInFlight = max(publishesInFlight, 1)
         self.logger = logger
     }
@@ -53,17 +59,21 @@ final class CommandSender: Sendable {
                 state.publishing += 1
                 return true
             }
-            if publishesNow { continuation.resume(returning: .publish) }
+            if publishesNow { continuation.resume(returning: .publish(handedOver: false)) }
         }
         switch turn {
         case .sent(let result):
             try result.get()
-        case .publish:
+        case .publish(let handedOver):
+            await pacing?.waitForTurn()
             let group = state.withLock { state in
                 defer { state.waiting = [] }
                 return state.waiting
             }
-            let result = await publish(group.isEmpty ? commands : commands + group.flatMap(\.commands))
+            var all = group.isEmpty ? commands : commands + group.flatMap(\.commands)
+            let announced = pacing?.markAnnouncement(in: &all, busy: handedOver || !group.isEmpty)
+            let result = await publish(all)
+            if let announced { pacing?.published(announced, confirmed: (try? result.get()) != nil) }
             for waiting in group { waiting.continuation.resume(returning: .sent(result)) }
             // The publish slot passes to the first caller that waited meanwhile, with its commands and the
             // ones that arrive before it takes them.
@@ -74,7 +84,7 @@ final class CommandSender: Sendable {
                 }
                 return state.waiting.removeFirst()
             }
-            next?.continuation.resume(returning: .publish)
+            next?.continuation.resume(returning: .publish(handedOver: true))
             try result.get()
         }
     }

@@ -49,6 +49,8 @@ public struct IngestConfiguration: Sendable {
     public var keyRotationOverlap: TimeInterval
     /// Messages a pipeline queue may hold before publishes are answered 503 (0: no limit).
     public var maximumQueueDepth: Int
+    /// How long a publish may wait for storage before ingest paces its intake (`StoragePacing`); zero: no pacing.
+    public var storageLag: Duration
     /// Live streams (`GET /v1/me/stream`) one user may hold open on this instance.
     public var maximumStreamsPerUser: Int
     /// Open HTTP connections this instance serves at once; more wait to be accepted.
@@ -87,6 +89,10 @@ public struct IngestConfiguration: Sendable {
         "NOTIFY_MAX_QUEUE_DEPTH",
         "messages storage.commands, fanout.changes or a push queue may hold before publishes are answered 503 pipeline_backlogged with Retry-After (over AMQP the consumer waits); taken again below 80 %; read each second over AMQP (the messages ready in each queue); 0 = no limit",
         default: "100000")
+    static let storageLag = EnvironmentVariable(
+        "NOTIFY_STORAGE_LAG_MS",
+        "while busy, how long a confirmed publish may wait for storage before the next waits (at most 1 s) until storage applied it, so requests wait instead of accepted notifications queueing; 0 = no pacing",
+        default: "25")
     static let maximumStreamsPerUser = EnvironmentVariable(
         "NOTIFY_MAX_STREAMS_PER_USER", "live streams one user may hold open on this instance; one more is answered 429 too_many_streams", default: "10")
     static let liveUnbind = EnvironmentVariable(
@@ -106,7 +112,7 @@ public struct IngestConfiguration: Sendable {
 
     public static let variables: [EnvironmentVariable] = [
         .amqpURL, .databaseURL(role: "read-only"), replicaDatabaseURL, adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, confirmTimeout, appRequestsPerSecond, appNotificationsPerSecond, .logLevel, .logFormat,
-        .secretKeys, .secretKeysFile, keyRotationOverlap, maximumQueueDepth, maximumStreamsPerUser, maximumConnections, liveUnbind, managementURL, publicBrokerAddress, brokerUserOverlap, brokerMaintenance, deadLetterMessages, deadLetterBytes, deadLetterAge,
+        .secretKeys, .secretKeysFile, keyRotationOverlap, maximumQueueDepth, storageLag, maximumStreamsPerUser, maximumConnections, liveUnbind, managementURL, publicBrokerAddress, brokerUserOverlap, brokerMaintenance, deadLetterMessages, deadLetterBytes, deadLetterAge,
     ]
 
     public init(environment: ServiceEnvironment) throws(ConfigurationError) {
@@ -146,6 +152,7 @@ public struct IngestConfiguration: Sendable {
         secretKeys = try environment.secretKeyring()
         keyRotationOverlap = TimeInterval(try environment.integer(Self.keyRotationOverlap))
         maximumQueueDepth = max(try environment.integer(Self.maximumQueueDepth), 0)
+        storageLag = .milliseconds(max(try environment.integer(Self.storageLag), 0))
         maximumStreamsPerUser = max(try environment.integer(Self.maximumStreamsPerUser), 1)
         maximumConnections = max(try environment.integer(Self.maximumConnections), 1)
         liveUnbindAfter = .seconds(max(try environment.integer(Self.liveUnbind), 0))

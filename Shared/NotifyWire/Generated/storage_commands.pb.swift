@@ -53,6 +53,10 @@ nonisolated struct WireStorageCommand: Sendable {
 
   var issuedAtMicros: Int64 = 0
 
+  /// Storage announces this command on PostgreSQL's notify_applied channel once it is applied, whatever its action
+  /// (ingest paces its publishes by these while it is busy). Absent: only the actions whose senders wait for them.
+  var announceApplied: Bool = false
+
   var action: WireStorageCommand.OneOf_Action? = nil
 
   var createApp: WireAppRecord {
@@ -938,7 +942,7 @@ nonisolated extension WireStorageCommandBatch: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StorageCommand"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{4}\u{8}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0\u{3}put_webhook\0\u{3}delete_webhook\0\u{3}set_badge_mode\0\u{3}set_external_badge\0\u{3}set_rate_limit\0\u{3}rotate_app_keys\0\u{3}record_device_sync\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{3}announce_applied\0\u{4}\u{7}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0\u{3}put_webhook\0\u{3}delete_webhook\0\u{3}set_badge_mode\0\u{3}set_external_badge\0\u{3}set_rate_limit\0\u{3}rotate_app_keys\0\u{3}record_device_sync\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -948,6 +952,7 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularBytesField(value: &self.commandID) }()
       case 2: try { try decoder.decodeSingularSFixed64Field(value: &self.issuedAtMicros) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.announceApplied) }()
       case 10: try {
         var v: WireAppRecord?
         var hadOneofValue = false
@@ -1269,6 +1274,9 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
     if self.issuedAtMicros != 0 {
       try visitor.visitSingularSFixed64Field(value: self.issuedAtMicros, fieldNumber: 2)
     }
+    if self.announceApplied != false {
+      try visitor.visitSingularBoolField(value: self.announceApplied, fieldNumber: 3)
+    }
     switch self.action {
     case .createApp?: try {
       guard case .createApp(let v)? = self.action else { preconditionFailure() }
@@ -1378,6 +1386,7 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
   static func ==(lhs: WireStorageCommand, rhs: WireStorageCommand) -> Bool {
     if lhs.commandID != rhs.commandID {return false}
     if lhs.issuedAtMicros != rhs.issuedAtMicros {return false}
+    if lhs.announceApplied != rhs.announceApplied {return false}
     if lhs.action != rhs.action {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true

@@ -90,7 +90,7 @@ public struct StorageCommand: Codable, Sendable, Equatable {
     }
 
     /// Whether the sender of this action waits for its announcement to answer with what was stored.
-    public var isWaitedForBySender: Bool {
+    private var isWaitedForBySender: Bool {
         switch action {
         case .createApp, .setProviderCredentials, .registerSubscription, .changeNotificationState, .putBrokerUser, .deleteApp, .putEventSource,
             .deleteEventSource, .joinEventSource, .leaveEventSource, .putPollSource, .deletePollSource, .putWebhook, .deleteWebhook, .setBadgeMode, .setExternalBadge, .setRateLimit,

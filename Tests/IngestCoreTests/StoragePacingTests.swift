@@ -31,13 +31,13 @@ struct StoragePacingTests {
     @Test("a publish waits while storage has not applied one confirmed more than the allowed lag ago, until it does; younger ones hold no one up")
     func waitsForStorageBehindTheLag() async throws {
         let storage = Announcements()
-        let pacing = StoragePacing(announcements: storage, allowedLag: .milliseconds(100), maximumHold: .seconds(30))
+        let pacing = StoragePacing(announcements: storage, allowedLag: .milliseconds(300), maximumHold: .seconds(30))
         let first = try Self.announce(pacing, busy: true)
         let second = try Self.announce(pacing, busy: true)
         let young = ContinuousClock.now
         await pacing.waitForTurn()
-        #expect(ContinuousClock.now - young < .milliseconds(90), "storage is within the lag: no wait")
-        try await Task.sleep(for: .milliseconds(150))
+        #expect(ContinuousClock.now - young < .milliseconds(290), "storage is within the lag: no wait")
+        try await Task.sleep(for: .milliseconds(400))
         let waited = Self.timedTurn(pacing)
         try await Task.sleep(for: .milliseconds(200))
         storage.apply(first)
@@ -54,19 +54,20 @@ struct StoragePacingTests {
     @Test("when storage does not apply within the hold, publishes stop waiting until storage is heard applying one")
     func pausesWhileStorageIsStopped() async throws {
         let storage = Announcements()
-        let pacing = StoragePacing(announcements: storage, allowedLag: .milliseconds(10), maximumHold: .milliseconds(100))
+        let hold = Duration.milliseconds(500)
+        let pacing = StoragePacing(announcements: storage, allowedLag: .milliseconds(10), maximumHold: hold)
         _ = try Self.announce(pacing, busy: true)
+        let confirmed = ContinuousClock.now
         try await Task.sleep(for: .milliseconds(20))
-        let start = ContinuousClock.now
         await pacing.waitForTurn()
-        #expect(ContinuousClock.now - start >= .milliseconds(60), "the first waits out the hold")
+        #expect(ContinuousClock.now - confirmed >= hold - .milliseconds(10), "the first waits out the hold")
         var later: [UUID] = []
         for _ in 0..<12 {
             later.append(try Self.announce(pacing, busy: true))
             try await Task.sleep(for: .milliseconds(20))
             let turn = ContinuousClock.now
             await pacing.waitForTurn()
-            #expect(ContinuousClock.now - turn < .milliseconds(50), "paused: no publish waits")
+            #expect(ContinuousClock.now - turn < hold - .milliseconds(100), "paused: no publish waits out a hold")
         }
         #expect(storage.forgottenCount > 0, "only the newest few are kept while paused")
         // Storage is back and applies the newest: pacing resumes.

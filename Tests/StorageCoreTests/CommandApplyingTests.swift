@@ -167,6 +167,41 @@ struct CommandApplyingTests {
         }
     }
 
+    @Test("a publish whose sender asked is announced on the applied-commands channel at commit; one that did not ask is not",
+          .timeLimit(.minutes(1)))
+    func requestedAnnouncementsAreMade() async throws {
+        try await withApplier { applier, client in
+            let app = Self.app()
+            guard case .createApp(let record) = app.action else { return }
+            _ = try await applier.apply([app])
+            let quiet = Self.publish(appId: record.appId, userId: "paced")
+            var asked = Self.publish(appId: record.appId, userId: "paced")
+            asked.announceWhenApplied = true
+            try await client.withConnection { connection in
+                try await connection.listen(on: StorageCommand.appliedChannel) { announcements in
+                    _ = try await applier.apply([quiet, asked])
+                    // The running stack's storage announces on the same channel: read until this batch's announcement,
+                    // for at most 10 s (it comes at commit; then the test ends the wait with an announcement of its own).
+                    let giveUp = "gave up waiting \(UUID())"
+                    let deadline = Task {
+                        try await Task.sleep(for: .seconds(10))
+                        _ = try await client.query("SELECT pg_notify(\(StorageCommand.appliedChannel), \(giveUp))", logger: Logger(label: "test"))
+                    }
+                    defer { deadline.cancel() }
+                    var payload: String?
+                    for try await announcement in announcements {
+                        if announcement.payload == giveUp { break }
+                        if announcement.payload.contains(asked.commandId.lowercasedString) {
+                            payload = announcement.payload
+                            break
+                        }
+                    }
+                    #expect(payload?.split(separator: ",").map(String.init) == [asked.commandId.lowercasedString])
+                }
+            }
+        }
+    }
+
     @Test("publishing the same appNotificationId again replaces it: an updated event with a new sequence")
     func replaceIsAnUpdate() async throws {
         try await withApplier { applier, _ in

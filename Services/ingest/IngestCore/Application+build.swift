@@ -29,9 +29,8 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
     let databaseHealth = DatabaseHealth(client: database, logger: logger)
     let administration = configuration.management.map { RabbitMQManagementClient(configuration: $0) }
     let appliedCommands = AppliedCommandWatch(client: database, logger: logger)
-    let sender = CommandSender(
-        publisher: publisher, pacing: StoragePacing(announcements: appliedCommands, allowedLag: configuration.storageLag),
-        logger: logger)
+    let pacing = configuration.storageLag > .zero ? StoragePacing(announcements: appliedCommands, allowedLag: configuration.storageLag) : nil
+    let sender = CommandSender(publisher: publisher, pacing: pacing, logger: logger)
     let liveQueue = IngestTopology.liveQueue()
     let liveBinding = administration.map {
         LiveQueueBinding(administration: $0, virtualHost: configuration.amqp.virtualHost, queue: liveQueue.name, logger: logger)

@@ -49,7 +49,7 @@ public struct IngestConfiguration: Sendable {
     public var keyRotationOverlap: TimeInterval
     /// Messages a pipeline queue may hold before publishes are answered 503 (0: no limit).
     public var maximumQueueDepth: Int
-    /// How long a publish may wait for storage before ingest paces its intake (`StoragePacing`); zero: no pacing.
+    /// How long a confirmed publish may wait for storage before ingest paces its intake (`StoragePacing`); zero: no pacing.
     public var storageLag: Duration
     /// Live streams (`GET /v1/me/stream`) one user may hold open on this instance.
     public var maximumStreamsPerUser: Int

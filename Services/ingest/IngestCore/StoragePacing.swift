@@ -1,6 +1,7 @@
 import Foundation
 import Metrics
 import NotifyModels
+import NotifyRuntime
 import Synchronization
 
 /// Paces ingest's publishes of commands by storage's progress, so that when requests come faster than storage
@@ -31,8 +32,8 @@ final class StoragePacing: Sendable {
     }
 
     private let announcements: any AppliedAnnouncements
-    /// How long after its confirm a publish may wait for storage before the next publish waits for it; nil: no pacing.
-    let allowedLag: Duration?
+    /// How long after its confirm a publish may wait for storage before the next publish waits for it.
+    let allowedLag: Duration
     let maximumHold: Duration
     private let state = Mutex(State())
     /// How long publishes waited for storage (only those that waited).
@@ -40,21 +41,18 @@ final class StoragePacing: Sendable {
     /// Announced publishes kept in view; older ones are forgotten (storage took them before the newer ones).
     private static let kept = 8
 
-    init(announcements: some AppliedAnnouncements, allowedLag: Duration? = .milliseconds(25), maximumHold: Duration = .seconds(1)) {
+    init(announcements: some AppliedAnnouncements, allowedLag: Duration = .milliseconds(25), maximumHold: Duration = .seconds(1)) {
         self.announcements = announcements
-        self.allowedLag = allowedLag.flatMap { $0 > .zero ? $0 : nil }
+        self.allowedLag = allowedLag
         self.maximumHold = maximumHold
     }
 
     /// Before a publish: waits while the oldest announced publish not yet applied is more than `allowedLag` old.
     func waitForTurn() async {
-        guard allowedLag != nil else { return }
         let start = ContinuousClock.now
         defer {
             let waited = ContinuousClock.now - start
-            if waited > .milliseconds(1) {
-                waits.recordNanoseconds(waited.components.seconds * 1_000_000_000 + waited.components.attoseconds / 1_000_000_000)
-            }
+            if waited > .milliseconds(1) { waits.record(waited) }
         }
         while let oldest = nextToWaitFor() {
             let remaining = maximumHold - (ContinuousClock.now - oldest.confirmedAt)
@@ -81,7 +79,7 @@ final class StoragePacing: Sendable {
     /// one before) or publishes are still ahead of storage; answers the marked command's id (nil: none marked).
     /// `commands` are published in this order, in messages of `StorageCommandBatch.maximumCommands`.
     func markAnnouncement(in commands: inout [StorageCommand], busy: Bool) -> UUID? {
-        guard allowedLag != nil, !commands.isEmpty, announcements.isListening else { return nil }
+        guard !commands.isEmpty, announcements.isListening else { return nil }
         guard busy || !state.withLock({ $0.ahead.isEmpty }) else { return nil }
         // A command of the last message (storage takes the messages in order): one whose sender does not already wait
         // for its announcement (that wait owns it).
@@ -117,7 +115,7 @@ final class StoragePacing: Sendable {
                 state.ahead.removeFirst(newestApplied + 1)
                 state.paused = false
             }
-            guard !state.paused, let allowedLag, let oldest = state.ahead.first, ContinuousClock.now - oldest.confirmedAt > allowedLag,
+            guard !state.paused, let oldest = state.ahead.first, ContinuousClock.now - oldest.confirmedAt > allowedLag,
                 announcements.isListening
             else { return nil }
             return oldest

@@ -1,5 +1,6 @@
 import Metrics
 import NotifyModels
+import NotifyRuntime
 
 /// What push-dispatch counts per provider: every attempt's outcome, and how long the provider took to answer.
 ///
@@ -28,7 +29,7 @@ struct DispatchMetrics: Sendable {
     }
 
     func recordAnswerTime(_ elapsed: Duration) {
-        duration.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+        duration.record(elapsed)
     }
 
     func count(_ results: [PushOutcome.Result: Int]) {

@@ -99,7 +99,7 @@ let package = Package(
         .target(
             name: "NotifyAPNs",
             dependencies: [
-                "NotifyAPNsCore", "NotifyModels",
+                "NotifyAPNsCore", "NotifyModels", "NotifyOutbound",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
@@ -118,7 +118,7 @@ let package = Package(
         .target(
             name: "NotifyRuntime",
             dependencies: [
-                "NotifyAMQP", "NotifyModels", "NotifyJSON",
+                "NotifyAMQP", "NotifyModels", "NotifyJSON", "NotifyOutbound",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -142,6 +142,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The outbound address policy: what the service may call on a tenant's behalf, and the HTTP client that keeps to it.
+        .target(
+            name: "NotifyOutbound",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Shared/NotifyOutbound",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "NotifyBrokerAdmin",
             dependencies: [.product(name: "AsyncHTTPClient", package: "async-http-client")],
@@ -153,7 +165,7 @@ let package = Package(
         .target(
             name: "IngestCore",
             dependencies: [
-                "NotifyJSON", "NotifyModels", "NotifyAPNsCore", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase", "NotifyBrokerAdmin",
+                "NotifyJSON", "NotifyModels", "NotifyAPNsCore", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase", "NotifyBrokerAdmin", "NotifyOutbound",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -206,7 +218,7 @@ let package = Package(
         .target(
             name: "PushDispatchCore",
             dependencies: [
-                "NotifyAPNs", "NotifyAPNsCore", "NotifyModels", "NotifyJSON", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
+                "NotifyAPNs", "NotifyAPNsCore", "NotifyModels", "NotifyJSON", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase", "NotifyOutbound",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -336,6 +348,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "NotifyOutboundTests",
+            dependencies: [
+                "NotifyOutbound",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/NotifyOutboundTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "NotifyRuntimeTests",
             dependencies: ["NotifyRuntime"],
             path: "Tests/NotifyRuntimeTests",
@@ -350,7 +374,7 @@ let package = Package(
         .testTarget(
             name: "NotifyAPNsTests",
             dependencies: [
-                "NotifyAPNs", "NotifyAPNsCore", "NotifyModels",
+                "NotifyAPNs", "NotifyAPNsCore", "NotifyModels", "NotifyOutbound",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),

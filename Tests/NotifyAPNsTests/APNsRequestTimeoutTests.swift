@@ -3,6 +3,7 @@ import NIOEmbedded
 import NIOHPACK
 import NIOHTTP2
 import NIOPosix
+import NotifyOutbound
 import Testing
 
 @testable import NotifyAPNs
@@ -61,7 +62,8 @@ struct APNsRequestTimeoutTests {
         let silentServer = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
         let port = try #require(silentServer.localAddress?.port)
         let pool = APNsConnectionPool(
-            endpoint: try APNsTransportEndpoint(baseURL: "https://127.0.0.1:\(port)"), factory: try APNsConnectionFactory(trustedCAFile: nil),
+            endpoint: try APNsTransportEndpoint(baseURL: "https://127.0.0.1:\(port)"), factory: try APNsConnectionFactory(
+                trustedCAFile: nil, policy: OutboundPolicy(allowance: try OutboundAllowance(parsing: "127.0.0.1:\(port)"))),
             maximumConnections: 1, eventLoop: MultiThreadedEventLoopGroup.singleton.next())
         let request = APNsTransportRequest(headers: .init(headers: HPACKHeaders([(":method", "POST")])), body: ByteBuffer(string: "{}"))
         let answers = await pool.send([request], timeout: .milliseconds(200))

@@ -4,7 +4,8 @@ import Hummingbird
 import Synchronization
 
 /// Receivers of an app's webhook POSTs: each records what arrived (the signature headers and the body, in order) and
-/// answers 503 to the next `fail` POSTs after it was set up, as a receiver that is down would.
+/// answers 503 to the next `fail` POSTs after it was set up, as a receiver that is down would; one set up with
+/// `redirect` answers every POST 307 to that URL instead (counted in `redirected`), as a receiver pointing elsewhere.
 final class WebhookReceiver: Sendable {
     struct Received: Codable, Sendable {
         var id: String?
@@ -16,10 +17,12 @@ final class WebhookReceiver: Sendable {
     struct Log: Codable, Sendable {
         var received: [Received] = []
         var failed = 0
+        var redirected = 0
     }
 
     private struct Receiver {
         var failuresLeft: Int
+        var redirect: String?
         var log = Log()
     }
 
@@ -29,7 +32,8 @@ final class WebhookReceiver: Sendable {
         router.put("receivers/{name}") { request, context in
             let name = context.parameters.get("name") ?? ""
             let failures = request.uri.queryParameters.get("fail").flatMap(Int.init) ?? 0
-            self.receivers.withLock { $0[name] = Receiver(failuresLeft: failures) }
+            let redirect = request.uri.queryParameters.get("redirect").map { String($0) }
+            self.receivers.withLock { $0[name] = Receiver(failuresLeft: failures, redirect: redirect) }
             return Response(status: .noContent)
         }
         router.post("receivers/{name}") { request, context in
@@ -38,18 +42,22 @@ final class WebhookReceiver: Sendable {
             let received = Received(
                 id: request.headers[HTTPField.Name("X-Notify-Webhook-Id")!], timestamp: request.headers[HTTPField.Name("X-Notify-Webhook-Timestamp")!],
                 signature: request.headers[HTTPField.Name("X-Notify-Webhook-Signature")!], body: body)
-            let status: HTTPResponse.Status = self.receivers.withLock { receivers in
-                guard var receiver = receivers[name] else { return .notFound }
+            let (status, location): (HTTPResponse.Status, String?) = self.receivers.withLock { receivers in
+                guard var receiver = receivers[name] else { return (.notFound, nil) }
                 defer { receivers[name] = receiver }
+                if let redirect = receiver.redirect {
+                    receiver.log.redirected += 1
+                    return (.temporaryRedirect, redirect)
+                }
                 if receiver.failuresLeft > 0 {
                     receiver.failuresLeft -= 1
                     receiver.log.failed += 1
-                    return .serviceUnavailable
+                    return (.serviceUnavailable, nil)
                 }
                 receiver.log.received.append(received)
-                return .noContent
+                return (.noContent, nil)
             }
-            return Response(status: status)
+            return Response(status: status, headers: location.map { [.location: $0] } ?? [:])
         }
         router.get("receivers/{name}") { _, context in
             let name = context.parameters.get("name") ?? ""

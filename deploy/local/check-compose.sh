@@ -46,4 +46,4 @@ fi
 
 # As .env sets it (with the provider sandbox), and as in production: no sandbox, no sandbox CA, every profile else.
 "$compose" -f "$FILE" config -q
-COMPOSE_PROFILES=monitoring,cluster NOTIFY_TRUSTED_CA_FILE= "$compose" -f "$FILE" config -q
+COMPOSE_PROFILES=monitoring,cluster NOTIFY_TRUSTED_CA_FILE= NOTIFY_OUTBOUND_ALLOW= "$compose" -f "$FILE" config -q

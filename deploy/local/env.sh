@@ -44,6 +44,10 @@ fi
 : "${NOTIFY_WRITER_DATABASE_URL:=postgres://notify_writer:notify_writer@127.0.0.1:$NOTIFY_POSTGRES_PORT/notify}"
 : "${NOTIFY_READER_DATABASE_URL:=postgres://notify_reader:notify_reader@127.0.0.1:$NOTIFY_POSTGRES_PORT/notify}"
 : "${NOTIFY_ADMIN_TOKEN:=local-admin-token}"
+# The outbound address policy refuses loopback and private addresses for every URL called on an app's behalf; the
+# stack admits only its own provider sandbox: its control port (webhook receivers, poll feeds, identity provider
+# keys) and its APNs and providers ports (FCM, WNS, Web Push), by host and port. Nothing else on this machine.
+: "${NOTIFY_OUTBOUND_ALLOW:=127.0.0.1:$NOTIFY_SANDBOX_CONTROL_PORT,localhost:$NOTIFY_SANDBOX_APNS_PORT,localhost:$NOTIFY_SANDBOX_PROVIDERS_PORT}"
 : "${LOG_LEVEL:=info}"
 # text, or json: a JSON object per line (notificationId on every line about one notification).
 : "${LOG_FORMAT:=text}"
@@ -57,5 +61,5 @@ export NOTIFY_ROOT NOTIFY_STATE_DIR NOTIFY_PORT_BLOCK \
     NOTIFY_RABBITMQ_CLI_PORT_MIN NOTIFY_RABBITMQ_CLI_PORT_MAX \
     NOTIFY_POSTGRES_PORT NOTIFY_INGEST_PORT NOTIFY_STORAGE_HEALTH_PORT NOTIFY_FANOUT_HEALTH_PORT \
     NOTIFY_DISPATCH_HEALTH_PORT NOTIFY_SANDBOX_CONTROL_PORT NOTIFY_SANDBOX_APNS_PORT NOTIFY_SANDBOX_PROVIDERS_PORT \
-    NOTIFY_AMQP_URL NOTIFY_RABBITMQ_MANAGEMENT_URL NOTIFY_WRITER_DATABASE_URL NOTIFY_READER_DATABASE_URL NOTIFY_ADMIN_TOKEN LOG_LEVEL LOG_FORMAT \
+    NOTIFY_AMQP_URL NOTIFY_RABBITMQ_MANAGEMENT_URL NOTIFY_WRITER_DATABASE_URL NOTIFY_READER_DATABASE_URL NOTIFY_ADMIN_TOKEN NOTIFY_OUTBOUND_ALLOW LOG_LEVEL LOG_FORMAT \
     NOTIFY_BUILD_CONFIGURATION NOTIFY_BIN_DIR

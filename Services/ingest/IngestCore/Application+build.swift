@@ -5,6 +5,7 @@ import NotifyAMQP
 import NotifyBrokerAdmin
 import NotifyDatabase
 import NotifyModels
+import NotifyOutbound
 import NotifyRuntime
 import PostgresNIO
 import ServiceLifecycle
@@ -52,7 +53,8 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         healthChecks: ["amqp": { publisher.isConnected }, "database": { await databaseHealth.check() }], logger: logger,
         keyring: configuration.secretKeys, keyRotationOverlap: configuration.keyRotationOverlap,
         limiter: PublishRateLimiter(defaults: configuration.defaultRateLimit),
-        backlog: PipelineBacklog(maximumDepth: configuration.maximumQueueDepth))
+        backlog: PipelineBacklog(maximumDepth: configuration.maximumQueueDepth),
+        outbound: OutboundURLCheck(policy: configuration.outboundPolicy))
     let router = buildRouter(dependencies)
     metrics.addRoute(to: router)
 
@@ -66,7 +68,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         ).handle)
     let polling = PollIngestion(
         database: database, intake: dependencies.intake, targets: dependencies.contract.targets, sender: sender,
-        keyring: configuration.secretKeys, logger: logger)
+        keyring: configuration.secretKeys, http: OutboundHTTPClient(policy: configuration.outboundPolicy, readTimeout: .seconds(10)), logger: logger)
     let maintenance = administration.map {
         BrokerMaintenance(
             administration: $0, bounds: configuration.deadLetterBounds, database: database, sender: sender,
@@ -124,6 +126,8 @@ struct IngestDependencies: Sendable {
     var limiter = PublishRateLimiter(defaults: RateLimit())
     /// Whether the pipeline is too far behind to take publishes (off unless a depth limit is set).
     var backlog = PipelineBacklog(maximumDepth: 0)
+    /// Refuses the URLs the service must not call (public addresses only unless the operator admits more).
+    var outbound = OutboundURLCheck(policy: OutboundPolicy())
 
     /// The publish contract both transports use.
     var contract: PublishContract {
@@ -150,7 +154,7 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
     }
     OperatorRoutes(
         authenticator: authenticator, visibility: visibility, sender: dependencies.sender, brokerAccess: dependencies.brokerAccess,
-        keyring: dependencies.keyring
+        keyring: dependencies.keyring, outbound: dependencies.outbound
     ).register(on: router)
     AppListingRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
     KeyRotationRoutes(
@@ -161,12 +165,15 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
         backlog: dependencies.backlog)
         .register(on: router)
     DeviceRoutes(
-        authenticator: authenticator, sender: dependencies.sender, visibility: visibility, subscriptionLifetime: dependencies.subscriptionLifetime
+        authenticator: authenticator, sender: dependencies.sender, visibility: visibility, subscriptionLifetime: dependencies.subscriptionLifetime,
+        outbound: dependencies.outbound
     ).register(on: router)
     EventSourceRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
     BadgeRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
-    PollSourceRoutes(authenticator: authenticator, visibility: visibility, keyring: dependencies.keyring).register(on: router)
-    WebhookRoutes(authenticator: authenticator, visibility: visibility, keyring: dependencies.keyring).register(on: router)
+    PollSourceRoutes(authenticator: authenticator, visibility: visibility, keyring: dependencies.keyring, outbound: dependencies.outbound)
+        .register(on: router)
+    WebhookRoutes(authenticator: authenticator, visibility: visibility, keyring: dependencies.keyring, outbound: dependencies.outbound)
+        .register(on: router)
     MyNotificationRoutes(authenticator: authenticator, reader: reader, feed: feed, changer: changer, sender: dependencies.sender).register(on: router)
     AppNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)
     StreamRoutes(authenticator: authenticator, reader: reader, hub: dependencies.hub, logger: logger).register(on: router)

@@ -9,6 +9,7 @@ struct DeviceRoutes: Sendable {
     let sender: CommandSender
     let visibility: WriteVisibility
     let subscriptionLifetime: TimeInterval
+    let outbound: OutboundURLCheck
 
     private struct Registered: Encodable {
         @LowercasedUUID var subscriptionId: UUID
@@ -49,6 +50,7 @@ struct DeviceRoutes: Sendable {
         } catch {
             throw APIFailure(error)
         }
+        try outbound.requirePushEndpoint(token, platform: platform, field: "pushToken")
         if let sources = body.eventSources { try await checkJoinable(sources, appId: user.appId) }
         let now = Date()
         let existing = try? await visibility.client.query(

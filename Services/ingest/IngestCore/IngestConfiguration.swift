@@ -2,6 +2,7 @@ import Foundation
 import NotifyAMQP
 import NotifyBrokerAdmin
 import NotifyModels
+import NotifyOutbound
 import NotifyRuntime
 
 /// The bounds of the ingest dead-letter queue (`notify.ingest.dead`, set as a policy by `BrokerMaintenance`): RabbitMQ
@@ -57,6 +58,8 @@ public struct IngestConfiguration: Sendable {
     public var maximumConnections: Int
     /// How long this instance holds no live stream before its live queue is unbound from `notify.changes` (zero: never).
     public var liveUnbindAfter: Duration
+    /// What the poller may fetch and which URLs apps and devices may register (webhooks, poll sources, push endpoints).
+    public var outboundPolicy: OutboundPolicy
 
     static let replicaDatabaseURL = EnvironmentVariable(
         "NOTIFY_REPLICA_DATABASE_URL",
@@ -112,7 +115,7 @@ public struct IngestConfiguration: Sendable {
 
     public static let variables: [EnvironmentVariable] = [
         .amqpURL, .databaseURL(role: "read-only"), replicaDatabaseURL, adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, confirmTimeout, appRequestsPerSecond, appNotificationsPerSecond, .logLevel, .logFormat,
-        .secretKeys, .secretKeysFile, keyRotationOverlap, maximumQueueDepth, storageLag, maximumStreamsPerUser, maximumConnections, liveUnbind, managementURL, publicBrokerAddress, brokerUserOverlap, brokerMaintenance, deadLetterMessages, deadLetterBytes, deadLetterAge,
+        .secretKeys, .secretKeysFile, keyRotationOverlap, maximumQueueDepth, storageLag, maximumStreamsPerUser, maximumConnections, liveUnbind, .outboundAllow, managementURL, publicBrokerAddress, brokerUserOverlap, brokerMaintenance, deadLetterMessages, deadLetterBytes, deadLetterAge,
     ]
 
     public init(environment: ServiceEnvironment) throws(ConfigurationError) {
@@ -156,6 +159,7 @@ public struct IngestConfiguration: Sendable {
         maximumStreamsPerUser = max(try environment.integer(Self.maximumStreamsPerUser), 1)
         maximumConnections = max(try environment.integer(Self.maximumConnections), 1)
         liveUnbindAfter = .seconds(max(try environment.integer(Self.liveUnbind), 0))
+        outboundPolicy = try environment.outboundPolicy()
         brokerMaintenanceInterval = .seconds(try environment.integer(Self.brokerMaintenance))
         deadLetterBounds = .init(
             maximumMessages: try environment.integer(Self.deadLetterMessages), maximumBytes: try environment.integer(Self.deadLetterBytes),

@@ -2965,7 +2965,10 @@ components:
       properties:
         url:
           type: string
-          description: An http or https URL of at most 2048 bytes.
+          description: |
+            An http or https URL of at most 2048 bytes, on a public address: loopback, private, link-local, carrier-grade
+            NAT, unique-local, multicast, reserved and cloud metadata addresses are refused (400 naming `url`) unless the
+            operator admits the host and port (`NOTIFY_OUTBOUND_ALLOW`). Redirects are not followed.
         intervalSeconds:
           type: integer
           minimum: 1
@@ -3004,7 +3007,10 @@ components:
       properties:
         url:
           type: string
-          description: An http or https URL of at most 2048 bytes.
+          description: |
+            An http or https URL of at most 2048 bytes, on a public address: loopback, private, link-local, carrier-grade
+            NAT, unique-local, multicast, reserved and cloud metadata addresses are refused (400 naming `url`) unless the
+            operator admits the host and port (`NOTIFY_OUTBOUND_ALLOW`). Redirects are not followed.
         events:
           type: array
           minItems: 1
@@ -3107,7 +3113,10 @@ components:
           minLength: 1
           description: |
             The APNs device token (64 or 160 hexadecimal characters, also for `apns-voip`), FCM registration token (at
-            most 4096 bytes), WNS channel URI or Web Push endpoint URL (https, at most 4096 bytes).
+            most 4096 bytes), WNS channel URI or Web Push endpoint URL (https, at most 4096 bytes). A WNS channel URI is
+            taken only on `*.notify.windows.com`, a Web Push endpoint only at the browsers' push services
+            (`fcm.googleapis.com`, `android.googleapis.com`, `*.push.services.mozilla.com`, `*.push.apple.com`,
+            `*.notify.windows.com`), port 443, or on a host the operator admits; else 400 naming `pushToken`.
         keys:
           $ref: '#/components/schemas/WebPushKeys'
           description: Web Push only, and required there.

@@ -13,6 +13,7 @@ struct OperatorRoutes: Sendable {
     let brokerAccess: BrokerAccess?
     /// Seals the secrets stored for apps (signing keys, provider credentials) before they leave this process.
     let keyring: SecretKeyring
+    let outbound: OutboundURLCheck
 
     private struct CreateAppRequest: Decodable {
         var name: String?
@@ -187,6 +188,7 @@ struct OperatorRoutes: Sendable {
             throw APIFailure(error)
         }
         try Self.checkKeys(credentials)
+        try await outbound.requireCallableEndpoints(of: credentials)
         let sealed = keyring.seal(try credentials.encoded(with: WireCoding.makeEncoder()), for: .providerCredentials(appId: appId, provider: platform, appPackage: appPackage))
         let stored = try await visibility.send(
             StorageCommand(action: .setProviderCredentials(appId: appId, provider: platform, appPackage: appPackage, sealedCredentials: sealed)),

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import NotifyOutbound
 import Crypto
 import Foundation
 import Logging
@@ -24,8 +25,9 @@ struct PollIngestion: Service {
     let sender: CommandSender
     /// Opens the sources' sealed Authorization headers.
     let keyring: SecretKeyring
+    /// Fetches through the outbound address policy, redirects not followed: a poll source's URL is a tenant's.
+    let http: OutboundHTTPClient
     let logger: Logger
-    var http: HTTPClient = .shared
     /// How often the list of sources is read again.
     var reloadInterval: Duration = .seconds(5)
     /// The shortest pause between two turns (a source due now waits this long when the last turn polled others).
@@ -86,6 +88,7 @@ struct PollIngestion: Service {
             }
             await pauseUnlessShuttingDown(for: max(next - .now, minimumPause))
         }
+        await http.shutdown()
     }
 
     private func load() async throws -> [PollSourceRecord] {

@@ -9,6 +9,7 @@ struct PollSourceRoutes: Sendable {
     let visibility: WriteVisibility
     /// Seals the Authorization header before it leaves this process.
     let keyring: SecretKeyring
+    let outbound: OutboundURLCheck
 
     private struct Listing: Encodable {
         var pollSources: [PollSourceView]
@@ -46,6 +47,7 @@ struct PollSourceRoutes: Sendable {
         } catch {
             throw APIFailure(error)
         }
+        try await outbound.requireCallable(url, field: "url")
         let existed = try await !sources(appId: appId, name: name).isEmpty
         let record = PollSourceRecord(appId: appId, name: name, url: url, intervalSeconds: interval, authorization: authorization.map { keyring.seal($0, for: .pollSourceAuthorization(appId: appId, name: name)) }, createdAt: Date())
         _ = try await visibility.send(

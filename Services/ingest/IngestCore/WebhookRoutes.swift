@@ -10,6 +10,7 @@ struct WebhookRoutes: Sendable {
     let visibility: WriteVisibility
     /// Seals a new webhook secret before it leaves this process.
     let keyring: SecretKeyring
+    let outbound: OutboundURLCheck
 
     private struct Log: Encodable {
         var deliveries: [WebhookAttempt]
@@ -48,6 +49,7 @@ struct WebhookRoutes: Sendable {
         } catch {
             throw APIFailure(error)
         }
+        try await outbound.requireCallable(url, field: "url")
         let existing = try await stored(appId)
         let newSecret = existing == nil || body.rotateSecret == true ? "whsec_" + OperatorRoutes.randomToken(bytes: 32) : nil
         // The stored secret is kept as it is stored (sealed); a new one is sealed here.

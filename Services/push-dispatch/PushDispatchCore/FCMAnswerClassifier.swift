@@ -11,6 +11,8 @@ enum FCMAnswerClassifier {
             return .accepted
         case .unreachable:
             return .retry(after: nil)
+        case .notAllowed:
+            return .fail
         case .rejected(let status, let reason, let retryAfter):
             switch (status, reason) {
             case (404, _), (_, "UNREGISTERED"), (403, "SENDER_ID_MISMATCH"):

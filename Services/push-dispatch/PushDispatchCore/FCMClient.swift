@@ -2,10 +2,11 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NotifyModels
+import NotifyOutbound
 
 /// Sends one message over FCM HTTP v1 with the service account's OAuth access token.
 struct FCMClient: Sendable {
-    let http: HTTPClient
+    let http: OutboundHTTPClient
     let tokens: AccessTokenCache
 
     /// The service account's access token: cached, or exchanged for a signed assertion.

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NotifyOutbound
 
 /// A token endpoint's refusal (or silence) when asked for an access token.
 struct AccessTokenFailure: Error {
@@ -11,6 +12,7 @@ struct AccessTokenFailure: Error {
         switch answer {
         case .rejected(let status, _, let retryAfter) where status == 429 || status >= 500: return .retry(after: retryAfter)
         case .rejected: return .credentials
+        case .notAllowed: return .credentials
         case .accepted, .unreachable: return .retry(after: nil)
         }
     }
@@ -41,7 +43,7 @@ enum OAuthTokenRequest {
         }
     }
 
-    static func exchange(url: String, form: [(name: String, value: String)], on client: HTTPClient) async throws(AccessTokenFailure) -> AccessToken {
+    static func exchange(url: String, form: [(name: String, value: String)], on client: OutboundHTTPClient) async throws(AccessTokenFailure) -> AccessToken {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NotifyModels
+import NotifyOutbound
 
 /// What an HTTP provider endpoint (FCM, WNS, Web Push, or their token endpoints) answered.
 enum ProviderAnswer: Sendable, Equatable {
@@ -11,10 +12,12 @@ enum ProviderAnswer: Sendable, Equatable {
     case rejected(status: Int, reason: String, retryAfter: Int?)
     /// No answer: connection refused, reset or timed out.
     case unreachable(String)
+    /// Not sent: the outbound address policy refuses the URL's host (`OutboundRefusal`).
+    case notAllowed(String)
 
     /// Sends `request` and reads the answer; `reason` names a refusal from the response and its body.
     static func send(
-        _ request: HTTPClientRequest, on client: HTTPClient, timeout: TimeAmount = .seconds(10),
+        _ request: HTTPClientRequest, on client: OutboundHTTPClient, timeout: TimeAmount = .seconds(10),
         reason: (HTTPClientResponse, ByteBuffer) -> String
     ) async -> (answer: ProviderAnswer, body: ByteBuffer) {
         do {
@@ -25,6 +28,8 @@ enum ProviderAnswer: Sendable, Equatable {
                 status: Int(response.status.code), reason: reason(response, body),
                 retryAfter: response.headers.first(name: "retry-after").flatMap { RetryAfter.seconds($0) })
             return (answer, body)
+        } catch let refusal as OutboundRefusal {
+            return (.notAllowed(refusal.description), ByteBuffer())
         } catch {
             return (.unreachable(String(describing: error)), ByteBuffer())
         }
@@ -33,14 +38,14 @@ enum ProviderAnswer: Sendable, Equatable {
     var status: Int? {
         switch self {
         case .accepted(let status), .rejected(let status, _, _): return status
-        case .unreachable: return nil
+        case .unreachable, .notAllowed: return nil
         }
     }
 
     var reason: String? {
         switch self {
         case .accepted: return nil
-        case .rejected(_, let reason, _), .unreachable(let reason): return reason
+        case .rejected(_, let reason, _), .unreachable(let reason), .notAllowed(let reason): return reason
         }
     }
 }

@@ -3,6 +3,7 @@ import NotifyAPNs
 import NotifyAPNsCore
 import NotifyDatabase
 import NotifyModels
+import NotifyOutbound
 import NotifyRuntime
 import PostgresNIO
 import ServiceLifecycle
@@ -32,7 +33,7 @@ public struct PushDispatchService {
 
     public static let variables: [EnvironmentVariable] = [
         .amqpURL, .databaseURL(role: "read-only: provider credentials and webhooks"), trustedCA, concurrency, prefetch, feedbackInterval,
-        retryDelays, webhookAttempts, .secretKeys, .secretKeysFile, .httpHost, .healthPort(default: 8083), .logLevel, .logFormat,
+        retryDelays, webhookAttempts, .outboundAllow, .secretKeys, .secretKeysFile, .httpHost, .healthPort(default: 8083), .logLevel, .logFormat,
     ]
 
     public init(environment: ServiceEnvironment) {
@@ -48,21 +49,24 @@ public struct PushDispatchService {
         let keyring = try environment.secretKeyring()
 
         let trustedCAFile = environment.string(Self.trustedCA)
-        let connections = HTTPClientPool(trustedCAFile: trustedCAFile)
-        let apnsConnections = try APNsTransport(trustedCAFile: trustedCAFile)
+        let outboundPolicy = try environment.outboundPolicy()
+        // Every URL here is an app's or a device's (endpoints, channels, token endpoints, webhooks): checked by the policy.
+        let connections = OutboundHTTPClient(policy: outboundPolicy, trustedCAFile: trustedCAFile)
+        let webhookConnections = OutboundHTTPClient(policy: outboundPolicy, trustedCAFile: trustedCAFile, readTimeout: .seconds(10))
+        let apnsConnections = try APNsTransport(trustedCAFile: trustedCAFile, policy: outboundPolicy)
         let retryPolicy = RetryPolicy(delaysMilliseconds: try Self.delays(environment))
         let providers: [any PushProvider] = [
             APNsProvider(
                 client: APNsClient(connections: apnsConnections, signer: APNsTokenSigner()),
                 credentials: CredentialStore(platform: .apns, client: database, keyring: keyring, logger: logger)),
             FCMProvider(
-                client: FCMClient(http: connections.client(for: "fcm"), tokens: AccessTokenCache()),
+                client: FCMClient(http: connections, tokens: AccessTokenCache()),
                 credentials: CredentialStore(platform: .fcm, client: database, keyring: keyring, logger: logger)),
             WebPushProvider(
-                client: WebPushClient(http: connections.client(for: "webpush"), vapid: VAPIDSigner()),
+                client: WebPushClient(http: connections, vapid: VAPIDSigner()),
                 credentials: CredentialStore(platform: .webpush, client: database, keyring: keyring, logger: logger)),
             WNSProvider(
-                client: WNSClient(http: connections.client(for: "wns"), tokens: AccessTokenCache()),
+                client: WNSClient(http: connections, tokens: AccessTokenCache()),
                 credentials: CredentialStore(platform: .wns, client: database, keyring: keyring, logger: logger)),
         ]
         let topology = providers.reduce(AMQPTopology.workQueue(QueueNames.pushFeedback).merging(.webhooks)) { topology, provider in
@@ -90,7 +94,7 @@ public struct PushDispatchService {
             configuration: amqp, queue: WebhookDelivery.queue, topology: topology, options: .init(prefetch: 1, maximumBatch: 1),
             deadLetterPublisher: publisher, logger: logger,
             handler: WebhookDispatcher(
-                http: .shared, database: database, publisher: publisher, keyring: keyring, logger: logger,
+                http: webhookConnections, database: database, publisher: publisher, keyring: keyring, logger: logger,
                 maximumAttempts: max(try environment.integer(Self.webhookAttempts), 1)
             ).handle)
         // Each holds up to its prefetch of retries (and of visual fallbacks) until they are due (see RetryForwarder).
@@ -109,8 +113,8 @@ public struct PushDispatchService {
             ],
             metrics: metrics, logger: logger)
         try await ServiceRunner.run(
-            [database, ConnectionPoolService(httpClients: connections, apnsConnections: apnsConnections), publisher] + consumers
-                + retryConsumers + [webhooks, health],
+            [database, ConnectionPoolService(httpClients: [connections, webhookConnections], apnsConnections: apnsConnections), publisher] + consumers
+                + retryConsumers + [webhooks, PushEndpointAudit(client: database, allowance: outboundPolicy.allowance, logger: logger), health],
             logger: logger)
     }
 }
@@ -128,12 +132,12 @@ extension PushDispatchService {
 
 /// Closes the provider connections after the consumers stopped using them.
 struct ConnectionPoolService: Service {
-    let httpClients: HTTPClientPool
+    let httpClients: [OutboundHTTPClient]
     let apnsConnections: APNsTransport
 
     public func run() async throws {
         try? await gracefulShutdown()
         await apnsConnections.shutdown()
-        await httpClients.shutdown()
+        for clients in httpClients { await clients.shutdown() }
     }
 }

@@ -6,6 +6,8 @@ enum WNSAnswerClassifier {
             return .accepted
         case .unreachable:
             return .retry(after: nil)
+        case .notAllowed:
+            return .fail
         case .rejected(let status, _, let retryAfter):
             switch status {
             case 404, 410: return .tokenInvalid(since: nil)

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NotifyModels
+import NotifyOutbound
 
 /// Sends to a WNS channel URI (the device token) with the app's OAuth access token: toasts for alerts, raw
 /// notifications for shoulder taps, and the DELETE that clears a notification's toast from the action center.
@@ -10,7 +11,7 @@ struct WNSClient: Sendable {
     /// notification id), whatever its group.
     static let group = "notify"
 
-    let http: HTTPClient
+    let http: OutboundHTTPClient
     let tokens: AccessTokenCache
 
     /// The app's access token: cached, or fetched with its package SID and client secret.
@@ -69,7 +70,7 @@ struct WNSClient: Sendable {
         return request
     }
 
-    private static func send(_ request: HTTPClientRequest, on http: HTTPClient) async -> ProviderAnswer {
+    private static func send(_ request: HTTPClientRequest, on http: OutboundHTTPClient) async -> ProviderAnswer {
         await ProviderAnswer.send(request, on: http) { response, _ in
             response.headers.first(name: "x-wns-error-description") ?? "HTTP \(response.status.code)"
         }.answer

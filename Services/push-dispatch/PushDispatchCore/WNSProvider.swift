@@ -9,6 +9,7 @@ struct WNSProvider: SinglePushProvider {
     var platform: Platform { .wns }
 
     func deliver(_ job: PushJob) async -> PushVerdict {
+        if let refusal = client.http.refusal(ofPushEndpoint: job.deviceToken, at: .wns) { return refusal }
         switch await credentials.lookup(appId: job.appId, appPackage: job.appPackage, providerName: "WNS") {
         case .usable(let stored): return await send(job, credentials: stored, renewingRefusedToken: true)
         case .unusable(let verdict): return verdict

@@ -2,10 +2,11 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NotifyModels
+import NotifyOutbound
 
 /// Sends one RFC 8030 push message: the job's payload encrypted for the subscription, with VAPID authorization.
 struct WebPushClient: Sendable {
-    let http: HTTPClient
+    let http: OutboundHTTPClient
     let vapid: VAPIDSigner
 
     /// The push message request: the payload encrypted for the subscription, VAPID authorization, TTL, Urgency, Topic.

@@ -9,6 +9,7 @@ struct WebPushProvider: SinglePushProvider {
     var platform: Platform { .webpush }
 
     func deliver(_ job: PushJob) async -> PushVerdict {
+        if let refusal = client.http.refusal(ofPushEndpoint: job.deviceToken, at: .webPush) { return refusal }
         switch await credentials.lookup(appId: job.appId, appPackage: job.appPackage, providerName: "Web Push") {
         case .usable(let stored):
             let request: HTTPClientRequest

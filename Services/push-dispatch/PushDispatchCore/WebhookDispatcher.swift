@@ -7,6 +7,7 @@ import NotifyJSON
 import NotifyAMQP
 import NotifyDatabase
 import NotifyModels
+import NotifyOutbound
 import NotifyRuntime
 import NotifyWire
 import PostgresNIO
@@ -21,7 +22,7 @@ import ServiceLifecycle
 /// they arrive in order; another 4xx, or the last attempt, dead-letters it (`webhooks.deliveries.dead`). Every attempt
 /// is reported on `webhooks.outcomes` for the delivery log.
 struct WebhookDispatcher: Sendable {
-    let http: HTTPClient
+    let http: OutboundHTTPClient
     let database: PostgresClient
     let publisher: AMQPPublisher
     /// Opens the webhook's sealed secret.
@@ -85,9 +86,9 @@ struct WebhookDispatcher: Sendable {
         let body = Self.body(of: delivery)
         var delay = firstDelay
         for attempt in 1...maximumAttempts {
-            let (status, reason) = await post(body, of: delivery, to: webhook)
+            let (status, reason, refused) = await post(body, of: delivery, to: webhook)
             let delivered = status.map { (200..<300).contains($0) } ?? false
-            let retriable = status.map { $0 >= 500 || $0 == 408 || $0 == 429 } ?? true
+            let retriable = !refused && (status.map { $0 >= 500 || $0 == 408 || $0 == 429 } ?? true)
             let last = attempt == maximumAttempts || (!delivered && !retriable)
             let result = delivered ? "delivered" : (last ? "failed" : "retrying")
             await report(WebhookAttempt(
@@ -102,8 +103,11 @@ struct WebhookDispatcher: Sendable {
         return .requeue
     }
 
-    /// POSTs once; answers the status (nil: no answer) and why it failed.
-    private func post(_ body: Data, of delivery: WebhookDelivery, to webhook: (url: String, secret: String)) async -> (Int?, String?) {
+    /// POSTs once; answers the status (nil: no answer), why it failed, and whether the outbound policy refused the URL
+    /// (nothing sent; trying again cannot help). A redirect is an answer like any other 3xx: it is not followed.
+    private func post(
+        _ body: Data, of delivery: WebhookDelivery, to webhook: (url: String, secret: String)
+    ) async -> (status: Int?, reason: String?, refused: Bool) {
         let timestamp = Int(Date().timeIntervalSince1970)
         var request = HTTPClientRequest(url: webhook.url)
         request.method = .POST
@@ -117,9 +121,11 @@ struct WebhookDispatcher: Sendable {
             let response = try await http.execute(request, timeout: .seconds(10))
             _ = try? await response.body.collect(upTo: 64 << 10)
             let status = Int(response.status.code)
-            return (status, (200..<300).contains(status) ? nil : "HTTP \(status)")
+            return (status, (200..<300).contains(status) ? nil : "HTTP \(status)", false)
+        } catch let refusal as OutboundRefusal {
+            return (nil, "not sent: \(refusal)", true)
         } catch {
-            return (nil, "\(error)")
+            return (nil, "\(error)", false)
         }
     }
 

@@ -3,13 +3,17 @@ import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import NotifyAPNsCore
+import NotifyOutbound
 
 /// Opens APNs connections: TCP, TLS 1.2 or later offering only ALPN "h2" (trusting the extra CA of the provider
-/// sandbox when one is configured), then HTTP/2 with an `APNsConnection` on top of `NIOHTTP2Handler`.
+/// sandbox when one is configured), then HTTP/2 with an `APNsConnection` on top of `NIOHTTP2Handler`. The endpoint's
+/// host is checked by the outbound policy at every connection, and the connection goes to the address that was checked
+/// (an app may name its own APNs endpoint).
 struct APNsConnectionFactory: Sendable {
     /// How long a connection may take to be ready: TCP connect, TLS handshake and the server's first SETTINGS.
     let connectTimeout: TimeAmount = .seconds(5)
     private let tlsContext: NIOSSLContext
+    private let policy: OutboundPolicy
 
     private static let http2Configuration = {
         var configuration = NIOHTTP2Handler.ConnectionConfiguration()
@@ -29,7 +33,8 @@ struct APNsConnectionFactory: Sendable {
     }()
 
     /// Throws when the trusted CA file cannot be read.
-    init(trustedCAFile: String?) throws {
+    init(trustedCAFile: String?, policy: OutboundPolicy) throws {
+        self.policy = policy
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.minimumTLSVersion = .tlsv12
         tls.applicationProtocols = ["h2"]
@@ -45,18 +50,26 @@ struct APNsConnectionFactory: Sendable {
         let handler = NIOLoopBound(connection, eventLoop: eventLoop)
         let tlsContext = tlsContext
         let http2 = Self.http2Configuration
-        return ClientBootstrap(group: eventLoop)
-            .connectTimeout(connectTimeout)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandlers([
-                        try NIOSSLClientHandler(context: tlsContext, serverHostname: endpoint.serverName),
-                        APNsConnectionWriteCoalescer(),
-                        NIOHTTP2Handler(mode: .client, connectionConfiguration: http2),
-                        handler.value,
-                    ])
+        let connectTimeout = connectTimeout
+        let policy = policy
+        return eventLoop.makeFutureWithTask {
+            try await policy.destination(host: endpoint.host.lowercased(), port: endpoint.port)
+        }.flatMapThrowing { destination in
+            try SocketAddress(ipAddress: destination.address.description, port: destination.port)
+        }.flatMap { address in
+            ClientBootstrap(group: eventLoop)
+                .connectTimeout(connectTimeout)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandlers([
+                            try NIOSSLClientHandler(context: tlsContext, serverHostname: endpoint.serverName),
+                            APNsConnectionWriteCoalescer(),
+                            NIOHTTP2Handler(mode: .client, connectionConfiguration: http2),
+                            handler.value,
+                        ])
+                    }
                 }
-            }
-            .connect(host: endpoint.host, port: endpoint.port)
+                .connect(to: address)
+        }
     }
 }

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 import NotifyAPNsCore
+import NotifyOutbound
 import Synchronization
 
 /// push-dispatch's HTTP/2 connections to APNs, built directly on swift-nio-http2 and NIOSSL.
@@ -26,9 +27,13 @@ public final class APNsTransport: Sendable {
     private let eventLoopGroup: any EventLoopGroup
     private let pools = Mutex(Pools())
 
-    /// Throws when the trusted CA file cannot be read.
-    public init(trustedCAFile: String?, connectionsPerKey: Int = 4, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
-        factory = try APNsConnectionFactory(trustedCAFile: trustedCAFile)
+    /// Throws when the trusted CA file cannot be read. Every connection's host is checked by `policy` (an app's endpoint
+    /// override is a URL like any other).
+    public init(
+        trustedCAFile: String?, policy: OutboundPolicy = OutboundPolicy(), connectionsPerKey: Int = 4,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) throws {
+        factory = try APNsConnectionFactory(trustedCAFile: trustedCAFile, policy: policy)
         self.connectionsPerKey = connectionsPerKey
         self.eventLoopGroup = eventLoopGroup
     }

@@ -146,3 +146,24 @@ public struct APNsCredentials: Codable, Sendable, Equatable {
         if let endpoint, !(endpoint.hasPrefix("https://")) { throw .invalid("endpoint", "endpoint must be an https URL") }
     }
 }
+
+/// One of an app's scoped API keys as stored: its hash, never the key.
+public struct APIKeyRecord: Codable, Sendable, Equatable {
+    public var appId: String
+    /// `key_` and 16 hex digits: how the key is named in listings, revocations and logs.
+    public var keyId: String
+    /// Lowercase hex SHA-256 of the key.
+    public var keyHash: String
+    public var scope: APIKeyScope
+    public var name: String
+    public var createdAt: Date
+
+    public init(appId: String, keyId: String, keyHash: String, scope: APIKeyScope, name: String, createdAt: Date) {
+        self.appId = appId
+        self.keyId = keyId
+        self.keyHash = keyHash
+        self.scope = scope
+        self.name = name
+        self.createdAt = createdAt
+    }
+}

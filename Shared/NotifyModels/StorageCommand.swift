@@ -76,6 +76,12 @@ public struct StorageCommand: Codable, Sendable, Equatable {
         /// A device read its user's changes up to `sequence`, among them a notification with a visual fallback: the
         /// fallback is not sent (ingest, `X-Subscription-Id` on the changes request).
         case recordDeviceSync(appId: String, userId: String, subscriptionId: UUID, sequence: Int64)
+        /// Creates one of an app's scoped API keys.
+        case putAPIKey(APIKeyRecord)
+        /// Revokes one of an app's scoped API keys (a revoked key stays revoked).
+        case revokeAPIKey(appId: String, keyId: String, at: Date)
+        /// Records when a scoped API key was last used (ingest gathers uses and sends them every 10 s).
+        case recordAPIKeyUse(appId: String, keyId: String, at: Date)
     }
 
     /// The PostgreSQL channel on which storage announces, at commit, the ids of applied commands whose
@@ -94,10 +100,10 @@ public struct StorageCommand: Codable, Sendable, Equatable {
         switch action {
         case .createApp, .setProviderCredentials, .registerSubscription, .changeNotificationState, .putBrokerUser, .deleteApp, .putEventSource,
             .deleteEventSource, .joinEventSource, .leaveEventSource, .putPollSource, .deletePollSource, .putWebhook, .deleteWebhook, .setBadgeMode, .setExternalBadge, .setRateLimit,
-            .rotateAppKeys:
+            .rotateAppKeys, .putAPIKey, .revokeAPIKey:
             true
         case .unregisterSubscription, .publishNotification, .publishBroadcast, .expireDueNotifications, .purgeTombstones, .deleteBrokerUser,
-            .recordDeviceSync:
+            .recordDeviceSync, .recordAPIKeyUse:
             false
         }
     }
@@ -339,6 +345,9 @@ extension StorageCommand.Action: Codable {
             try container.encode(userId, forKey: .userId)
             try container.encode(badge, forKey: .badge)
             try container.encode(at, forKey: .date)
+        case .putAPIKey, .revokeAPIKey, .recordAPIKeyUse:
+            // Actions newer than the JSON form (schema version 1, read from messages written before protobuf) have none.
+            throw EncodingError.invalidValue(self, .init(codingPath: encoder.codingPath, debugDescription: "not part of the JSON form"))
         }
     }
 }

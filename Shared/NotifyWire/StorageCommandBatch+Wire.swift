@@ -133,6 +133,21 @@ extension StorageCommand {
             command.setExternalBadge.userID = userId
             command.setExternalBadge.badge = Int64(badge)
             command.setExternalBadge.atMicros = at.wireMicros
+        case .putAPIKey(let key):
+            command.putApiKey.appID = key.appId
+            command.putApiKey.keyID = key.keyId
+            command.putApiKey.keyHash = key.keyHash
+            command.putApiKey.scope = key.scope.rawValue
+            command.putApiKey.name = key.name
+            command.putApiKey.createdAtMicros = key.createdAt.wireMicros
+        case .revokeAPIKey(let appId, let keyId, let at):
+            command.revokeApiKey.appID = appId
+            command.revokeApiKey.keyID = keyId
+            command.revokeApiKey.revokedAtMicros = at.wireMicros
+        case .recordAPIKeyUse(let appId, let keyId, let at):
+            command.recordApiKeyUse.appID = appId
+            command.recordApiKeyUse.keyID = keyId
+            command.recordApiKeyUse.usedAtMicros = at.wireMicros
         }
         return command
     }
@@ -223,6 +238,16 @@ extension StorageCommand {
             action = .rotateAppKeys(AppKeyRotation(
                 appId: rotation.appID, apiKeyHash: rotation.hasApiKeyHash ? rotation.apiKeyHash : nil,
                 clientSigningKey: rotation.hasClientSigningKey ? rotation.clientSigningKey : nil, retiresAt: Date(wireMicros: rotation.retiresAtMicros)))
+        case .putApiKey(let key):
+            guard let scope = APIKeyScope(rawValue: key.scope) else {
+                throw WireDecodingError(.malformed, "\(field()).put_api_key.scope is not a scope: \(key.scope)")
+            }
+            action = .putAPIKey(APIKeyRecord(
+                appId: key.appID, keyId: key.keyID, keyHash: key.keyHash, scope: scope, name: key.name, createdAt: Date(wireMicros: key.createdAtMicros)))
+        case .revokeApiKey(let revocation):
+            action = .revokeAPIKey(appId: revocation.appID, keyId: revocation.keyID, at: Date(wireMicros: revocation.revokedAtMicros))
+        case .recordApiKeyUse(let use):
+            action = .recordAPIKeyUse(appId: use.appID, keyId: use.keyID, at: Date(wireMicros: use.usedAtMicros))
         case nil:
             throw WireDecodingError(.malformed, "\(field()) has no action this build knows")
         }

@@ -44,17 +44,21 @@ struct RouteTesting {
     }
 }
 
-/// The one app of these tests, known without a database: API key "api-key", broker users "app_test.current" and
-/// "app_test.retired" (whose overlap ended).
+/// The one app of these tests, known without a database: API key "api-key", scoped keys "publish-key", "read-key" and
+/// "admin-key", broker users "app_test.current" and "app_test.retired" (whose overlap ended).
 struct FixedApp: AppSource {
     static let brokerUser = "app_test.current"
     static let retiredBrokerUser = "app_test.retired"
 
     func app(_ appId: String) async throws -> AppDirectory.App? {
         guard appId == RouteTesting.appId else { return nil }
-        return await AppDirectory.App(
+        var app = await AppDirectory.App(
             appId: appId, apiKeyHash: AppDirectory.hashAPIKey("api-key"), clientSigningKey: RouteTesting.clientSigningKey,
             brokerUsers: [Self.brokerUser: nil, Self.retiredBrokerUser: Date(timeIntervalSinceNow: -60)])
+        for scope in APIKeyScope.allCases {
+            app.scopedKeys[AppDirectory.hashAPIKey("\(scope.rawValue)-key")] = ("key_\(scope.rawValue)", scope)
+        }
+        return app
     }
 }
 

@@ -24,6 +24,8 @@ final class AppDirectory: Sendable {
         var badgeMode: BadgeMode
         /// The operator's limits for this app (nil fields: the service's defaults).
         var rateLimit: RateLimit
+        /// The app's scoped API keys that are not revoked, by the hash of the key.
+        var scopedKeys: [String: (keyId: String, scope: APIKeyScope)] = [:]
 
         /// `clientSigningKey` and `previousClientSigningKey` in plaintext.
         init(
@@ -43,11 +45,12 @@ final class AppDirectory: Sendable {
             }
         }
 
-        /// Whether `apiKey` is the app's, or the one a rotation replaced while its overlap lasts.
-        func acceptsAPIKey(_ apiKey: String, now: Date = Date()) -> Bool {
-            if AppDirectory.keyMatches(apiKey, hash: apiKeyHash) { return true }
-            guard let previous = previousAPIKey, previous.retiresAt > now else { return false }
-            return AppDirectory.keyMatches(apiKey, hash: previous.hash)
+        /// What `apiKey` may do for this app: everything for the app's own key (or the one a rotation replaced, while
+        /// its overlap lasts), a scoped key's scope, nil for any other key.
+        func access(for apiKey: String, now: Date = Date()) -> APIKeyAccess? {
+            if AppDirectory.keyMatches(apiKey, hash: apiKeyHash) { return .full }
+            if let previous = previousAPIKey, previous.retiresAt > now, AppDirectory.keyMatches(apiKey, hash: previous.hash) { return .full }
+            return scopedKeys[AppDirectory.hashAPIKey(apiKey)].map { .scoped(keyId: $0.keyId, scope: $0.scope) }
         }
 
         /// Checks a user token with the app's signing key, or with the one a rotation replaced while its overlap lasts.
@@ -187,9 +190,15 @@ struct PostgresAppSource: AppSource {
         }
         guard let found else { return nil }
         let purpose = SecretPurpose.clientSigningKey(appId: appId)
-        return await AppDirectory.App(
+        var app = await AppDirectory.App(
             appId: appId, apiKeyHash: found.hash, clientSigningKey: try keyring.openText(found.key, for: purpose), brokerUsers: brokerUsers,
             badgeMode: BadgeMode(rawValue: found.badgeMode) ?? .unread, rateLimit: found.limit, previousAPIKeyHash: found.previousHash,
             previousClientSigningKey: try found.previousKey.map { (try keyring.openText($0.0, for: purpose), $0.retiresAt) })
+        let keys = try await client.query(
+            "SELECT key_hash, key_id, scope FROM app_api_keys WHERE app_id = \(appId) AND revoked_at IS NULL", logger: logger)
+        for try await (hash, keyId, scope) in keys.decode((String, String, String).self) {
+            if let scope = APIKeyScope(rawValue: scope) { app.scopedKeys[hash] = (keyId, scope) }
+        }
+        return app
     }
 }

@@ -17,17 +17,17 @@ struct AppNotificationRoutes: Sendable {
 
     func register(on router: Router<BasicRequestContext>) {
         router.get("/v1/apps/:appId/notifications/:id/deliveries") { request, context in
-            let (appId, id) = try await target(request, context)
+            let (appId, id) = try await target(request, context, for: .read)
             return try await deliveries(request, appId: appId, notificationId: id, since: nil)
         }
         router.get("/v1/apps/:appId/deliveries") { request, context in
             let appId = try context.parameters.require("appId")
-            _ = try await authenticator.requireAppServer(request, appId: appId)
+            _ = try await authenticator.requireAppServer(request, appId: appId, for: .read)
             let since = try ReaderQuery.timestamp(request, "since") ?? Date().addingTimeInterval(-Self.defaultDeliveryLookback)
             return try await deliveries(request, appId: appId, notificationId: nil, since: since)
         }
         router.get("/v1/apps/:appId/notifications/:id/deliveries/summary") { request, context in
-            let (appId, id) = try await target(request, context)
+            let (appId, id) = try await target(request, context, for: .read)
             do {
                 return try JSONResponse.make(.ok, try await reader.deliverySummary(appId: appId, notificationId: id))
             } catch {
@@ -36,16 +36,16 @@ struct AppNotificationRoutes: Sendable {
         }
         for path in ["/v1/apps/:appId/notifications/:id", "/v1/apps/:appId/users/:userId/notifications/:appNotificationId"] {
             router.get(RouterPath(path)) { request, context in
-                let (appId, id) = try await target(request, context)
+                let (appId, id) = try await target(request, context, for: .read)
                 return try JSONResponse.make(.ok, try await changer.activeNotification(appId: appId, id: id, userId: nil))
             }
             router.patch(RouterPath(path)) { request, context in
-                let (appId, id) = try await target(request, context)
+                let (appId, id) = try await target(request, context, for: .publish)
                 let body = try await JSONResponse.decode(StateChangeRequest.self, from: request)
                 return try await changer.change(appId: appId, id: id, userId: nil, request: body, delete: false, origin: nil)
             }
             router.delete(RouterPath(path)) { request, context in
-                let (appId, id) = try await target(request, context)
+                let (appId, id) = try await target(request, context, for: .publish)
                 return try await changer.change(appId: appId, id: id, userId: nil, request: nil, delete: true, origin: nil)
             }
         }
@@ -65,9 +65,11 @@ struct AppNotificationRoutes: Sendable {
         }
     }
 
-    private func target(_ request: Request, _ context: BasicRequestContext) async throws -> (appId: String, id: UUID) {
+    private func target(
+        _ request: Request, _ context: BasicRequestContext, for permission: APIKeyScope
+    ) async throws -> (appId: String, id: UUID) {
         let appId = try context.parameters.require("appId")
-        _ = try await authenticator.requireAppServer(request, appId: appId)
+        _ = try await authenticator.requireAppServer(request, appId: appId, for: permission)
         if let appNotificationId = context.parameters.get("appNotificationId") {
             let userId = try context.parameters.require("userId")
             return (appId, DeterministicID.notificationID(appId: appId, userId: userId, appNotificationId: appNotificationId))

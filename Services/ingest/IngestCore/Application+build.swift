@@ -55,6 +55,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         limiter: PublishRateLimiter(defaults: configuration.defaultRateLimit),
         backlog: PipelineBacklog(maximumDepth: configuration.maximumQueueDepth),
         outbound: OutboundURLCheck(policy: configuration.outboundPolicy))
+    let keyUseReporter = APIKeyUseReporter(recorder: dependencies.keyUses, sender: sender, logger: logger)
     let router = buildRouter(dependencies)
     metrics.addRoute(to: router)
 
@@ -93,7 +94,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
             availableConnectionsDelegate: .maximum(configuration.maximumConnections, logger: logger)),
         services: pools + [
             publisher, consumer, liveListener, dependencies.appliedCommands, AppChangeWatch(client: database, apps: dependencies.apps, logger: logger),
-            dependencies.hub, polling,
+            dependencies.hub, polling, keyUseReporter,
         ]
             + (maintenance.map { [$0] } ?? []) + backlogServices,
         logger: logger)
@@ -128,6 +129,8 @@ struct IngestDependencies: Sendable {
     var backlog = PipelineBacklog(maximumDepth: 0)
     /// Refuses the URLs the service must not call (public addresses only unless the operator admits more).
     var outbound = OutboundURLCheck(policy: OutboundPolicy())
+    /// The uses of scoped API keys, sent to storage now and then (`APIKeyUseReporter`).
+    var keyUses = APIKeyUseRecorder()
 
     /// The publish contract both transports use.
     var contract: PublishContract {
@@ -138,7 +141,7 @@ struct IngestDependencies: Sendable {
 /// Every HTTP route of ingest.
 func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestContext> {
     let logger = dependencies.logger
-    let authenticator = Authenticator(adminToken: dependencies.adminToken, apps: dependencies.apps, logger: logger)
+    let authenticator = Authenticator(adminToken: dependencies.adminToken, apps: dependencies.apps, logger: logger, keyUses: dependencies.keyUses)
     let visibility = WriteVisibility(client: dependencies.database, sender: dependencies.sender, watch: dependencies.appliedCommands, logger: logger)
     let reader = NotificationReader(client: dependencies.database, logger: logger)
     let feed = LagTolerantReads(
@@ -157,6 +160,7 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
         keyring: dependencies.keyring, outbound: dependencies.outbound
     ).register(on: router)
     AppListingRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
+    APIKeyRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
     KeyRotationRoutes(
         authenticator: authenticator, visibility: visibility, keyring: dependencies.keyring, defaultOverlap: dependencies.keyRotationOverlap
     ).register(on: router)

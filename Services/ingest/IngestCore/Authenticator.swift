@@ -9,6 +9,8 @@ struct Authenticator: Sendable {
     let adminToken: String
     let apps: AppDirectory
     let logger: Logger
+    /// Notes each use of a scoped API key, for its `lastUsedAt`.
+    var keyUses = APIKeyUseRecorder()
 
     /// A device's identity from its user token.
     struct User: Sendable {
@@ -22,18 +24,30 @@ struct Authenticator: Sendable {
         }
     }
 
-    /// Answers 401 for a missing or wrong key and 404 for an unknown app.
-    func requireAppServer(_ request: Request, appId: String) async throws -> AppDirectory.App {
+    /// Answers 401 for a missing or wrong key, 404 for an unknown app, and 403 for a scoped key whose scope does not
+    /// cover `permission`.
+    func requireAppServer(_ request: Request, appId: String, for permission: APIKeyScope) async throws -> AppDirectory.App {
         guard let key = bearerToken(request) else { throw APIFailure.unauthorized("an API key is required: Authorization: Bearer <apiKey>") }
-        guard let app = try await lookUp(appId) else {
+        guard var app = try await lookUp(appId) else {
             throw APIFailure(.notFound, code: "app_not_found", message: "no app with id \(appId)", field: "appId")
         }
-        if app.acceptsAPIKey(key) { return app }
-        // A key rotated through another instance is not in this one's cached copy yet.
-        guard let recent = try await lookUp(appId, recent: true), recent.acceptsAPIKey(key) else {
-            throw APIFailure.unauthorized("the API key is not valid for this app")
+        var access = app.access(for: key)
+        if access == nil {
+            // A key rotated or created through another instance is not in this one's cached copy yet.
+            guard let recent = try await lookUp(appId, recent: true), let recentAccess = recent.access(for: key) else {
+                throw APIFailure.unauthorized("the API key is not valid for this app")
+            }
+            (app, access) = (recent, recentAccess)
         }
-        return recent
+        if case .scoped(let keyId, let scope) = access {
+            keyUses.record(appId: appId, keyId: keyId)
+            guard scope.allows(permission) else {
+                throw APIFailure(
+                    .forbidden, code: "forbidden", message: "this API key (\(keyId)) may only \(scope.inWords); this needs a key that may \(permission.inWords)",
+                    field: "Authorization")
+            }
+        }
+        return app
     }
 
     func requireUser(_ request: Request) async throws -> User {

@@ -23,7 +23,7 @@ struct BadgeRoutes: Sendable {
     }
 
     private func set(_ request: Request, appId: String, userId: String) async throws -> Response {
-        let app = try await authenticator.requireAppServer(request, appId: appId)
+        let app = try await authenticator.requireAppServer(request, appId: appId, for: .publish)
         try requireExternal(app)
         let body = try await JSONResponse.decode(Badge.self, from: request)
         guard let badge = body.badge, (0...99_999).contains(badge) else {
@@ -37,7 +37,7 @@ struct BadgeRoutes: Sendable {
     }
 
     private func show(_ request: Request, appId: String, userId: String) async throws -> Response {
-        let app = try await authenticator.requireAppServer(request, appId: appId)
+        let app = try await authenticator.requireAppServer(request, appId: appId, for: .read)
         try requireExternal(app)
         let badge = try await visibility.rows(Int64.self, "SELECT badge::int8 FROM external_badges WHERE app_id = \(appId) AND user_id = \(userId)").first
         return try JSONResponse.make(.ok, Badge(badge: Int(badge ?? 0)))

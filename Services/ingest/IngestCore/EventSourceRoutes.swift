@@ -51,7 +51,7 @@ struct EventSourceRoutes: Sendable {
         }
         router.get("\(app)/users/:userId/event-sources/:name") { request, context in
             let appId = try context.parameters.require("appId")
-            _ = try await authenticator.requireAppServer(request, appId: appId)
+            _ = try await authenticator.requireAppServer(request, appId: appId, for: .read)
             let name = try context.parameters.require("name")
             _ = try await requireSource(appId: appId, name: name)
             let userId = try context.parameters.require("userId")
@@ -63,7 +63,7 @@ struct EventSourceRoutes: Sendable {
     // MARK: Sources
 
     private func define(_ request: Request, appId: String) async throws -> Response {
-        _ = try await authenticator.requireAppServer(request, appId: appId)
+        _ = try await authenticator.requireAppServer(request, appId: appId, for: .admin)
         let body = try await JSONResponse.decode(EventSourceRequest.self, from: request)
         let (name, policy, description) = try validated(body)
         let existed = try await source(appId: appId, name: name) != nil
@@ -87,17 +87,17 @@ struct EventSourceRoutes: Sendable {
     }
 
     private func list(_ request: Request, appId: String) async throws -> Response {
-        _ = try await authenticator.requireAppServer(request, appId: appId)
+        _ = try await authenticator.requireAppServer(request, appId: appId, for: .read)
         return try JSONResponse.make(.ok, Listing(eventSources: try await sources(appId: appId, name: nil)))
     }
 
     private func show(_ request: Request, appId: String, name: String) async throws -> Response {
-        _ = try await authenticator.requireAppServer(request, appId: appId)
+        _ = try await authenticator.requireAppServer(request, appId: appId, for: .read)
         return try JSONResponse.make(.ok, try await requireSource(appId: appId, name: name))
     }
 
     private func delete(_ request: Request, appId: String, name: String) async throws -> Response {
-        _ = try await authenticator.requireAppServer(request, appId: appId)
+        _ = try await authenticator.requireAppServer(request, appId: appId, for: .admin)
         _ = try await requireSource(appId: appId, name: name)
         let remaining = try await visibility.send(
             StorageCommand(action: .deleteEventSource(appId: appId, name: name)), thenRead: Int64.self,
@@ -109,7 +109,7 @@ struct EventSourceRoutes: Sendable {
 
     /// Puts every device of the user in the source, or takes them out.
     private func enrolUser(_ request: Request, appId: String, userId: String, name: String, join: Bool) async throws -> Response {
-        _ = try await authenticator.requireAppServer(request, appId: appId)
+        _ = try await authenticator.requireAppServer(request, appId: appId, for: .admin)
         _ = try await requireSource(appId: appId, name: name)
         let devices = try await visibility.rows(UUID.self, "SELECT subscription_id FROM subscriptions WHERE app_id = \(appId) AND user_id = \(userId)")
         try await change(appId: appId, name: name, subscriptionIds: devices, join: join)
@@ -119,7 +119,7 @@ struct EventSourceRoutes: Sendable {
 
     /// Puts one device of the app in the source, or takes it out.
     private func enrolDevice(_ request: Request, appId: String, subscriptionId text: String, name: String, join: Bool) async throws -> Response {
-        _ = try await authenticator.requireAppServer(request, appId: appId)
+        _ = try await authenticator.requireAppServer(request, appId: appId, for: .admin)
         let subscriptionId = try Self.subscriptionId(text)
         _ = try await requireSource(appId: appId, name: name)
         guard let userId = try await visibility.rows(String.self, "SELECT user_id FROM subscriptions WHERE app_id = \(appId) AND subscription_id = \(subscriptionId)").first
@@ -150,7 +150,7 @@ struct EventSourceRoutes: Sendable {
     }
 
     private func userMemberships(_ request: Request, appId: String, userId: String) async throws -> Response {
-        _ = try await authenticator.requireAppServer(request, appId: appId)
+        _ = try await authenticator.requireAppServer(request, appId: appId, for: .read)
         let found = try await memberships(appId: appId, userId: userId)
         return try JSONResponse.make(.ok, Memberships(eventSources: found.keys.sorted().map {
             EventSourceMembership(eventSource: $0, subscribed: true, subscriptionIds: found[$0] ?? [])

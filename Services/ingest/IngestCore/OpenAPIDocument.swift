@@ -400,6 +400,116 @@ paths:
           $ref: '#/components/responses/ServiceUnavailable'
           description: broker_unavailable, database_unavailable.
 
+  /v1/apps/{appId}/api-keys:
+    parameters:
+      - $ref: '#/components/parameters/AppId'
+    post:
+      operationId: createScopedApiKey
+      summary: Create an API key that may only publish, only read, or administer the app.
+      description: |
+        The key is answered once (it is stored as a hash). It works on every ingest instance from its creation until it
+        is revoked. Needs a key that may administer the app (its own key, or an `admin` key).
+      tags: [App server]
+      security:
+        - apiKey: []
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/APIKeyRequest'
+            example:
+              scope: publish
+              name: order service
+      responses:
+        '201':
+          description: The new key, stored; `apiKey` is answered this once.
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/APIKeyView'
+        '202':
+          description: The new key was accepted but not yet visible when answered (it works within seconds).
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/APIKeyView'
+        '400':
+          $ref: '#/components/responses/Error'
+          description: invalid_json, missing_field or invalid_field (`scope`, `name`).
+        '401':
+          $ref: '#/components/responses/Error'
+          description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - the key may not administer the app.
+        '404':
+          $ref: '#/components/responses/Error'
+          description: app_not_found.
+        '413':
+          $ref: '#/components/responses/Error'
+          description: body_too_large.
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+    get:
+      operationId: listScopedApiKeys
+      summary: The app's scoped API keys, without their secrets.
+      description: Newest first, revoked ones included, each with its last use (recorded within 10 s of it).
+      tags: [App server]
+      security:
+        - apiKey: []
+      responses:
+        '200':
+          description: The keys.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [apiKeys]
+                properties:
+                  apiKeys:
+                    type: array
+                    items:
+                      $ref: '#/components/schemas/APIKeyView'
+        '401':
+          $ref: '#/components/responses/Error'
+          description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - the key may not administer the app.
+        '404':
+          $ref: '#/components/responses/Error'
+          description: app_not_found.
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+  /v1/apps/{appId}/api-keys/{keyId}:
+    parameters:
+      - $ref: '#/components/parameters/AppId'
+      - name: keyId
+        in: path
+        required: true
+        schema:
+          type: string
+    delete:
+      operationId: revokeScopedApiKey
+      summary: Revoke a scoped API key; it is refused from the next request on, on every instance.
+      tags: [App server]
+      security:
+        - apiKey: []
+      responses:
+        '204':
+          description: Revoked (or it already was).
+        '401':
+          $ref: '#/components/responses/Error'
+          description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - the key may not administer the app.
+        '404':
+          $ref: '#/components/responses/Error'
+          description: app_not_found, api_key_not_found.
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
   /v1/apps/{appId}/client-signing-key:
     parameters:
       - $ref: '#/components/parameters/AppId'
@@ -688,6 +798,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized - the API key is missing or not valid for this app.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found; for one notification, subscription_not_found or event_source_not_found (naming the field).
@@ -757,6 +870,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found.
@@ -782,6 +898,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found.
@@ -809,6 +928,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found, event_source_not_found.
@@ -829,6 +951,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found, event_source_not_found.
@@ -856,6 +981,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found.
@@ -884,6 +1012,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found, event_source_not_found.
@@ -906,6 +1037,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found, event_source_not_found.
@@ -928,6 +1062,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found, event_source_not_found.
@@ -959,6 +1096,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found, event_source_not_found, subscription_not_found.
@@ -984,6 +1124,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found, event_source_not_found, subscription_not_found.
@@ -1030,6 +1173,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found.
@@ -1058,6 +1204,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found.
@@ -1089,6 +1238,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found.
@@ -1146,6 +1298,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found.
@@ -1169,6 +1324,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found, poll_source_not_found.
@@ -1218,6 +1376,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found.
@@ -1243,6 +1404,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found, webhook_not_found.
@@ -1263,6 +1427,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found, webhook_not_found.
@@ -1299,6 +1466,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found.
@@ -1331,6 +1501,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found, notification_not_found (none, or no longer active).
@@ -1367,6 +1540,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found, notification_not_found.
@@ -1396,6 +1572,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found, notification_not_found.
@@ -1432,6 +1611,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found, notification_not_found.
@@ -1467,6 +1649,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found, notification_not_found.
@@ -1493,6 +1678,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found, notification_not_found.
@@ -1526,6 +1714,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found.
@@ -1567,6 +1758,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found.
@@ -1597,6 +1791,9 @@ paths:
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
+        '403':
+          $ref: '#/components/responses/Error'
+          description: forbidden - a scoped API key whose scope does not cover this operation.
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found.
@@ -2065,7 +2262,13 @@ components:
     apiKey:
       type: http
       scheme: bearer
-      description: An app's API key (`nk_...`), answered once when the operator created the app. It is valid for that app's paths only.
+      description: |
+        An app's API key (`nk_...`), valid for that app's paths only. The app's own key (answered once when the operator
+        created the app, rotated by `POST /v1/apps/{appId}/api-key`) may do everything; a scoped key
+        (`POST /v1/apps/{appId}/api-keys`) may do only what its scope names: `publish` (publish, replace, delete and
+        change notifications, set a user's badge), `read` (notifications, delivery logs, event sources, webhook and
+        poll-source settings and logs) or `admin` (everything the app's own key may). Another operation is answered 403
+        `forbidden` naming `Authorization`.
     userToken:
       type: http
       scheme: bearer
@@ -2449,6 +2652,44 @@ components:
           minimum: 0
           maximum: 2592000
           description: How long the replaced key stays accepted (default `NOTIFY_KEY_ROTATION_OVERLAP_SECONDS`).
+    APIKeyRequest:
+      type: object
+      required: [scope, name]
+      properties:
+        scope:
+          type: string
+          enum: [publish, read, admin]
+        name:
+          type: string
+          minLength: 1
+          maxLength: 200
+          description: What the key is for, as listings show it (1 to 200 bytes on one line).
+    APIKeyView:
+      type: object
+      required: [keyId, scope, name, createdAt]
+      properties:
+        keyId:
+          type: string
+          description: '`key_` and 16 hex digits.'
+        scope:
+          type: string
+          enum: [publish, read, admin]
+        name:
+          type: string
+        createdAt:
+          type: string
+          format: date-time
+        lastUsedAt:
+          type: string
+          format: date-time
+          description: When a request last used it (recorded within 10 s); absent if never.
+        revokedAt:
+          type: string
+          format: date-time
+          description: When it was revoked; absent while it works.
+        apiKey:
+          type: string
+          description: The key, only in the answer to its creation.
     RotatedAppKey:
       type: object
       description: The new key (one of apiKey and clientSigningKey), answered once.

@@ -21,12 +21,12 @@ struct PollSourceRoutes: Sendable {
         }
         router.get("/v1/apps/:appId/poll-sources") { request, context in
             let appId = try context.parameters.require("appId")
-            _ = try await authenticator.requireAppServer(request, appId: appId)
+            _ = try await authenticator.requireAppServer(request, appId: appId, for: .read)
             return try JSONResponse.make(.ok, Listing(pollSources: try await sources(appId: appId, name: nil)))
         }
         router.delete("/v1/apps/:appId/poll-sources/:name") { request, context in
             let (appId, name) = (try context.parameters.require("appId"), try context.parameters.require("name"))
-            _ = try await authenticator.requireAppServer(request, appId: appId)
+            _ = try await authenticator.requireAppServer(request, appId: appId, for: .admin)
             guard try await !sources(appId: appId, name: name).isEmpty else { throw Self.notFound(name) }
             let remaining = try await visibility.send(
                 StorageCommand(action: .deletePollSource(appId: appId, name: name)), thenRead: Int64.self,
@@ -36,7 +36,7 @@ struct PollSourceRoutes: Sendable {
     }
 
     private func put(_ request: Request, appId: String, name: String) async throws -> Response {
-        _ = try await authenticator.requireAppServer(request, appId: appId)
+        _ = try await authenticator.requireAppServer(request, appId: appId, for: .admin)
         guard EventSourceRequest.isValidName(name) else {
             throw APIFailure(ValidationError.invalid("name", "a poll source's name is 1 to 100 characters of A-Z a-z 0-9 . _ : -"))
         }

@@ -21,7 +21,7 @@ struct PublishRoutes: Sendable {
     }
 
     private func publish(_ request: Request, appId: String) async throws -> Response {
-        let app = try await authenticator.requireAppServer(request, appId: appId)
+        let app = try await authenticator.requireAppServer(request, appId: appId, for: .publish)
         // The request first, before its body is read: under overload, refusing must stay cheap.
         if let refusal = backlog.refusal() { throw refusal }
         if let wait = limiter.admit(appId: appId, limit: app.rateLimit, requests: 1, notifications: 0) {

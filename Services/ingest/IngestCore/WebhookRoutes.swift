@@ -20,13 +20,13 @@ struct WebhookRoutes: Sendable {
         router.put("/v1/apps/:appId/webhook") { request, context in try await put(request, appId: try context.parameters.require("appId")) }
         router.get("/v1/apps/:appId/webhook") { request, context in
             let appId = try context.parameters.require("appId")
-            _ = try await authenticator.requireAppServer(request, appId: appId)
+            _ = try await authenticator.requireAppServer(request, appId: appId, for: .read)
             guard let stored = try await stored(appId) else { throw Self.notFound }
             return try JSONResponse.make(.ok, WebhookView(url: stored.url, events: stored.events, secret: nil))
         }
         router.delete("/v1/apps/:appId/webhook") { request, context in
             let appId = try context.parameters.require("appId")
-            _ = try await authenticator.requireAppServer(request, appId: appId)
+            _ = try await authenticator.requireAppServer(request, appId: appId, for: .admin)
             guard try await stored(appId) != nil else { throw Self.notFound }
             let remaining = try await visibility.send(
                 StorageCommand(action: .deleteWebhook(appId: appId)), thenRead: Int64.self, "SELECT count(*) FROM app_webhooks WHERE app_id = \(appId)")
@@ -34,14 +34,14 @@ struct WebhookRoutes: Sendable {
         }
         router.get("/v1/apps/:appId/webhook/deliveries") { request, context in
             let appId = try context.parameters.require("appId")
-            _ = try await authenticator.requireAppServer(request, appId: appId)
+            _ = try await authenticator.requireAppServer(request, appId: appId, for: .read)
             let limit = min(max(request.uri.queryParameters.get("limit").flatMap(Int.init) ?? 100, 1), 1000)
             return try JSONResponse.make(.ok, Log(deliveries: try await attempts(appId, limit: limit)))
         }
     }
 
     private func put(_ request: Request, appId: String) async throws -> Response {
-        _ = try await authenticator.requireAppServer(request, appId: appId)
+        _ = try await authenticator.requireAppServer(request, appId: appId, for: .admin)
         let body = try await JSONResponse.decode(WebhookRequest.self, from: request)
         let (url, events): (String, [WebhookEventType])
         do {

@@ -565,6 +565,28 @@ struct Migrations {
             FOR EACH ROW EXECUTE FUNCTION announce_app_change()
             """,
         ]),
+        // An app's scoped API keys (publish, read or admin), by hash; their creation and revocation are announced like
+        // any change of the app, so every ingest instance takes a new key and refuses a revoked one at its next request.
+        // A use is recorded at most once every 10 s per key and instance, and announces nothing.
+        (30, [
+            """
+            CREATE TABLE app_api_keys (
+                app_id text NOT NULL REFERENCES apps (app_id) ON DELETE CASCADE,
+                key_id text NOT NULL,
+                key_hash text NOT NULL UNIQUE,
+                scope text NOT NULL CHECK (scope IN ('publish', 'read', 'admin')),
+                name text NOT NULL,
+                created_at timestamptz NOT NULL,
+                revoked_at timestamptz,
+                last_used_at timestamptz,
+                PRIMARY KEY (app_id, key_id)
+            )
+            """,
+            """
+            CREATE TRIGGER app_api_keys_announce_change AFTER INSERT OR DELETE OR UPDATE OF revoked_at ON app_api_keys
+            FOR EACH ROW EXECUTE FUNCTION announce_app_change()
+            """,
+        ]),
     ]
 
     /// Code run before a step's statements, for what SQL alone cannot do.

@@ -37,6 +37,22 @@ struct RegistryWriter {
                 """, logger: logger)
         case .rotateAppKeys(let rotation):
             try await rotateKeys(rotation)
+        case .putAPIKey(let key):
+            try await connection.query(
+                """
+                INSERT INTO app_api_keys (app_id, key_id, key_hash, scope, name, created_at)
+                SELECT app_id, \(key.keyId), \(key.keyHash), \(key.scope.rawValue), \(key.name), \(key.createdAt) FROM apps WHERE app_id = \(key.appId)
+                ON CONFLICT (app_id, key_id) DO NOTHING
+                """, logger: logger)
+        case .revokeAPIKey(let appId, let keyId, let at):
+            try await connection.query(
+                "UPDATE app_api_keys SET revoked_at = \(at) WHERE app_id = \(appId) AND key_id = \(keyId) AND revoked_at IS NULL", logger: logger)
+        case .recordAPIKeyUse(let appId, let keyId, let at):
+            try await connection.query(
+                """
+                UPDATE app_api_keys SET last_used_at = \(at)
+                WHERE app_id = \(appId) AND key_id = \(keyId) AND (last_used_at IS NULL OR last_used_at < \(at))
+                """, logger: logger)
         case .recordDeviceSync(let appId, let userId, let subscriptionId, let sequence):
             try await connection.query(
                 """

@@ -277,6 +277,33 @@ nonisolated struct WireStorageCommand: Sendable {
     set {action = .recordDeviceSync(newValue)}
   }
 
+  /// Creates one of an app's scoped API keys (its hash only).
+  var putApiKey: WireApiKey {
+    get {
+      if case .putApiKey(let v)? = action {return v}
+      return WireApiKey()
+    }
+    set {action = .putApiKey(newValue)}
+  }
+
+  /// Revokes one of an app's scoped API keys.
+  var revokeApiKey: WireApiKeyRevocation {
+    get {
+      if case .revokeApiKey(let v)? = action {return v}
+      return WireApiKeyRevocation()
+    }
+    set {action = .revokeApiKey(newValue)}
+  }
+
+  /// Records when one of an app's scoped API keys was last used (a later time wins).
+  var recordApiKeyUse: WireApiKeyUse {
+    get {
+      if case .recordApiKeyUse(let v)? = action {return v}
+      return WireApiKeyUse()
+    }
+    set {action = .recordApiKeyUse(newValue)}
+  }
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   nonisolated enum OneOf_Action: Equatable, Sendable {
@@ -323,8 +350,70 @@ nonisolated struct WireStorageCommand: Sendable {
     case rotateAppKeys(WireAppKeyRotation)
     /// A device read its user's changes up to a sequence (a visual fallback for it is then not sent).
     case recordDeviceSync(WireDeviceSync)
+    /// Creates one of an app's scoped API keys (its hash only).
+    case putApiKey(WireApiKey)
+    /// Revokes one of an app's scoped API keys.
+    case revokeApiKey(WireApiKeyRevocation)
+    /// Records when one of an app's scoped API keys was last used (a later time wins).
+    case recordApiKeyUse(WireApiKeyUse)
 
   }
+
+  init() {}
+}
+
+/// One of an app's scoped API keys: what it may do ("publish", "read" or "admin"), never the key itself.
+nonisolated struct WireApiKey: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var appID: String = String()
+
+  var keyID: String = String()
+
+  /// Lowercase hex SHA-256 of the key.
+  var keyHash: String = String()
+
+  var scope: String = String()
+
+  var name: String = String()
+
+  var createdAtMicros: Int64 = 0
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+}
+
+nonisolated struct WireApiKeyRevocation: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var appID: String = String()
+
+  var keyID: String = String()
+
+  var revokedAtMicros: Int64 = 0
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+}
+
+nonisolated struct WireApiKeyUse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var appID: String = String()
+
+  var keyID: String = String()
+
+  var usedAtMicros: Int64 = 0
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 }
@@ -942,7 +1031,7 @@ nonisolated extension WireStorageCommandBatch: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StorageCommand"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{3}announce_applied\0\u{4}\u{7}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0\u{3}put_webhook\0\u{3}delete_webhook\0\u{3}set_badge_mode\0\u{3}set_external_badge\0\u{3}set_rate_limit\0\u{3}rotate_app_keys\0\u{3}record_device_sync\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{3}announce_applied\0\u{4}\u{7}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0\u{3}put_webhook\0\u{3}delete_webhook\0\u{3}set_badge_mode\0\u{3}set_external_badge\0\u{3}set_rate_limit\0\u{3}rotate_app_keys\0\u{3}record_device_sync\0\u{4}\u{6}put_api_key\0\u{3}revoke_api_key\0\u{3}record_api_key_use\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1258,6 +1347,45 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
           self.action = .recordDeviceSync(v)
         }
       }()
+      case 40: try {
+        var v: WireApiKey?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .putApiKey(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .putApiKey(v)
+        }
+      }()
+      case 41: try {
+        var v: WireApiKeyRevocation?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .revokeApiKey(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .revokeApiKey(v)
+        }
+      }()
+      case 42: try {
+        var v: WireApiKeyUse?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .recordApiKeyUse(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .recordApiKeyUse(v)
+        }
+      }()
       default: break
       }
     }
@@ -1378,6 +1506,18 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
       guard case .recordDeviceSync(let v)? = self.action else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 34)
     }()
+    case .putApiKey?: try {
+      guard case .putApiKey(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 40)
+    }()
+    case .revokeApiKey?: try {
+      guard case .revokeApiKey(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 41)
+    }()
+    case .recordApiKeyUse?: try {
+      guard case .recordApiKeyUse(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 42)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -1388,6 +1528,141 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
     if lhs.issuedAtMicros != rhs.issuedAtMicros {return false}
     if lhs.announceApplied != rhs.announceApplied {return false}
     if lhs.action != rhs.action {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireApiKey: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".ApiKey"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}key_id\0\u{3}key_hash\0\u{1}scope\0\u{1}name\0\u{3}created_at_micros\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.keyID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.keyHash) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.scope) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 6: try { try decoder.decodeSingularSFixed64Field(value: &self.createdAtMicros) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
+    }
+    if !self.keyID.isEmpty {
+      try visitor.visitSingularStringField(value: self.keyID, fieldNumber: 2)
+    }
+    if !self.keyHash.isEmpty {
+      try visitor.visitSingularStringField(value: self.keyHash, fieldNumber: 3)
+    }
+    if !self.scope.isEmpty {
+      try visitor.visitSingularStringField(value: self.scope, fieldNumber: 4)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 5)
+    }
+    if self.createdAtMicros != 0 {
+      try visitor.visitSingularSFixed64Field(value: self.createdAtMicros, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: WireApiKey, rhs: WireApiKey) -> Bool {
+    if lhs.appID != rhs.appID {return false}
+    if lhs.keyID != rhs.keyID {return false}
+    if lhs.keyHash != rhs.keyHash {return false}
+    if lhs.scope != rhs.scope {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.createdAtMicros != rhs.createdAtMicros {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireApiKeyRevocation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".ApiKeyRevocation"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}key_id\0\u{3}revoked_at_micros\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.keyID) }()
+      case 3: try { try decoder.decodeSingularSFixed64Field(value: &self.revokedAtMicros) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
+    }
+    if !self.keyID.isEmpty {
+      try visitor.visitSingularStringField(value: self.keyID, fieldNumber: 2)
+    }
+    if self.revokedAtMicros != 0 {
+      try visitor.visitSingularSFixed64Field(value: self.revokedAtMicros, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: WireApiKeyRevocation, rhs: WireApiKeyRevocation) -> Bool {
+    if lhs.appID != rhs.appID {return false}
+    if lhs.keyID != rhs.keyID {return false}
+    if lhs.revokedAtMicros != rhs.revokedAtMicros {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireApiKeyUse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".ApiKeyUse"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}key_id\0\u{3}used_at_micros\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.keyID) }()
+      case 3: try { try decoder.decodeSingularSFixed64Field(value: &self.usedAtMicros) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
+    }
+    if !self.keyID.isEmpty {
+      try visitor.visitSingularStringField(value: self.keyID, fieldNumber: 2)
+    }
+    if self.usedAtMicros != 0 {
+      try visitor.visitSingularSFixed64Field(value: self.usedAtMicros, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: WireApiKeyUse, rhs: WireApiKeyUse) -> Bool {
+    if lhs.appID != rhs.appID {return false}
+    if lhs.keyID != rhs.keyID {return false}
+    if lhs.usedAtMicros != rhs.usedAtMicros {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1340,7 +1340,9 @@ paths:
     patch:
       operationId: changeNotificationState
       summary: Change a notification's read or user-action state (not a broadcast's).
-      description: The user's devices get a background push. A change that changes nothing is answered 200 with no push.
+      description: |
+        The user's devices get a background push (browsers none: they catch up at their next alert or when the page
+        reads the changes). A change that changes nothing is answered 200 with no push.
       tags: [App server]
       security:
         - apiKey: []
@@ -1887,7 +1889,8 @@ paths:
       summary: Mark a notification read/unread, activated/dismissed/snoozed; the other devices get a background push.
       description: |
         Works on a broadcast in the user's feed too (the state is the user's own). `X-Subscription-Id` names the
-        acting device, which gets no push. A change that changes nothing is answered 200 with no push.
+        acting device, which gets no push. A change that changes nothing is answered 200 with no push. Browsers (Web
+        Push) get no push for it: they catch up at their next alert or when the page reads the changes.
       tags: [Device]
       security:
         - userToken: []
@@ -1929,6 +1932,7 @@ paths:
     delete:
       operationId: deleteMyNotification
       summary: Delete a notification for the user; the other devices get a background push.
+      description: Browsers (Web Push) get no push for it; they catch up at their next alert or when the page reads the changes.
       tags: [Device]
       security:
         - userToken: []
@@ -2303,6 +2307,7 @@ components:
       description: |
         How the notification reaches devices: `alert` (the default: an alert where there is visual content, else a
         background push), `silent` (a background push, nothing shown) or `none` (stored and synced, not pushed).
+        Browsers (Web Push) are pushed alerts only: a background push must show something there, so they get none.
       enum: [alert, silent, none]
     InterruptionLevel:
       type: string

@@ -1614,7 +1614,11 @@ paths:
       summary: Register this device for pushes (the same token again updates the same subscription).
       description: |
         `replacesSubscriptionId` names the subscription of the same device's old token: its event sources move to the
-        new one, and it is removed. `eventSources` (only `open` ones) replaces the device's set; absent, it stays.
+        new one, and it is removed (only a subscription of the same user: another user's is left as it is).
+        `eventSources` (only `open` ones) replaces the device's set; absent, it stays. A token another user registered
+        (the device changed hands) gets a new subscription id: the other user's subscription leaves its event sources
+        and is deleted (webhook reason `reassigned`), and nothing of that user's (sources, sync position, an alert due
+        after a shoulder tap) stays with the device.
       tags: [Device]
       security:
         - userToken: []
@@ -3097,7 +3101,10 @@ components:
               description: The source joined or left (eventSource events).
             reason:
               type: string
-              description: '`subscription.deleted`: `unregistered`, `replaced` or `tokenInvalid`; `eventSource.left`: `sourceDeleted` when the source went.'
+              description: |
+                `subscription.deleted`: `unregistered`, `replaced`, `tokenInvalid`, or `reassigned` (another user registered
+                its token); `eventSource.left`: `sourceDeleted` when the source went, `reassigned` when the device's token
+                was registered by another user.
 
     # Devices
 
@@ -3132,7 +3139,7 @@ components:
         replacesSubscriptionId:
           type: string
           format: uuid
-          description: The subscription of this device's old token; its event sources move to the new one, and it is removed.
+          description: The subscription of this device's old token (the same user's); its event sources move to the new one, and it is removed.
     WebPushKeys:
       type: object
       description: The browser subscription's encryption keys (`PushSubscription.toJSON().keys`, RFC 8291).

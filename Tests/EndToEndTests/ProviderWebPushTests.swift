@@ -53,6 +53,38 @@ extension EndToEndTests {
             #expect(try await deliveriesAfterQuietPeriod("webpush", to: setup.token, duration: .seconds(1)).count == 1, "delivered more than once")
         }
 
+        @Test("a browser is pushed only what it shows: a read, dismiss or delete on another device and a silent or raw notification reach the user's phone, not the browser, whose next alert carries the sequence to sync to",
+              .timeLimit(.minutes(2)))
+        func browserGetsOnlyAlerts() async throws {
+            let setup = try await setUp()
+            let user = try await setup.app.user(setup.user)
+            let phone = try await setup.app.registerSubscribedDevice(of: setup.user)
+            let tablet = try await setup.app.registerSubscribedDevice(of: setup.user)
+            let first = try await setup.app.publishAccepted(.alert(to: setup.user, title: "first"))
+            #expect(try await ProviderSandbox.waitForDeliveries("webpush", to: setup.token).compactMap(\.notificationId) == [first])
+
+            // On the tablet: read, dismissed, then deleted; between them a silent and a raw notification.
+            try await user.patchAccepted(first, StateChangeRequest(readState: .read), from: tablet.subscriptionId)
+            try await user.patchAccepted(first, StateChangeRequest(userActionState: .dismissed), from: tablet.subscriptionId)
+            let silent = try await setup.app.publishAccepted(NotificationRequest(
+                userId: setup.user, payload: NotificationPayload(visualContent: VisualContent(title: "not shown")), push: PushOptions(delivery: .silent)))
+            let raw = try await setup.app.publishAccepted(NotificationRequest(userId: setup.user, payload: NotificationPayload(rawContent: "sync me")))
+            let deleted = try await user.delete(first, from: tablet.subscriptionId)
+            #expect(deleted.status == 204 || deleted.status == 202, "DELETE answered \(deleted.status): \(deleted.text)")
+            let second = try await setup.app.publishAccepted(.alert(to: setup.user, title: "second"))
+
+            // The phone (APNs) gets all seven changes; the browser the two alerts only.
+            let phoneGot = try await Sandbox.waitForDeliveries(to: phone.pushToken) { $0.count >= 7 }
+            #expect(phoneGot.compactMap { $0.payload["notify"]?["kind"]?.stringValue }.sorted()
+                == ["created", "created", "created", "created", "deleted", "stateChanged", "stateChanged"], "the phone got every change")
+            #expect(Set(phoneGot.compactMap(\.notificationId)) == [first, silent, raw, second])
+            _ = try await ProviderSandbox.waitForDeliveries("webpush", to: setup.token) { $0.count >= 2 }
+            let browserGot = try await deliveriesAfterQuietPeriod("webpush", to: setup.token)
+            #expect(browserGot.compactMap(\.notificationId) == [first, second], "the browser got the alerts only")
+            #expect(browserGot.allSatisfy { $0.payload["title"]?.stringValue != nil }, "each with something to show")
+            #expect(browserGot.last?.payload["notify"]?["seq"]?.intValue == 7, "the second alert's sequence: the page syncs the five changes before it")
+        }
+
         @Test("push options in the decrypted JSON a service worker reads: subtitle, image, tag, sound, category, interruption level")
         func pushOptionsAreMapped() async throws {
             let setup = try await setUp()

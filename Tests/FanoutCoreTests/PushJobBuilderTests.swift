@@ -83,25 +83,45 @@ import Testing
         #expect(PushJobBuilder.jobs(for: Self.event(.updated), devices: devices, visualFallback: true).count == 2, "only a new notification")
     }
 
-    @Test("delivery silent: a background push with the content's data but nothing shown; none: no push; a later state change is pushed")
+    @Test("delivery silent: a background push with the content's data but nothing shown (none to a browser); none: no push; a later state change is pushed")
     func silentAndNoneDeliveries() throws {
         let devices = [Platform.apns, .fcm, .wns, .webpush].map(Self.device)
         var silent = Self.event(.created)
         silent.content?.push = PushOptions(sound: "chime.caf", delivery: .silent, data: ["orderId": .string("42")])
         let jobs = PushJobBuilder.jobs(for: silent, devices: devices)
-        #expect(jobs.count == 4 && jobs.allSatisfy { !$0.isAlert && $0.priority == .low })
+        #expect(jobs.map(\.platform) == [.apns, .fcm, .wns], "a browser must show every push: it gets none")
+        #expect(jobs.allSatisfy { !$0.isAlert && $0.priority == .low })
         let apns = try #require(try JSONSerialization.jsonObject(with: Data(jobs[0].payload.utf8)) as? [String: Any])
         let aps = try #require(apns["aps"] as? [String: Any])
         #expect(aps["alert"] == nil && aps["sound"] == nil && aps["content-available"] as? Int == 1)
         #expect(apns["orderId"] as? String == "42" && apns["rawContent"] as? String == "r")
         #expect(!jobs[1].payload.contains(#""notification""#), "FCM: data only")
         #expect(!jobs[2].payload.hasPrefix("<toast"), "WNS: raw, not a toast")
-        #expect(!jobs[3].payload.contains(#""title""#), "Web Push: nothing to show")
 
         var none = Self.event(.created)
         none.content?.push = PushOptions(delivery: PushDelivery.none)
         #expect(PushJobBuilder.jobs(for: none, devices: devices).isEmpty)
-        #expect(PushJobBuilder.jobs(for: Self.event(.stateChanged), devices: devices).count == 4)
+        #expect(PushJobBuilder.jobs(for: Self.event(.stateChanged), devices: devices).map(\.platform) == [.apns, .fcm, .wns])
+    }
+
+    @Test("a browser (Web Push) is pushed only what it shows: a new or replaced alert; never a read, dismiss, deletion, expiry, raw or silent notification")
+    func browsersGetOnlyAlerts() throws {
+        let devices = [Platform.apns, .webpush].map(Self.device)
+        for kind in [ChangeKind.created, .updated] {
+            let jobs = PushJobBuilder.jobs(for: Self.event(kind), devices: devices)
+            #expect(jobs.map(\.platform) == [.apns, .webpush], "\(kind): an alert reaches the browser")
+            let shown = try #require(try JSONSerialization.jsonObject(with: Data(jobs[1].payload.utf8)) as? [String: Any])
+            #expect(shown["title"] as? String == "T" && (shown["notify"] as? [String: Any])?["seq"] as? Int == 7, "with what to show and the sequence to sync to")
+        }
+        for kind in [ChangeKind.stateChanged, .deleted, .expired] {
+            #expect(PushJobBuilder.jobs(for: Self.event(kind), devices: devices).map(\.platform) == [.apns], "\(kind): not to the browser")
+        }
+        #expect(PushJobBuilder.jobs(for: Self.event(.created, visual: false), devices: devices).map(\.platform) == [.apns], "raw content: not to the browser")
+        var silent = Self.event(.created)
+        silent.content?.push = PushOptions(delivery: .silent)
+        #expect(PushJobBuilder.jobs(for: silent, devices: devices).map(\.platform) == [.apns], "silent: not to the browser")
+        let broadcast = Self.event(.created, visual: false, eventSource: "news")
+        #expect(PushJobBuilder.jobs(for: broadcast, devices: devices).map(\.platform) == [.apns], "a raw broadcast: not to the browser")
     }
 
     @Test("a publish's own badge wins over the counted one; an app whose mode shows none (nil) gets none")

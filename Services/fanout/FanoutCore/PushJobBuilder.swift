@@ -13,6 +13,7 @@ enum PushJobBuilder {
     static func jobs(
         for event: ChangeEvent, devices: [SubscriptionResolver.Device], broadcastBadge: Int? = nil, visualFallback: Bool = false
     ) -> [PushJob] {
+        let isAlert = event.kind.isContentChange && (event.content?.isAlert ?? false)
         let targets = devices.filter { device in
             guard device.subscriptionId != event.originSubscriptionId else { return false }
             // A publish that named devices (a subscriptionId, or the user's members of an event source) pushes only those.
@@ -21,12 +22,14 @@ enum PushJobBuilder {
             if device.platform == .apnsVoip {
                 return event.kind.isContentChange && event.content?.platformTypes?.contains(.apnsVoip) == true
             }
+            // A browser must show every push it gets (userVisibleOnly): Web Push gets alerts only. A state change, a
+            // raw or silent notification reaches the browser's page when it next reads the changes feed.
+            if device.platform == .webpush, !isAlert { return false }
             return event.content?.platformTypes?.contains(device.platform) ?? true
         }
         guard !targets.isEmpty else { return [] }
         // Stored and synced, never pushed (a later change of its state is).
         if event.kind.isContentChange, let content = event.content, content.delivery == .none { return [] }
-        let isAlert = event.kind.isContentChange && (event.content?.isAlert ?? false)
         let marker = PushMarker(notificationId: event.notificationId, sequence: event.sequence, kind: event.kind)
         let priority: NotificationPriority = isAlert ? (event.content?.priority ?? .high) : .low
         let notificationExpiration = event.content?.expirationDateTime ?? event.changedAt.addingTimeInterval(24 * 3600)

@@ -40,7 +40,8 @@ struct DeviceRoutes: Sendable {
         }
     }
 
-    /// Registering the same token again updates that subscription (and keeps its id).
+    /// Registering the same token again updates that subscription (and keeps its id). A token another user registered
+    /// gets a new subscription of this user: storage takes it from the other user, so the device starts clean.
     private func subscribe(_ request: Request) async throws -> Response {
         let user = try await authenticator.requireUser(request)
         let body = try await JSONResponse.decode(SubscriptionRequest.self, from: request)
@@ -54,8 +55,10 @@ struct DeviceRoutes: Sendable {
         if let sources = body.eventSources { try await checkJoinable(sources, appId: user.appId) }
         let now = Date()
         let existing = try? await visibility.client.query(
-            "SELECT subscription_id FROM subscriptions WHERE app_id = \(user.appId) AND platform = \(platform.rawValue) AND push_token = \(token)",
-            logger: visibility.logger
+            """
+            SELECT subscription_id FROM subscriptions
+            WHERE app_id = \(user.appId) AND platform = \(platform.rawValue) AND push_token = \(token) AND user_id = \(user.userId)
+            """, logger: visibility.logger
         ).decode(UUID.self).first(where: { _ in true })
         let subscription = DeviceSubscription(
             subscriptionId: existing ?? UUID.random(), appId: user.appId, userId: user.userId, platform: platform, pushToken: token, keys: body.keys,

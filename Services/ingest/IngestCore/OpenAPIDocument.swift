@@ -1513,7 +1513,9 @@ paths:
     patch:
       operationId: changeNotificationState
       summary: Change a notification's read or user-action state (not a broadcast's).
-      description: The user's devices get a background push. A change that changes nothing is answered 200 with no push.
+      description: |
+        The user's devices get a background push (browsers none: they catch up at their next alert or when the page
+        reads the changes). A change that changes nothing is answered 200 with no push.
       tags: [App server]
       security:
         - apiKey: []
@@ -1809,7 +1811,11 @@ paths:
       summary: Register this device for pushes (the same token again updates the same subscription).
       description: |
         `replacesSubscriptionId` names the subscription of the same device's old token: its event sources move to the
-        new one, and it is removed. `eventSources` (only `open` ones) replaces the device's set; absent, it stays.
+        new one, and it is removed (only a subscription of the same user: another user's is left as it is).
+        `eventSources` (only `open` ones) replaces the device's set; absent, it stays. A token another user registered
+        (the device changed hands) gets a new subscription id: the other user's subscription leaves its event sources
+        and is deleted (webhook reason `reassigned`), and nothing of that user's (sources, sync position, an alert due
+        after a shoulder tap) stays with the device.
       tags: [Device]
       security:
         - userToken: []
@@ -2084,7 +2090,8 @@ paths:
       summary: Mark a notification read/unread, activated/dismissed/snoozed; the other devices get a background push.
       description: |
         Works on a broadcast in the user's feed too (the state is the user's own). `X-Subscription-Id` names the
-        acting device, which gets no push. A change that changes nothing is answered 200 with no push.
+        acting device, which gets no push. A change that changes nothing is answered 200 with no push. Browsers (Web
+        Push) get no push for it: they catch up at their next alert or when the page reads the changes.
       tags: [Device]
       security:
         - userToken: []
@@ -2126,6 +2133,7 @@ paths:
     delete:
       operationId: deleteMyNotification
       summary: Delete a notification for the user; the other devices get a background push.
+      description: Browsers (Web Push) get no push for it; they catch up at their next alert or when the page reads the changes.
       tags: [Device]
       security:
         - userToken: []
@@ -2506,6 +2514,7 @@ components:
       description: |
         How the notification reaches devices: `alert` (the default: an alert where there is visual content, else a
         background push), `silent` (a background push, nothing shown) or `none` (stored and synced, not pushed).
+        Browsers (Web Push) are pushed alerts only: a background push must show something there, so they get none.
       enum: [alert, silent, none]
     InterruptionLevel:
       type: string
@@ -3339,7 +3348,10 @@ components:
               description: The source joined or left (eventSource events).
             reason:
               type: string
-              description: '`subscription.deleted`: `unregistered`, `replaced` or `tokenInvalid`; `eventSource.left`: `sourceDeleted` when the source went.'
+              description: |
+                `subscription.deleted`: `unregistered`, `replaced`, `tokenInvalid`, or `reassigned` (another user registered
+                its token); `eventSource.left`: `sourceDeleted` when the source went, `reassigned` when the device's token
+                was registered by another user.
 
     # Devices
 
@@ -3377,7 +3389,7 @@ components:
         replacesSubscriptionId:
           type: string
           format: uuid
-          description: The subscription of this device's old token; its event sources move to the new one, and it is removed.
+          description: The subscription of this device's old token (the same user's); its event sources move to the new one, and it is removed.
     WebPushKeys:
       type: object
       description: The browser subscription's encryption keys (`PushSubscription.toJSON().keys`, RFC 8291).

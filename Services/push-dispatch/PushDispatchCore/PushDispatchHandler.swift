@@ -19,7 +19,7 @@ struct PushDispatchHandler: Sendable {
     let concurrency: Int
     let metrics: DispatchMetrics
     let logger: Logger
-    /// Drops visual fallbacks whose device synced in time.
+    /// Drops visual fallbacks whose device synced in time, or whose subscription is gone.
     let syncCheck: DeviceSyncCheck
 
     func handle(_ deliveries: [AMQPDelivery]) async -> AMQPHandling {
@@ -35,17 +35,20 @@ struct PushDispatchHandler: Sendable {
         if logger.logLevel <= .debug {
             for job in jobs { logger.debug("push received", metadata: ["notificationId": .id(job.notificationId), "pushId": .id(job.pushId)]) }
         }
-        // A visual fallback is not needed once its device synced the notification (after the shoulder tap).
+        // A visual fallback is not needed once its device synced the notification (after the shoulder tap), nor sent
+        // once its subscription is gone (the device unregistered, or changed hands).
         if jobs.contains(where: \.isVisualFallback) {
             let fallbacks = jobs.filter(\.isVisualFallback)
-            guard let synced = try? await RetryUntilShutdown.run("check whether devices synced", logger: logger, { try await syncCheck.synced(fallbacks) })
+            guard let unneeded = try? await RetryUntilShutdown.run("check whether devices synced", logger: logger, { try await syncCheck.unneeded(fallbacks) })
             else { return .settle(RetryUntilShutdown.requeueing(dispositions)) }
             if logger.logLevel <= .debug {
-                for job in fallbacks where synced.contains(job.pushId) {
-                    logger.debug("visual fallback not sent: the device synced", metadata: ["notificationId": .id(job.notificationId), "pushId": .id(job.pushId)])
+                for job in fallbacks where unneeded.contains(job.pushId) {
+                    logger.debug("visual fallback not sent: the device synced, or its subscription is gone", metadata: [
+                        "notificationId": .id(job.notificationId), "pushId": .id(job.pushId),
+                    ])
                 }
             }
-            jobs.removeAll { $0.isVisualFallback && synced.contains($0.pushId) }
+            jobs.removeAll { $0.isVisualFallback && unneeded.contains($0.pushId) }
         }
         let attempts = await provider.deliver(jobs, concurrency: concurrency)
         for attempt in attempts {

@@ -60,28 +60,10 @@ struct RegistryWriter {
                 WHERE subscription_id = \(subscriptionId) AND app_id = \(appId) AND user_id = \(userId)
                 """, logger: logger)
         case .registerSubscription(let subscription):
-            let keys = try subscription.keys.map { String(decoding: try WireCoding.makeEncoder().encode($0), as: UTF8.self) }
-            let stored = try await connection.query(
-                """
-                INSERT INTO subscriptions (subscription_id, app_id, user_id, platform, push_token, push_keys, app_package, display_name, expires_at, registered_at)
-                VALUES (\(subscription.subscriptionId), \(subscription.appId), \(subscription.userId), \(subscription.platform.rawValue),
-                        \(subscription.pushToken), \(keys)::jsonb, \(subscription.appPackage), \(subscription.displayName),
-                        \(subscription.expirationDateTime), \(subscription.registeredAt))
-                ON CONFLICT (app_id, platform, push_token) DO UPDATE SET
-                    user_id = EXCLUDED.user_id, push_keys = EXCLUDED.push_keys, app_package = EXCLUDED.app_package, display_name = EXCLUDED.display_name,
-                    expires_at = EXCLUDED.expires_at, registered_at = EXCLUDED.registered_at
-                RETURNING subscription_id, (xmax = 0)
-                """, logger: logger)
-            // Read the answer even when the id is not needed: an error (e.g. an unknown app) arrives with it.
-            var storedId = subscription.subscriptionId
-            var created = false
-            for try await (id, inserted) in stored.decode((UUID, Bool).self) { (storedId, created) = (id, inserted) }
-            if created {
-                try await webhooks.record(.subscriptionCreated, [.init(
-                    appId: subscription.appId, userId: subscription.userId, subscriptionId: storedId, platform: subscription.platform.rawValue)])
-            }
+            let storedId = try await register(subscription)
             if let replaced = subscription.replacesSubscriptionId, replaced != storedId {
-                // The same device with a new token: its memberships move here, and the old subscription goes.
+                // The same device with a new token: its memberships move here, and the old subscription goes. Only a
+                // subscription of the same user is replaced: one of another user's is left as it is.
                 try await connection.query(
                     """
                     INSERT INTO event_source_members (app_id, event_source, subscription_id, joined_at)
@@ -179,6 +161,49 @@ struct RegistryWriter {
     }
 
     private var webhooks: WebhookOutbox { WebhookOutbox(connection: connection, logger: logger) }
+
+    /// Stores the subscription of a device's token and answers its id: the token's subscription if the user already has
+    /// it (updated in place), else a new one (`subscription.created`). A token another user holds is first taken from
+    /// that user (`TokenReassignment`), so the device starts clean under a new id.
+    private func register(_ subscription: DeviceSubscription) async throws -> UUID {
+        let keys = try subscription.keys.map { String(decoding: try WireCoding.makeEncoder().encode($0), as: UTF8.self) }
+        let reassignment = TokenReassignment(connection: connection, logger: logger)
+        // Twice at most: another user's registration of the token may commit between the release and the insert.
+        for _ in 0..<2 {
+            let released = try await reassignment.release(
+                appId: subscription.appId, platform: subscription.platform, pushToken: subscription.pushToken, takenBy: subscription.userId)
+            // An ingest that looked the token up before it changed hands may name the released id: never reuse it.
+            let newId = released == subscription.subscriptionId ? UUID.random() : subscription.subscriptionId
+            let stored = try await connection.query(
+                """
+                INSERT INTO subscriptions (subscription_id, app_id, user_id, platform, push_token, push_keys, app_package, display_name, expires_at, registered_at)
+                VALUES (\(newId), \(subscription.appId), \(subscription.userId), \(subscription.platform.rawValue),
+                        \(subscription.pushToken), \(keys)::jsonb, \(subscription.appPackage), \(subscription.displayName),
+                        \(subscription.expirationDateTime), \(subscription.registeredAt))
+                ON CONFLICT (app_id, platform, push_token) DO UPDATE SET
+                    push_keys = EXCLUDED.push_keys, app_package = EXCLUDED.app_package, display_name = EXCLUDED.display_name,
+                    expires_at = EXCLUDED.expires_at, registered_at = EXCLUDED.registered_at
+                WHERE subscriptions.user_id = EXCLUDED.user_id
+                RETURNING subscription_id, (xmax = 0)
+                """, logger: logger)
+            // Read the answer even when the id is not needed: an error (e.g. an unknown app) arrives with it.
+            var answer: (id: UUID, created: Bool)?
+            for try await row in stored.decode((UUID, Bool).self) { answer = row }
+            guard let (storedId, created) = answer else { continue }
+            if created {
+                try await webhooks.record(.subscriptionCreated, [.init(
+                    appId: subscription.appId, userId: subscription.userId, subscriptionId: storedId, platform: subscription.platform.rawValue)])
+            }
+            return storedId
+        }
+        throw RegistrationContended(appId: subscription.appId)
+    }
+
+    /// Another user's registration of the same token won twice in a row; the command is applied again later.
+    struct RegistrationContended: Error, CustomStringConvertible {
+        var appId: String
+        var description: String { "a push token of app \(appId) was registered by other users meanwhile, twice" }
+    }
 
     /// Puts the app's subscriptions `subscriptionIds` in the sources of `names` that exist (already members stay).
     private func join(appId: String, names: [String], subscriptionIds: [UUID]) async throws {

@@ -4,12 +4,13 @@ import Foundation
 public enum WebhookEventType: String, Codable, Sendable, CaseIterable {
     /// A device registered (a new subscription).
     case subscriptionCreated = "subscription.created"
-    /// A subscription was removed: unregistered, replaced by a new token, or dropped after the provider declared its
-    /// token invalid (`reason`).
+    /// A subscription was removed: unregistered, replaced by a new token, dropped after the provider declared its
+    /// token invalid, or reassigned when another user registered its token (`reason`).
     case subscriptionDeleted = "subscription.deleted"
     /// A device joined an event source.
     case eventSourceJoined = "eventSource.joined"
-    /// A device left an event source (or was taken out, or the source was deleted).
+    /// A device left an event source (or was taken out, the source was deleted, or its token was registered by another
+    /// user).
     case eventSourceLeft = "eventSource.left"
 }
 

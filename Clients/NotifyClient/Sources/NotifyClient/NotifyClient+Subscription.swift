@@ -12,7 +12,9 @@ extension NotifyClient {
     /// Calling it again with the same token refreshes the registration (the service keeps the id and
     /// extends the expiry). With a NEW token (APNs rotated it, the app was restored on another device),
     /// the registration names the previous subscription as the one it replaces: the service moves its event
-    /// sources to the new one and removes it, so the device is not registered twice.
+    /// sources to the new one and removes it, so the device is not registered twice. A token another user registered
+    /// last (the device changed hands) is answered with a new subscription id, in no event source: the service removed
+    /// the other user's subscription, and this one starts clean.
     @discardableResult
     public func subscribe(
         pushToken: String, platform: Platform = .apns, appPackage: String? = nil, displayName: String? = nil

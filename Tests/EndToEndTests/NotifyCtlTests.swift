@@ -109,6 +109,30 @@ extension EndToEndTests {
             }
         }
 
+        @Test("api-keys creates a publish-only key (printed once), lists it without its secret and revokes it")
+        func scopedAPIKeys() async throws {
+            let created = try await Self.succeeding("apps", "create", "--name", "notifyctl keys \(uniqueSuffix())", "--json")
+            let app = try JSONDecoder().decode(CreatedApp.self, from: Data(created.stdout.utf8))
+            SecretsUsed.record([app.apiKey, app.clientSigningKey])
+            let asApp = ["NOTIFY_APP_ID": app.appId, "NOTIFY_API_KEY": app.apiKey]
+            let key = try WireCoding.makeDecoder().decode(
+                APIKeyView.self,
+                from: Data(try await Self.succeeding("api-keys", "create", "--scope", "publish", "--name", "ci", "--json", environment: asApp).stdout.utf8))
+            let secret = try #require(key.apiKey)
+            SecretsUsed.record([secret])
+            #expect(key.scope == .publish && key.keyId.hasPrefix("key_"))
+            let listed = try await Self.succeeding("api-keys", "list", environment: asApp).stdout
+            #expect(listed.contains(key.keyId) && listed.contains("publish") && !listed.contains(secret), "\(listed)")
+            // The publish key may not list keys: refused (exit 1, forbidden).
+            let refused = try await Self.notifyctl("api-keys", "list", environment: ["NOTIFY_APP_ID": app.appId, "NOTIFY_API_KEY": secret])
+            #expect(refused.status == 1 && refused.stderr.contains("forbidden"), "\(refused.stderr)")
+            #expect(try await Self.succeeding("api-keys", "revoke", key.keyId, environment: asApp).stdout.contains("revoked \(key.keyId)"))
+            struct Listing: Decodable { var apiKeys: [APIKeyView] }
+            let after = try WireCoding.makeDecoder().decode(
+                Listing.self, from: Data(try await Self.succeeding("api-keys", "list", "--json", environment: asApp).stdout.utf8))
+            #expect(after.apiKeys.map(\.keyId) == [key.keyId] && after.apiKeys.first?.revokedAt != nil)
+        }
+
         @Test("an operator and an app server run it: apps, badge mode, event sources, provider keys, user tokens, send, delivery log, errors")
         func operatorAndAppServer() async throws {
             let created = try await Self.succeeding("apps", "create", "--name", "notifyctl \(uniqueSuffix())", "--json")

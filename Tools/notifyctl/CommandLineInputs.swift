@@ -7,6 +7,7 @@ import NotifyModels
 
 extension BadgeMode: @retroactive ExpressibleByArgument {}
 extension EventSourcePolicy: @retroactive ExpressibleByArgument {}
+extension APIKeyScope: @retroactive ExpressibleByArgument {}
 extension APNsCredentials.Environment: ExpressibleByArgument {}
 
 /// Files named by options (keys, service accounts, publish bodies), read whole; one that cannot be read is wrong usage.

@@ -22,7 +22,7 @@ struct NotifyCtlCommand: AsyncParsableCommand {
             Shell completion: notifyctl --generate-completion-script bash|zsh|fish
             """,
         subcommands: [
-            AppsCommand.self, ProvidersCommand.self, EventSourcesCommand.self, SendCommand.self, UserTokenCommand.self,
+            AppsCommand.self, ProvidersCommand.self, APIKeysCommand.self, EventSourcesCommand.self, SendCommand.self, UserTokenCommand.self,
             DeliveriesCommand.self, TailCommand.self, DeadLetterCommand.self, SecretKeyCommand.self,
         ]
     )

@@ -83,6 +83,42 @@ extension EndToEndTests {
             }
         }
 
+        @Test("an app over its rate limit over AMQP is answered 429 with retry-after and dead-lettered, while another app's messages are answered and delivered")
+        func overLimitIsRefusedNotWaited() async throws {
+            try await withAppServer { noisy, noisyPublisher, noisyInbox in
+                try await withAppServer { quiet, quietPublisher, quietInbox in
+                    let limited = try await StackClient.send(
+                        .PATCH, "\(Stack.ingestURL)/v1/apps/\(noisy.app.appId)", bearer: Stack.adminToken,
+                        json: Data(#"{"rateLimit": {"requestsPerSecond": 1}}"#.utf8))
+                    #expect(limited.status == 200, "\(limited.text)")
+                    let user = "quiet-\(uniqueSuffix())"
+                    let device = try await quiet.app.registerDevice(of: user)
+                    let noisyIds = (0..<6).map { _ in UUID().uuidString }
+                    for id in noisyIds {
+                        try await noisy.publish(.alert(to: "someone"), routingKey: noisy.app.appId, correlationId: id, with: noisyPublisher)
+                    }
+                    let quietId = UUID().uuidString
+                    try await quiet.publish(.alert(to: user, title: "quiet"), routingKey: quiet.app.appId, correlationId: quietId, with: quietPublisher)
+
+                    var statuses: [Int64] = []
+                    for id in noisyIds {
+                        let reply = try await noisyInbox.reply(correlatedWith: id)
+                        let status = reply.properties.headers["x-notify-status"]?.integerValue ?? 0
+                        statuses.append(status)
+                        if status == 429 {
+                            #expect((reply.properties.headers["retry-after"]?.integerValue ?? 0) >= 1, "429 without retry-after")
+                            expectAPIError(HTTPAnswer(status: 429, body: reply.body), status: 429, code: "rate_limited", field: nil, "over the limit")
+                        }
+                    }
+                    #expect(statuses.contains(202) && statuses.contains(429), "\(statuses)")
+                    let quietReply = try await quietInbox.reply(correlatedWith: quietId)
+                    #expect(quietReply.properties.headers["x-notify-status"] == .integer(202))
+                    let id = try WireCoding.makeDecoder().decode(Accepted.self, from: quietReply.body).id
+                    #expect(try await Sandbox.missingNotifications([id], at: device).isEmpty, "the quiet app's notification was not delivered")
+                }
+            }
+        }
+
         @Test("a message for another app's routing key is answered 403 and not delivered")
         func publishForAnotherApp() async throws {
             try await withAppServer { server, publisher, inbox in

@@ -12,7 +12,9 @@ import ServiceLifecycle
 /// user, and this checks that user is one of the app's broker users. With `reply_to` set, the answer (the HTTP body,
 /// with the HTTP status as the integer header `x-notify-status`) goes back with the `correlation_id`. A message
 /// nothing of which can be accepted is dead-lettered to `notify.ingest.dead` with the reason (`x-notify-reason`) and
-/// its sender (`x-notify-user-id`).
+/// its sender (`x-notify-user-id`). An app over its rate limit is answered as HTTP answers it (429 `rate_limited`, with
+/// the seconds to wait in the integer header `retry-after`) and its message dead-lettered with that reason, so that
+/// the batch, and every other app's messages in it, go on at once.
 ///
 /// A batch that meets a transient failure (the database or the broker not answering) is tried again in place, with
 /// pauses from 0.1 s doubling to 5 s, until it goes through or the service shuts down (then it is requeued). Requeued
@@ -36,6 +38,7 @@ struct AMQPIngestHandler: Sendable {
         var correlationId: String?
         var status: Int
         var body: [UInt8]
+        var retryAfterSeconds: Int?
     }
 
     func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
@@ -58,7 +61,7 @@ struct AMQPIngestHandler: Sendable {
         var replies: [Reply] = []
         var accepted: [Int] = []
         for (index, delivery) in deliveries.enumerated() {
-            let answer: (status: Int, body: [UInt8])
+            let answer: (status: Int, body: [UInt8], retryAfterSeconds: Int?)
             do {
                 let result = try await accept(delivery)
                 commands.append(contentsOf: result.commands)
@@ -74,7 +77,7 @@ struct AMQPIngestHandler: Sendable {
                         }
                     }
                 }
-                answer = (result.status, result.body)
+                answer = (result.status, result.body, nil)
             } catch {
                 if error.status == .serviceUnavailable {
                     dispositions[index] = .requeue
@@ -82,10 +85,12 @@ struct AMQPIngestHandler: Sendable {
                     continue
                 }
                 dispositions[index] = .deadLetter(reason: "\(error.status.code) \(error.body.error.code): \(error.body.error.message)")
-                answer = (Int(error.status.code), error.jsonBody)
+                answer = (Int(error.status.code), error.jsonBody, error.retryAfterSeconds)
             }
             if let replyTo = delivery.properties.replyTo {
-                replies.append(Reply(to: replyTo, correlationId: delivery.properties.correlationId, status: answer.status, body: answer.body))
+                replies.append(Reply(
+                    to: replyTo, correlationId: delivery.properties.correlationId, status: answer.status, body: answer.body,
+                    retryAfterSeconds: answer.retryAfterSeconds))
             }
         }
         if transient != nil {
@@ -99,11 +104,12 @@ struct AMQPIngestHandler: Sendable {
             return (dispositions, "\(error)")
         }
         for reply in replies {
+            var headers: [String: AMQPHeaderValue] = ["x-notify-status": .integer(Int64(reply.status))]
+            if let seconds = reply.retryAfterSeconds { headers["retry-after"] = .integer(Int64(seconds)) }
             do {
                 try await self.replies.publish([AMQPOutboundMessage(
                     routingKey: reply.to, body: Data(reply.body),
-                    properties: AMQPProperties(
-                        correlationId: reply.correlationId, headers: ["x-notify-status": .integer(Int64(reply.status))], persistent: false),
+                    properties: AMQPProperties(correlationId: reply.correlationId, headers: headers, persistent: false),
                     mandatory: !reply.to.hasPrefix(Self.directReplyPrefix))])
             } catch {
                 logger.info("could not deliver a reply", metadata: ["replyTo": "\(reply.to)", "error": "\(error)"])
@@ -131,15 +137,15 @@ struct AMQPIngestHandler: Sendable {
         }
         let accepted = try await contract.accept(
             delivery.body, byteCount: delivery.body.count, appId: appId, idempotencyKey: delivery.properties.messageId, via: .amqp)
-        // While the pipeline is backlogged, and over its limit, the app's messages wait here (the queue holds the rest):
-        // the broker is the backpressure.
+        // While the pipeline is backlogged, every app's messages wait here (the queue holds the rest): the broker is the
+        // backpressure.
         while backlog.refusal() != nil {
             await pauseUnlessShuttingDown(for: .seconds(1))
             if Task.isShuttingDownGracefully { throw APIFailure.brokerUnavailable }
         }
-        while let wait = limiter.admit(appId: appId, limit: app.rateLimit, requests: 1, notifications: accepted.commands.count) {
-            await pauseUnlessShuttingDown(for: .seconds(wait))
-            if Task.isShuttingDownGracefully { throw APIFailure.brokerUnavailable }
+        // One app over its limit is refused, as over HTTP: waiting here would hold every other app's messages too.
+        if let wait = limiter.admit(appId: appId, limit: app.rateLimit, requests: 1, notifications: accepted.commands.count) {
+            throw APIFailure.rateLimited(appId: appId, limit: limiter.limit(for: app.rateLimit), retryAfterSeconds: wait)
         }
         return accepted
     }

@@ -74,7 +74,7 @@ public struct IngestConfiguration: Sendable {
         default: "5000")
     static let appRequestsPerSecond = EnvironmentVariable(
         "NOTIFY_APP_REQUESTS_PER_SECOND",
-        "publish requests per second an app may make to this instance unless the operator set its own (PATCH /v1/apps/{appId}); 0 = unlimited; over it: 429 with Retry-After (over AMQP: the consumer waits)",
+        "publish requests per second an app may make to this instance unless the operator set its own (PATCH /v1/apps/{appId}); 0 = unlimited; over it: 429 with Retry-After (over AMQP: the reply's x-notify-status 429 and retry-after, the message dead-lettered)",
         default: "0")
     static let appNotificationsPerSecond = EnvironmentVariable(
         "NOTIFY_APP_NOTIFICATIONS_PER_SECOND", "notifications per second an app may publish to this instance, likewise; 0 = unlimited", default: "0")

@@ -44,17 +44,19 @@ struct RouteTesting {
     }
 }
 
-/// The one app of these tests, known without a database: API key "api-key", broker users "app_test.current" and
-/// "app_test.retired" (whose overlap ended).
+/// The app of these tests, known without a database: API key "api-key", broker users "app_test.current" and
+/// "app_test.retired" (whose overlap ended); and a second one, the same but for its `external` badge mode.
 struct FixedApp: AppSource {
     static let brokerUser = "app_test.current"
     static let retiredBrokerUser = "app_test.retired"
+    static let externalBadgeAppId = "app_external_badge"
 
     func app(_ appId: String) async throws -> AppDirectory.App? {
-        guard appId == RouteTesting.appId else { return nil }
+        guard appId == RouteTesting.appId || appId == Self.externalBadgeAppId else { return nil }
         return await AppDirectory.App(
             appId: appId, apiKeyHash: AppDirectory.hashAPIKey("api-key"), clientSigningKey: RouteTesting.clientSigningKey,
-            brokerUsers: [Self.brokerUser: nil, Self.retiredBrokerUser: Date(timeIntervalSinceNow: -60)])
+            brokerUsers: [Self.brokerUser: nil, Self.retiredBrokerUser: Date(timeIntervalSinceNow: -60)],
+            badgeMode: appId == Self.externalBadgeAppId ? .external : .unread)
     }
 }
 

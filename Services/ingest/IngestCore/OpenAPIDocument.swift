@@ -22,7 +22,9 @@ info:
       the fraction.
     - Ids (notifications, subscriptions) are answered in lowercase, RFC 9562's form, and accepted in either case.
     - Errors are `{"error": {"code", "message", "field"}}`; `field` names the wrong field (a JSON path such as
-      `notifications[1].payload`, a query parameter or a header) where there is one.
+      `notifications[1].payload`, a query parameter or a header) where there is one. `invalid_json` (no field) means
+      the body is not JSON; in every body, a value of the wrong type, or a number that does not fit its field (a
+      fraction where an integer is expected, or one out of range), is `invalid_field` naming its path.
     - 202 means the message broker confirmed the command (it will be applied), but the answer could not yet show
       it applied; 503 with `Retry-After` means nothing was accepted.
     - A request body may be at most 1 MiB (413 `body_too_large`).
@@ -659,8 +661,9 @@ paths:
         '400':
           description: |
             One notification refused (an error: invalid_json, invalid_field, missing_field), the body refused as a whole
-            (e.g. an empty batch, `recipients` with `userId`, an `Idempotency-Key` of the wrong length), or a batch or
-            recipient list whose every item was refused (`{"results": [...]}`).
+            (e.g. an empty batch, `recipients` with `userId`, a user named twice in `recipients` (`recipients[i].userId`),
+            an `Idempotency-Key` of the wrong length), or a batch or recipient list whose every item was refused
+            (`{"results": [...]}`).
           content:
             application/json:
               schema:

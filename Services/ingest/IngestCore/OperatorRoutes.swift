@@ -179,7 +179,7 @@ struct OperatorRoutes: Sendable {
         }
         let credentials: ProviderCredentials
         do {
-            credentials = try ProviderCredentials.decode(platform, from: Data(body.readableBytesView), decoder: WireCoding.makeDecoder())
+            credentials = try ProviderCredentials.decode(platform, from: Data(body.readableBytesView), decoder: RequestBodyDecoder())
             try credentials.validate()
         } catch let error as DecodingError {
             throw APIFailure(DecodingFailure.validationError(error))

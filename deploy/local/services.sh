@@ -95,9 +95,11 @@ service_config() {
             [ -z "${NOTIFY_FEEDBACK_INTERVAL_MS:-}" ] || ENV+=(NOTIFY_FEEDBACK_INTERVAL_MS="$NOTIFY_FEEDBACK_INTERVAL_MS")
             ;;
         ingest)
+            # The sandbox's control port stands in for identity providers, over plain http: only it is admitted.
             ENV+=(NOTIFY_DATABASE_URL="$NOTIFY_READER_DATABASE_URL"
                 NOTIFY_HTTP_PORT="$(health_port "$1")"
-                NOTIFY_ADMIN_TOKEN="$NOTIFY_ADMIN_TOKEN")
+                NOTIFY_ADMIN_TOKEN="$NOTIFY_ADMIN_TOKEN"
+                NOTIFY_IDENTITY_PROVIDER_HTTP_HOSTS="127.0.0.1:$NOTIFY_SANDBOX_CONTROL_PORT")
             ;;
     esac
 }

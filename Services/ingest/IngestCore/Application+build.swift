@@ -31,6 +31,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
     let appliedCommands = AppliedCommandWatch(client: database, logger: logger)
     let pacing = configuration.storageLag > .zero ? StoragePacing(announcements: appliedCommands, allowedLag: configuration.storageLag) : nil
     let sender = CommandSender(publisher: publisher, pacing: pacing, logger: logger)
+    let identityDocuments = HTTPIdentityDocumentFetcher()
     let liveQueue = IngestTopology.liveQueue()
     let liveBinding = administration.map {
         LiveQueueBinding(administration: $0, virtualHost: configuration.amqp.virtualHost, queue: liveQueue.name, logger: logger)
@@ -52,7 +53,9 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         healthChecks: ["amqp": { publisher.isConnected }, "database": { await databaseHealth.check() }], logger: logger,
         keyring: configuration.secretKeys, keyRotationOverlap: configuration.keyRotationOverlap,
         limiter: PublishRateLimiter(defaults: configuration.defaultRateLimit),
-        backlog: PipelineBacklog(maximumDepth: configuration.maximumQueueDepth))
+        backlog: PipelineBacklog(maximumDepth: configuration.maximumQueueDepth),
+        identityKeys: IdentityProviderKeys(fetcher: identityDocuments, plainHTTPHosts: configuration.identityProviderHTTPHosts, logger: logger),
+        identityProviderHTTPHosts: configuration.identityProviderHTTPHosts)
     let router = buildRouter(dependencies)
     metrics.addRoute(to: router)
 
@@ -91,7 +94,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
             availableConnectionsDelegate: .maximum(configuration.maximumConnections, logger: logger)),
         services: pools + [
             publisher, consumer, liveListener, dependencies.appliedCommands, AppChangeWatch(client: database, apps: dependencies.apps, logger: logger),
-            dependencies.hub, polling,
+            dependencies.hub, polling, identityDocuments,
         ]
             + (maintenance.map { [$0] } ?? []) + backlogServices,
         logger: logger)
@@ -124,6 +127,10 @@ struct IngestDependencies: Sendable {
     var limiter = PublishRateLimiter(defaults: RateLimit())
     /// Whether the pipeline is too far behind to take publishes (off unless a depth limit is set).
     var backlog = PipelineBacklog(maximumDepth: 0)
+    /// The keys of apps' identity providers, which check the user tokens those sign.
+    var identityKeys: IdentityProviderKeys
+    /// `host:port` addresses an identity provider's URLs may name over plain http (local tests).
+    var identityProviderHTTPHosts: Set<String> = []
 
     /// The publish contract both transports use.
     var contract: PublishContract {
@@ -134,7 +141,8 @@ struct IngestDependencies: Sendable {
 /// Every HTTP route of ingest.
 func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestContext> {
     let logger = dependencies.logger
-    let authenticator = Authenticator(adminToken: dependencies.adminToken, apps: dependencies.apps, logger: logger)
+    let authenticator = Authenticator(
+        adminToken: dependencies.adminToken, apps: dependencies.apps, identityKeys: dependencies.identityKeys, logger: logger)
     let visibility = WriteVisibility(client: dependencies.database, sender: dependencies.sender, watch: dependencies.appliedCommands, logger: logger)
     let reader = NotificationReader(client: dependencies.database, logger: logger)
     let feed = LagTolerantReads(
@@ -150,7 +158,7 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
     }
     OperatorRoutes(
         authenticator: authenticator, visibility: visibility, sender: dependencies.sender, brokerAccess: dependencies.brokerAccess,
-        keyring: dependencies.keyring
+        keyring: dependencies.keyring, identityProviderHTTPHosts: dependencies.identityProviderHTTPHosts
     ).register(on: router)
     AppListingRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
     KeyRotationRoutes(

@@ -57,6 +57,8 @@ public struct IngestConfiguration: Sendable {
     public var maximumConnections: Int
     /// How long this instance holds no live stream before its live queue is unbound from `notify.changes` (zero: never).
     public var liveUnbindAfter: Duration
+    /// `host:port` addresses whose identity provider URLs may be plain http (local tests); every other must be https.
+    public var identityProviderHTTPHosts: Set<String>
 
     static let replicaDatabaseURL = EnvironmentVariable(
         "NOTIFY_REPLICA_DATABASE_URL",
@@ -101,6 +103,9 @@ public struct IngestConfiguration: Sendable {
         default: "30")
     static let maximumConnections = EnvironmentVariable(
         "NOTIFY_MAX_CONNECTIONS", "open HTTP connections this instance serves at once (keep it under the open-file limit); more wait to be accepted", default: "4096")
+    static let identityProviderHTTPHosts = EnvironmentVariable(
+        "NOTIFY_IDENTITY_PROVIDER_HTTP_HOSTS",
+        "comma-separated host:port addresses an app's identity provider URLs (issuer, jwksUrl, a discovered jwks_uri) may name over plain http, for local tests (the local scripts set the provider sandbox's control address); unset: every one must be https")
     static let brokerMaintenance = EnvironmentVariable(
         "NOTIFY_BROKER_MAINTENANCE_SECONDS", "how often retired broker users are deleted", default: "30")
     static let deadLetterMessages = EnvironmentVariable(
@@ -112,7 +117,7 @@ public struct IngestConfiguration: Sendable {
 
     public static let variables: [EnvironmentVariable] = [
         .amqpURL, .databaseURL(role: "read-only"), replicaDatabaseURL, adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, confirmTimeout, appRequestsPerSecond, appNotificationsPerSecond, .logLevel, .logFormat,
-        .secretKeys, .secretKeysFile, keyRotationOverlap, maximumQueueDepth, storageLag, maximumStreamsPerUser, maximumConnections, liveUnbind, managementURL, publicBrokerAddress, brokerUserOverlap, brokerMaintenance, deadLetterMessages, deadLetterBytes, deadLetterAge,
+        .secretKeys, .secretKeysFile, keyRotationOverlap, maximumQueueDepth, storageLag, maximumStreamsPerUser, maximumConnections, liveUnbind, identityProviderHTTPHosts, managementURL, publicBrokerAddress, brokerUserOverlap, brokerMaintenance, deadLetterMessages, deadLetterBytes, deadLetterAge,
     ]
 
     public init(environment: ServiceEnvironment) throws(ConfigurationError) {
@@ -156,6 +161,9 @@ public struct IngestConfiguration: Sendable {
         maximumStreamsPerUser = max(try environment.integer(Self.maximumStreamsPerUser), 1)
         maximumConnections = max(try environment.integer(Self.maximumConnections), 1)
         liveUnbindAfter = .seconds(max(try environment.integer(Self.liveUnbind), 0))
+        identityProviderHTTPHosts = Set((environment.string(Self.identityProviderHTTPHosts) ?? "").split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        }.filter { !$0.isEmpty })
         brokerMaintenanceInterval = .seconds(try environment.integer(Self.brokerMaintenance))
         deadLetterBounds = .init(
             maximumMessages: try environment.integer(Self.deadLetterMessages), maximumBytes: try environment.integer(Self.deadLetterBytes),

@@ -13,6 +13,8 @@ struct OperatorRoutes: Sendable {
     let brokerAccess: BrokerAccess?
     /// Seals the secrets stored for apps (signing keys, provider credentials) before they leave this process.
     let keyring: SecretKeyring
+    /// `host:port` addresses an identity provider's URLs may name over plain http (local tests).
+    let identityProviderHTTPHosts: Set<String>
 
     private struct CreateAppRequest: Decodable {
         var name: String?
@@ -103,16 +105,23 @@ struct OperatorRoutes: Sendable {
         return try JSONResponse.make(stored ? .created : .accepted, RotatedBrokerCredentials(broker: credentials, retiring: retiring))
     }
 
-    /// Changes the app's settings (today its badge mode); answers them as stored.
+    /// Changes the app's settings (badge mode, rate limits, identity provider); answers them as stored.
     private func changeSettings(_ request: Request, appId: String) async throws -> Response {
         try authenticator.requireOperator(request)
         let body = try await JSONResponse.decode(AppSettings.self, from: request)
-        guard body.badgeMode != nil || body.rateLimit != nil else {
-            throw APIFailure(ValidationError.invalid("badgeMode", "name a setting to change: badgeMode or rateLimit"))
+        guard body.badgeMode != nil || body.rateLimit != nil || body.identityProvider != nil else {
+            throw APIFailure(ValidationError.invalid("badgeMode", "name a setting to change: badgeMode, rateLimit or identityProvider"))
         }
         for (field, value) in [("rateLimit.requestsPerSecond", body.rateLimit?.requestsPerSecond), ("rateLimit.notificationsPerSecond", body.rateLimit?.notificationsPerSecond)] {
             if let value, !(1...1_000_000).contains(value) {
                 throw APIFailure(ValidationError.invalid(field, "\(field) must be between 1 and 1000000 (leave it out for the service's default)"))
+            }
+        }
+        if let provider = body.identityProvider ?? nil {
+            do {
+                try provider.validate(plainHTTPHosts: identityProviderHTTPHosts)
+            } catch {
+                throw APIFailure(error)
             }
         }
         let app = try await authenticator.existingApp(appId)
@@ -130,9 +139,21 @@ struct OperatorRoutes: Sendable {
                   AND notifications_per_second IS NOT DISTINCT FROM \(limit.notificationsPerSecond)
                 """) != nil && stored
         }
+        if let change = body.identityProvider {
+            stored = try await visibility.send(
+                StorageCommand(action: .setIdentityProvider(appId: appId, change)), thenRead: String.self,
+                """
+                SELECT app_id FROM apps WHERE app_id = \(appId) AND identity_issuer IS NOT DISTINCT FROM \(change?.issuer)
+                  AND identity_jwks_url IS NOT DISTINCT FROM \(change?.jwksUrl) AND identity_audience IS NOT DISTINCT FROM \(change?.audience)
+                  AND identity_user_id_claim IS NOT DISTINCT FROM \(change?.userIdClaim)
+                """) != nil && stored
+        }
         authenticator.apps.forget(appId)
         return try JSONResponse.make(
-            stored ? .ok : .accepted, AppSettings(badgeMode: body.badgeMode ?? app.badgeMode, rateLimit: body.rateLimit ?? app.rateLimit))
+            stored ? .ok : .accepted,
+            AppSettings(
+                badgeMode: body.badgeMode ?? app.badgeMode, rateLimit: body.rateLimit ?? app.rateLimit,
+                identityProvider: .some(body.identityProvider ?? app.identityProvider)))
     }
 
     /// Deletes the app's broker users from RabbitMQ, then the app and everything stored for it.

@@ -2132,7 +2132,8 @@ components:
       required: false
       description: |
         The app's id. Required with a token of the app's identity provider (which names no app of this service); with
-        the app's own HS256 token it may be left out, and must be the token's `aud` when sent.
+        the app's own HS256 token it may be left out, and must be the token's `aud` when sent. The client library
+        sends it on every call.
       schema:
         type: string
     AppId:

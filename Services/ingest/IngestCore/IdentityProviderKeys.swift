@@ -114,9 +114,15 @@ actor IdentityProviderKeys {
             retryAfterSeconds: Int(wait.components.seconds) + (wait.components.attoseconds > 0 ? 1 : 0))
     }
 
+    /// What ingest reads of an OpenID Connect discovery document.
     private struct DiscoveryDocument: Decodable {
         var issuer: String
-        var jwks_uri: String
+        var jwksURI: String
+
+        private enum CodingKeys: String, CodingKey {
+            case issuer
+            case jwksURI = "jwks_uri"
+        }
     }
 
     private struct KeySetDocument: Decodable {
@@ -136,10 +142,10 @@ actor IdentityProviderKeys {
             guard discovery.issuer == provider.issuer else {
                 throw IdentityDocumentFetchError(description: "the discovery document of \(provider.issuer) names the issuer \(discovery.issuer)")
             }
-            guard IdentityProvider.isAcceptedURL(discovery.jwks_uri, plainHTTPHosts: plainHTTPHosts) else {
+            guard IdentityProvider.isAcceptedURL(discovery.jwksURI, plainHTTPHosts: plainHTTPHosts) else {
                 throw IdentityDocumentFetchError(description: "the discovery document of \(provider.issuer) names a jwks_uri that is not https")
             }
-            location = discovery.jwks_uri
+            location = discovery.jwksURI
         }
         let document = try await read(KeySetDocument.self, "JWKS", at: location, fetcher: fetcher)
         let keys = JWTKeyCollection()

@@ -312,7 +312,7 @@ let package = Package(
         // MARK: Tests
         .testTarget(
             name: "NotifyModelsTests",
-            dependencies: ["NotifyModels", "NotifyJSON", "NotifyAPNsCore"],
+            dependencies: ["NotifyModels", "NotifyJSON", "NotifyAPNsCore", .product(name: "JWTKit", package: "jwt-kit")],
             path: "Tests/NotifyModelsTests",
             swiftSettings: swiftSettings
         ),
@@ -326,7 +326,7 @@ let package = Package(
             name: "IngestCoreTests",
             dependencies: [
                 "IngestCore", "NotifyModels", "NotifyWire", "NotifyAMQP", "NotifyDatabase",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Yams", package: "Yams"),
             ],
             path: "Tests/IngestCoreTests",

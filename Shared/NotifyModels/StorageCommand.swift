@@ -71,6 +71,8 @@ public struct StorageCommand: Codable, Sendable, Equatable {
         case setExternalBadge(appId: String, userId: String, badge: Int, at: Date)
         /// Sets how fast the app may publish (nil fields: the service's defaults).
         case setRateLimit(appId: String, RateLimit)
+        /// Names the identity provider whose tokens are user tokens of the app, or (nil) removes it.
+        case setIdentityProvider(appId: String, IdentityProvider?)
         /// Replaces an app's API key or client signing key; the replaced one stays accepted until the rotation's end.
         case rotateAppKeys(AppKeyRotation)
         /// A device read its user's changes up to `sequence`, among them a notification with a visual fallback: the
@@ -100,7 +102,7 @@ public struct StorageCommand: Codable, Sendable, Equatable {
         switch action {
         case .createApp, .setProviderCredentials, .registerSubscription, .changeNotificationState, .putBrokerUser, .deleteApp, .putEventSource,
             .deleteEventSource, .joinEventSource, .leaveEventSource, .putPollSource, .deletePollSource, .putWebhook, .deleteWebhook, .setBadgeMode, .setExternalBadge, .setRateLimit,
-            .rotateAppKeys, .putAPIKey, .revokeAPIKey:
+            .setIdentityProvider, .rotateAppKeys, .putAPIKey, .revokeAPIKey:
             true
         case .unregisterSubscription, .publishNotification, .publishBroadcast, .expireDueNotifications, .purgeTombstones, .deleteBrokerUser,
             .recordDeviceSync, .recordAPIKeyUse:
@@ -170,6 +172,7 @@ extension StorageCommand.Action: Codable {
     private enum CodingKeys: String, CodingKey {
         case type, app, appId, userId, credentials, subscription, subscriptionId, notification, broadcast, change, date, brokerUser, user
         case eventSource, name, subscriptionIds, pollSource, webhook, badgeMode, badge, rateLimit, provider, rotation, appPackage, sequence
+        case identityProvider
     }
 
     private enum Kind: String, Codable {
@@ -177,7 +180,7 @@ extension StorageCommand.Action: Codable {
         case changeNotificationState, expireDueNotifications, purgeTombstones, publishBroadcast
         case putBrokerUser, deleteBrokerUser, deleteApp, putEventSource, deleteEventSource, joinEventSource, leaveEventSource
         case putPollSource, deletePollSource, putWebhook, deleteWebhook, setBadgeMode, setExternalBadge, setRateLimit
-        case rotateAppKeys, recordDeviceSync
+        case rotateAppKeys, recordDeviceSync, setIdentityProvider
     }
 
     public init(from decoder: any Decoder) throws {
@@ -235,6 +238,10 @@ extension StorageCommand.Action: Codable {
             self = .setBadgeMode(appId: try container.decode(String.self, forKey: .appId), mode: try container.decode(BadgeMode.self, forKey: .badgeMode))
         case .setRateLimit:
             self = .setRateLimit(appId: try container.decode(String.self, forKey: .appId), try container.decode(RateLimit.self, forKey: .rateLimit))
+        case .setIdentityProvider:
+            self = .setIdentityProvider(
+                appId: try container.decode(String.self, forKey: .appId),
+                try container.decodeIfPresent(IdentityProvider.self, forKey: .identityProvider))
         case .rotateAppKeys:
             self = .rotateAppKeys(try container.decode(AppKeyRotation.self, forKey: .rotation))
         case .recordDeviceSync:
@@ -330,6 +337,10 @@ extension StorageCommand.Action: Codable {
             try container.encode(Kind.setRateLimit, forKey: .type)
             try container.encode(appId, forKey: .appId)
             try container.encode(limit, forKey: .rateLimit)
+        case .setIdentityProvider(let appId, let provider):
+            try container.encode(Kind.setIdentityProvider, forKey: .type)
+            try container.encode(appId, forKey: .appId)
+            try container.encodeIfPresent(provider, forKey: .identityProvider)
         case .rotateAppKeys(let rotation):
             try container.encode(Kind.rotateAppKeys, forKey: .type)
             try container.encode(rotation, forKey: .rotation)

@@ -3,8 +3,16 @@ import JWTKit
 
 /// User tokens: HS256 JWTs an app server mints for its user with the app's `clientSigningKey` (its UTF-8 bytes are
 /// the HMAC key); `sub` = userId, `aud` = appId, `exp` required, 60 seconds of clock skew allowed. Signed and checked
-/// with jwt-kit.
+/// with jwt-kit. An app with an identity provider also takes the provider's tokens (`IdentityProviderToken`).
 public enum UserToken {
+    /// Who signed a token, by its header's `alg`.
+    public enum Signer: Sendable, Equatable {
+        /// HS256: the app's server, with its client signing key.
+        case app
+        /// RS256 or ES256: the app's identity provider.
+        case identityProvider
+    }
+
     /// Why a token is refused (the message names the claim or part that is wrong).
     public struct Invalid: Error, Sendable {
         public var message: String
@@ -43,6 +51,21 @@ public enum UserToken {
             sub: SubjectClaim(value: userId), aud: AudienceClaim(value: appId),
             exp: ExpirationClaim(value: Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + lifetime).rounded(.down))))
         return try await keys(signingKey: signingKey).sign(claims)
+    }
+
+    /// Who signed the token, read from its header before anything is checked.
+    public static func signer(of token: String) throws(Invalid) -> Signer {
+        let header: JWTHeader
+        do {
+            (header, _, _) = try DefaultJWTParser().parse(Array(token.utf8), as: IdentityProviderToken.Claims.self)
+        } catch {
+            throw Invalid(message: "a JWT has three dot-separated base64url parts, a JSON header and payload")
+        }
+        switch header.alg {
+        case "HS256": return .app
+        case let algorithm? where IdentityProviderToken.algorithms.contains(algorithm): return .identityProvider
+        default: throw Invalid(message: "alg must be HS256 (the app's client signing key), or RS256 or ES256 (the app's identity provider)")
+        }
     }
 
     /// The claims before the signature is checked (the audience says which app's keys check it).

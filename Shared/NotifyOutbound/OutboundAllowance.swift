@@ -100,6 +100,19 @@ public struct OutboundAllowance: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The `host:port` of each entry naming one host (a name or a single address) at one port: where a URL may be plain
+    /// http for what otherwise takes https only (identity providers' documents).
+    public var plainHTTPHosts: Set<String> {
+        Set(entries.compactMap { entry in
+            guard let port = entry.port else { return nil }
+            switch entry.host {
+            case .name(let name): return "\(name):\(port)"
+            case .range(let address, let length) where length == (address.isIPv4 ? 32 : 128): return "\(address):\(port)"
+            case .range: return nil
+            }
+        })
+    }
+
     public var description: String {
         entries.isEmpty ? "(none)" : entries.map(\.description).joined(separator: ",")
     }

@@ -128,6 +128,14 @@ extension StorageCommand {
             command.setRateLimit.appID = appId
             command.setRateLimit.requestsPerSecond = Int32(clamping: limit.requestsPerSecond ?? 0)
             command.setRateLimit.notificationsPerSecond = Int32(clamping: limit.notificationsPerSecond ?? 0)
+        case .setIdentityProvider(let appId, let provider):
+            command.setIdentityProvider.appID = appId
+            if let provider {
+                command.setIdentityProvider.provider.issuer = provider.issuer
+                if let jwksUrl = provider.jwksUrl { command.setIdentityProvider.provider.jwksURL = jwksUrl }
+                command.setIdentityProvider.provider.audience = provider.audience
+                command.setIdentityProvider.provider.userIDClaim = provider.userIdClaim
+            }
         case .setExternalBadge(let appId, let userId, let badge, let at):
             command.setExternalBadge.appID = appId
             command.setExternalBadge.userID = userId
@@ -228,6 +236,10 @@ extension StorageCommand {
             action = .setRateLimit(appId: set.appID, RateLimit(
                 requestsPerSecond: set.requestsPerSecond > 0 ? Int(set.requestsPerSecond) : nil,
                 notificationsPerSecond: set.notificationsPerSecond > 0 ? Int(set.notificationsPerSecond) : nil))
+        case .setIdentityProvider(let set):
+            action = .setIdentityProvider(appId: set.appID, set.hasProvider ? IdentityProvider(
+                issuer: set.provider.issuer, jwksUrl: set.provider.hasJwksURL ? set.provider.jwksURL : nil, audience: set.provider.audience,
+                userIdClaim: set.provider.userIDClaim) : nil)
         case .setExternalBadge(let set):
             action = .setExternalBadge(appId: set.appID, userId: set.userID, badge: Int(set.badge), at: Date(wireMicros: set.atMicros))
         case .recordDeviceSync(let sync):

@@ -73,5 +73,34 @@ extension EndToEndTests {
             let id = try #require(results?.first?["id"] as? String, "\(batch.text)")
             #expect(id == id.lowercased(), "ids are written as everywhere else in the API: \(id)")
         }
+
+        @Test("a fraction where an integer is expected is refused naming the field on every kind of call, and so is a user named twice in recipients")
+        func wrongNumbersAndRepeatedRecipientsAreNamed() async throws {
+            let app = try await TestApp.create()
+            let base = "\(Stack.ingestURL)/v1/apps/\(app.appId)"
+            func send(_ method: StackClient.Method, _ url: String, bearer: String, _ json: String) async throws -> HTTPAnswer {
+                try await StackClient.send(method, url, bearer: bearer, json: Data(json.utf8))
+            }
+            expectAPIError(
+                try await send(.PUT, "\(base)/poll-sources/fractional", bearer: app.apiKey, #"{"url":"\#(Stack.sandboxURL)/feeds/none","intervalSeconds":1.5}"#),
+                status: 400, code: "invalid_field", field: "intervalSeconds", "a poll source polled every 1.5 s")
+            expectAPIError(
+                try await send(.PATCH, base, bearer: Stack.adminToken, #"{"rateLimit":{"requestsPerSecond":10,"notificationsPerSecond":0.5}}"#),
+                status: 400, code: "invalid_field", field: "rateLimit.notificationsPerSecond", "half a notification per second")
+            let external = try await send(.PATCH, base, bearer: Stack.adminToken, #"{"badgeMode":"external"}"#)
+            #expect(external.status == 200 || external.status == 202, "\(external.text)")
+            expectAPIError(
+                try await send(.PUT, "\(base)/users/alice/badge", bearer: app.apiKey, #"{"badge":1.5}"#),
+                status: 400, code: "invalid_field", field: "badge", "a badge of 1.5")
+            expectAPIError(
+                try await send(.POST, "\(base)/client-signing-key", bearer: Stack.adminToken, #"{"overlapSeconds":1e30}"#),
+                status: 400, code: "invalid_field", field: "overlapSeconds", "an overlap no integer holds")
+
+            let user = "user-\(uniqueSuffix())"
+            let twice = NotificationRequest(
+                payload: NotificationPayload(visualContent: VisualContent(title: "Twice")),
+                recipients: [Recipient(userId: user), Recipient(userId: "other-\(user)"), Recipient(userId: user)])
+            expectAPIError(try await app.publish(twice), status: 400, code: "invalid_field", field: "recipients[2].userId", "a user named twice")
+        }
     }
 }

@@ -262,6 +262,28 @@ extension EndToEndTests {
             #expect(try await Self.notifyctl("event-sources", "list", environment: asApp).status == 1, "the deleted app's key is refused")
         }
 
+        @Test("apps set names an app's identity provider, apps show prints it, --remove-identity-provider removes it; a URL that is not https is refused")
+        func identityProvider() async throws {
+            let created = try await Self.succeeding("apps", "create", "--name", "notifyctl idp \(uniqueSuffix())", "--json")
+            let app = try JSONDecoder().decode(CreatedApp.self, from: Data(created.stdout.utf8))
+            SecretsUsed.record([app.apiKey, app.clientSigningKey])
+            let issuer = "\(Stack.sandboxURL)/idp/notifyctl-\(uniqueSuffix())"
+            let set = try await Self.succeeding(
+                "apps", "set", app.appId, "--identity-issuer", issuer, "--identity-audience", "ios-client", "--identity-user-id-claim", "email")
+            #expect(set.stdout.contains(issuer) && set.stdout.contains("ios-client") && set.stdout.contains("email"), "\(set.stdout)")
+            let shown = try await Self.succeeding("apps", "show", app.appId)
+            #expect(shown.stdout.contains(issuer) && shown.stdout.contains("from the issuer's discovery document"), "\(shown.stdout)")
+
+            let refused = try await Self.notifyctl("apps", "set", app.appId, "--identity-issuer", "http://127.0.0.1:1/idp", "--identity-audience", "a")
+            #expect(refused.status == 1 && refused.stderr.contains("identityProvider.issuer"), "exited \(refused.status): \(refused.stderr)")
+            let incomplete = try await Self.notifyctl("apps", "set", app.appId, "--identity-issuer", issuer)
+            #expect(incomplete.status == 64, "an issuer without an audience is wrong usage: \(incomplete.stderr)")
+
+            let removed = try await Self.succeeding("apps", "set", app.appId, "--remove-identity-provider")
+            #expect(removed.stdout.split(separator: "\n").contains { $0.hasPrefix("identityProvider") && $0.hasSuffix("none") }, "\(removed.stdout)")
+            #expect(!(try await Self.succeeding("apps", "show", app.appId)).stdout.contains(issuer))
+        }
+
         @Test("dlq lists the dead-letter queues, shows a dead letter decoded with its reason, replays it to its queue and purges")
         func deadLetters() async throws {
             let queue = "notifyctl-test-\(uniqueSuffix())"

@@ -138,6 +138,7 @@ import Testing
             for (body, field) in [
                 (#"{"userId":"a","payload":{"rawContent":"x"},"recipients":[{"userId":"b"}]}"#, "recipients"),
                 (#"{"payload":{"rawContent":"x"},"recipients":[]}"#, "recipients"),
+                (#"{"payload":{"rawContent":"x"},"recipients":[{"userId":"b"},{"userId":"c"},{"userId":"b"}]}"#, "recipients[2].userId"),
                 (#"{"notifications":[{"payload":{"rawContent":"x"},"recipients":[{"userId":"b"}]}]}"#, "notifications[0].recipients"),
             ] {
                 let refused = try await client.execute(uri: Self.publishPath, method: .post, headers: Self.bearer("api-key"), body: ByteBuffer(string: body))

@@ -127,6 +127,20 @@ import Testing
         #expect(field(of: forWNS([.apns, .fcm, .webpush])) == nil)
         #expect(field(of: forWNS([.wns])) == "payload")
     }
+
+    @Test("a recipient list names each user once: the second naming of one is refused at its index, with or without a source")
+    func recipientsNameEachUserOnce() throws {
+        try NotificationValidator.requireEachUserOnce([Recipient(userId: "ana"), Recipient(userId: "Ana"), Recipient(userId: nil), Recipient(userId: nil)])
+        do {
+            try NotificationValidator.requireEachUserOnce([Recipient(userId: "ana"), Recipient(userId: "ben"), Recipient(userId: "ana")])
+            Issue.record("ana named twice was accepted")
+        } catch {
+            #expect(error.code == "invalid_field" && error.field == "recipients[2].userId", "\(error)")
+        }
+        let broadcast = NotificationRequest(
+            eventSource: "news", payload: visual(), recipients: [Recipient(userId: "ana"), Recipient(userId: "ana", push: PushOptions(sound: "a"))])
+        #expect(field(of: broadcast) == "recipients[1].userId")
+    }
 }
 
 @Suite struct SubscriptionRequestTests {

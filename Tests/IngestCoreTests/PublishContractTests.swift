@@ -74,6 +74,8 @@ import Testing
         Case("every member of a source", #"{"eventSource":"news","payload":{"rawContent":"x"}}"#, both: .accepted),
         Case("an unknown source", #"{"eventSource":"sport","payload":{"rawContent":"x"}}"#,
              both: .init(status: 404, code: "event_source_not_found", field: "eventSource")),
+        Case("a user named twice in recipients", #"{"payload":{"rawContent":"x"},"recipients":[{"userId":"alice"},{"userId":"alice"}]}"#,
+             both: .init(status: 400, code: "invalid_field", field: "recipients[1].userId")),
         Case("an unknown source in a batch", #"{"notifications":[\#(alert),{"userId":"alice","eventSource":"sport","payload":{"rawContent":"x"}}]}"#,
              both: .accepted),
     ]

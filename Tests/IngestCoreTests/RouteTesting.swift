@@ -18,6 +18,8 @@ struct RouteTesting {
     static let keyring = try! SecretKeyring(parsing: SecretKeyring.generateEntry(id: "route-tests"))
 
     let published = RecordingPublisher()
+    /// The identity provider documents ingest reads (none unless a test stores some).
+    let documents = FixedDocuments()
     /// The backlog check publishes go through (off unless a test sets one).
     var backlog = PipelineBacklog(maximumDepth: 0)
 
@@ -36,7 +38,7 @@ struct RouteTesting {
             sender: CommandSender(publisher: published, logger: logger), database: database,
             appliedCommands: AppliedCommandWatch(client: database, logger: logger), hub: LiveHub(),
             subscriptionLifetime: 86_400, healthChecks: ["amqp": { true }], logger: logger, keyring: Self.keyring, targets: FixedTargets(),
-            backlog: backlog)
+            backlog: backlog, identityKeys: IdentityProviderKeys(fetcher: documents, logger: logger))
     }
 
     static func userToken(_ userId: String, lifetime: TimeInterval = 3600) async throws -> String {
@@ -44,21 +46,58 @@ struct RouteTesting {
     }
 }
 
-/// The one app of these tests, known without a database: API key "api-key", scoped keys "publish-key", "read-key" and
-/// "admin-key", broker users "app_test.current" and "app_test.retired" (whose overlap ended).
+/// The app of these tests, known without a database: API key "api-key", scoped keys "publish-key", "read-key" and
+/// "admin-key", broker users "app_test.current" and "app_test.retired" (whose overlap ended); and two more, the same
+/// but for their `external` badge mode or their identity provider (`identityProvider`, whose documents a test stores
+/// in `RouteTesting.documents`).
 struct FixedApp: AppSource {
     static let brokerUser = "app_test.current"
     static let retiredBrokerUser = "app_test.retired"
+    static let externalBadgeAppId = "app_external_badge"
+    static let identityProviderAppId = "app_identity_provider"
+    static let identityProvider = IdentityProvider(issuer: "https://idp.notify.test/tenant", audience: "notify-route-tests")
 
     func app(_ appId: String) async throws -> AppDirectory.App? {
-        guard appId == RouteTesting.appId else { return nil }
+        guard [RouteTesting.appId, Self.externalBadgeAppId, Self.identityProviderAppId].contains(appId) else { return nil }
         var app = await AppDirectory.App(
             appId: appId, apiKeyHash: AppDirectory.hashAPIKey("api-key"), clientSigningKey: RouteTesting.clientSigningKey,
-            brokerUsers: [Self.brokerUser: nil, Self.retiredBrokerUser: Date(timeIntervalSinceNow: -60)])
+            brokerUsers: [Self.brokerUser: nil, Self.retiredBrokerUser: Date(timeIntervalSinceNow: -60)],
+            badgeMode: appId == Self.externalBadgeAppId ? .external : .unread,
+            identityProvider: appId == Self.identityProviderAppId ? Self.identityProvider : nil)
         for scope in APIKeyScope.allCases {
             app.scopedKeys[AppDirectory.hashAPIKey("\(scope.rawValue)-key")] = ("key_\(scope.rawValue)", scope)
         }
         return app
+    }
+}
+
+/// Identity provider documents served from memory by URL, each read counted.
+final class FixedDocuments: IdentityDocumentFetching {
+    private struct State {
+        var documents: [String: [UInt8]] = [:]
+        var reads: [String: Int] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Serves `document` (JSON) at `url` from now on.
+    func store(_ document: some Encodable, at url: String) throws {
+        let bytes = Array(try JSONEncoder().encode(document))
+        state.withLock { $0.documents[url] = bytes }
+    }
+
+    /// How often `url` was read.
+    func reads(of url: String) -> Int {
+        state.withLock { $0.reads[url] ?? 0 }
+    }
+
+    func fetch(_ url: URL) async throws -> [UInt8] {
+        let found = state.withLock { state in
+            state.reads[url.absoluteString, default: 0] += 1
+            return state.documents[url.absoluteString]
+        }
+        guard let found else { throw IdentityDocumentFetchError(description: "GET \(url.absoluteString) answered 404") }
+        return found
     }
 }
 

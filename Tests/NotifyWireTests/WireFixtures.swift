@@ -75,6 +75,10 @@ enum WireFixtures {
         StorageCommand(issuedAt: time, action: .setBadgeMode(appId: "app", mode: .unread)),
         StorageCommand(issuedAt: time, action: .setBadgeMode(appId: "app", mode: .none)),
         StorageCommand(issuedAt: time, action: .setExternalBadge(appId: "app", userId: "alice", badge: 7, at: time)),
+        StorageCommand(issuedAt: time, action: .setIdentityProvider(appId: "app", IdentityProvider(
+            issuer: "https://login.example.com/tenant", jwksUrl: "https://login.example.com/keys", audience: "ios", userIdClaim: "email"))),
+        StorageCommand(issuedAt: time, action: .setIdentityProvider(appId: "app", IdentityProvider(issuer: "https://login.example.com/", audience: "ios"))),
+        StorageCommand(issuedAt: time, action: .setIdentityProvider(appId: "app", nil)),
         StorageCommand(issuedAt: time, action: .joinEventSource(appId: "app", name: "breaking-news", subscriptionIds: [UUID(), UUID()])),
         StorageCommand(issuedAt: time, action: .leaveEventSource(appId: "app", name: "breaking-news", subscriptionIds: [UUID()])),
         StorageCommand(issuedAt: time, action: .publishNotification(PublishedNotification(

@@ -115,6 +115,31 @@ struct CommandApplyingTests {
         }
     }
 
+    @Test("an app's identity provider is stored in its row, replaced by the next and removed by none")
+    func identityProviderIsStored() async throws {
+        try await withApplier { applier, client in
+            let app = Self.app()
+            guard case .createApp(let record) = app.action else { return }
+            _ = try await applier.apply([app])
+            func stored() async throws -> [String?] {
+                let rows = try await client.query(
+                    """
+                    SELECT identity_issuer, identity_jwks_url, identity_audience, identity_user_id_claim FROM apps WHERE app_id = \(record.appId)
+                    """, logger: Logger(label: "query")).decode((String?, String?, String?, String?).self)
+                for try await (issuer, jwksUrl, audience, claim) in rows { return [issuer, jwksUrl, audience, claim] }
+                return []
+            }
+            _ = try await applier.apply([StorageCommand(action: .setIdentityProvider(appId: record.appId, IdentityProvider(
+                issuer: "https://login.example.com/a", jwksUrl: "https://login.example.com/keys", audience: "ios", userIdClaim: "email")))])
+            #expect(try await stored() == ["https://login.example.com/a", "https://login.example.com/keys", "ios", "email"])
+            _ = try await applier.apply([StorageCommand(action: .setIdentityProvider(
+                appId: record.appId, IdentityProvider(issuer: "https://login.example.com/b", audience: "web")))])
+            #expect(try await stored() == ["https://login.example.com/b", nil, "web", "sub"])
+            _ = try await applier.apply([StorageCommand(action: .setIdentityProvider(appId: record.appId, nil))])
+            #expect(try await stored() == [nil, nil, nil, nil])
+        }
+    }
+
     @Test("a purge forgets webhook events relayed before the cutoff and their delivery log; an event not yet relayed stays")
     func purgeForgetsOldWebhookEvents() async throws {
         try await withApplier { applier, client in

@@ -71,6 +71,7 @@ struct ShowAppCommand: AsyncParsableCommand {
             if let at = app.previousClientSigningKeyRetiresAt {
                 fields.add("previous clientSigningKey accepted until", WireCoding.formatTimestamp(at))
             }
+            fields.add(identityProvider: app.identityProvider)
             fields.print()
         }
     }

@@ -58,7 +58,8 @@ struct CreateAppCommand: AsyncParsableCommand {
 /// `apps set`: changes an app's settings.
 struct SetAppCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "set", abstract: "Change an app's settings: its badge mode, its publish rate limits (per ingest instance).")
+        commandName: "set",
+        abstract: "Change an app's settings: its badge mode, its publish rate limits (per ingest instance), the identity provider whose tokens it takes.")
 
     @OptionGroup var options: ServiceOptions
 
@@ -74,24 +75,54 @@ struct SetAppCommand: AsyncParsableCommand {
     @Option(help: "Notifications per second the app may publish to each ingest instance (1 to 1000000).")
     var notificationsPerSecond: Int?
 
+    @Option(help: "The OpenID Connect issuer (https URL) whose RS256/ES256 ID tokens are user tokens of the app; needs --identity-audience.")
+    var identityIssuer: String?
+
+    @Option(help: "What those tokens' aud must contain: the app's client id at the identity provider.")
+    var identityAudience: String?
+
+    @Option(help: "The identity provider's key set (JWKS, https URL), read instead of the issuer's discovery document.")
+    var identityJwksUrl: String?
+
+    @Option(help: "The claim holding the user id (default sub).")
+    var identityUserIdClaim: String?
+
+    @Flag(help: "Take no identity provider's tokens any more (only the app's own HS256 ones).")
+    var removeIdentityProvider = false
+
     func validate() throws {
-        guard badgeMode != nil || requestsPerSecond != nil || notificationsPerSecond != nil else {
-            throw ValidationError("name a setting: --badge-mode, --requests-per-second or --notifications-per-second")
+        let identity = identityIssuer != nil || identityAudience != nil || identityJwksUrl != nil || identityUserIdClaim != nil
+        guard badgeMode != nil || requestsPerSecond != nil || notificationsPerSecond != nil || identity || removeIdentityProvider else {
+            throw ValidationError(
+                "name a setting: --badge-mode, --requests-per-second, --notifications-per-second, --identity-issuer or --remove-identity-provider")
+        }
+        if identity && (identityIssuer == nil || identityAudience == nil) {
+            throw ValidationError("an identity provider needs --identity-issuer and --identity-audience")
+        }
+        if identity && removeIdentityProvider {
+            throw ValidationError("--remove-identity-provider goes without the --identity-* options")
         }
     }
 
     func run() async throws {
         let limit = requestsPerSecond == nil && notificationsPerSecond == nil
             ? nil : RateLimit(requestsPerSecond: requestsPerSecond, notificationsPerSecond: notificationsPerSecond)
+        var identityProvider: IdentityProvider?? = removeIdentityProvider ? .some(nil) : nil
+        if let identityIssuer, let identityAudience {
+            identityProvider = IdentityProvider(
+                issuer: identityIssuer, jwksUrl: identityJwksUrl, audience: identityAudience,
+                userIdClaim: identityUserIdClaim ?? IdentityProvider.defaultUserIdClaim)
+        }
         let answer = try await options.client.call(
             .PATCH, "/v1/apps/\(ServiceClient.escaped(appId))", bearer: options.operatorToken,
-            json: AppSettings(badgeMode: badgeMode, rateLimit: limit))
+            json: AppSettings(badgeMode: badgeMode, rateLimit: limit, identityProvider: identityProvider))
         try options.present(answer, as: AppSettings.self) { settings in
             var fields = FieldList()
             fields.add("appId", appId)
             fields.add("badgeMode", settings.badgeMode?.rawValue ?? "-")
             fields.add("requestsPerSecond", settings.rateLimit?.requestsPerSecond.map(String.init) ?? "the service's default")
             fields.add("notificationsPerSecond", settings.rateLimit?.notificationsPerSecond.map(String.init) ?? "the service's default")
+            fields.add(identityProvider: settings.identityProvider ?? nil)
             fields.print()
         }
     }
@@ -199,5 +230,17 @@ extension FieldList {
         add("broker exchange", broker.exchange)
         add("broker routingKey", broker.routingKey)
         add("broker replyQueuePrefix", broker.replyQueuePrefix)
+    }
+
+    /// The identity provider whose tokens an app takes, as `apps set` and `apps show` print it ("none" without one).
+    mutating func add(identityProvider: IdentityProvider?) {
+        guard let identityProvider else {
+            add("identityProvider", "none")
+            return
+        }
+        add("identityProvider issuer", identityProvider.issuer)
+        add("identityProvider jwksUrl", identityProvider.jwksUrl ?? "from the issuer's discovery document")
+        add("identityProvider audience", identityProvider.audience)
+        add("identityProvider userIdClaim", identityProvider.userIdClaim)
     }
 }

@@ -6,7 +6,8 @@ import Hummingbird
 /// The plain-HTTP control API: health, credentials and device addresses (the sandbox playing each
 /// provider's developer console and a device), recorded deliveries and rejections, and fault
 /// injection (including dropped APNs connections and their idle time), feeds for the service to poll and receivers
-/// of its webhooks (an app's back end's stand-in). JSON bodies, camelCase.
+/// of its webhooks (an app's back end's stand-in), and identity providers' key sets (an app's sign-in provider's
+/// stand-in). JSON bodies, camelCase.
 struct ControlAPI: Sendable {
     let keys: KeyRegistry
     let fcmAccounts: FCMServiceAccounts
@@ -20,6 +21,8 @@ struct ControlAPI: Sendable {
     let feeds: FeedServer
     /// Receivers of webhook POSTs.
     let receivers: WebhookReceiver
+    /// Identity providers' discovery documents and key sets.
+    let identityProviders: IdentityProviderServer
     /// Origin of the providers listener, for the URLs handed out.
     let providersOrigin: String
 
@@ -87,6 +90,7 @@ struct ControlAPI: Sendable {
         router.post("apns/connections/drop") { request, _ in try await dropAPNsConnections(request) }
         feeds.register(on: router)
         receivers.register(on: router)
+        identityProviders.register(on: router)
         return router
     }
 

@@ -98,6 +98,7 @@ extension SandboxCommand {
                 apnsConnections: apnsConnections,
                 feeds: FeedServer(),
                 receivers: WebhookReceiver(),
+                identityProviders: IdentityProviderServer(),
                 providersOrigin: providersOrigin
             ).router(),
             configuration: ApplicationConfiguration(address: .hostname(host, port: controlPort)),

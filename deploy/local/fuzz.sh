@@ -30,7 +30,8 @@ app_id="$(field appId)" api_key="$(field apiKey)" signing_key="$(field clientSig
 # test.sh searches the run's logs for the secrets its tests used.
 printf '%s\n%s\n' "$api_key" "$signing_key" >>"$NOTIFY_STATE_DIR/secrets-used"
 user_token="$("$NOTIFY_BIN_DIR/notifyctl" user-token --app "$app_id" --signing-key "$signing_key" --user schemathesis-user)"
-# Each security scheme of the description gets its credential; every path's appId is this app.
+# Each security scheme of the description gets its credential; every path's appId is this app, and so is the app a
+# device names (X-Notify-App-Id), so that device calls are fuzzed past their authentication.
 cat >"$dir/schemathesis.toml" <<CONFIG
 [auth.openapi.operatorToken]
 bearer = "$NOTIFY_ADMIN_TOKEN"
@@ -40,6 +41,7 @@ bearer = "$api_key"
 bearer = "$user_token"
 [parameters]
 "path.appId" = "$app_id"
+"header.X-Notify-App-Id" = "$app_id"
 CONFIG
 
 cd "$dir"

@@ -48,8 +48,9 @@ export NOTIFY_TEST_PYTHON="$NOTIFY_STATE_DIR/venv/bin/python"
 started=$(date +%s)
 "$here/install-deps.sh"
 # pika: the AMQP client app teams use from Python; h2: a third-party HTTP/2 client against the APNs sandbox;
-# jsonschema and PyYAML: the check of ingest's answers against its OpenAPI description (validate_responses.py).
-notify_pip_install pika==1.3.2 h2==4.4.1 jsonschema==4.26.0 pyyaml==6.0.4
+# jsonschema and PyYAML: the check of ingest's answers against its OpenAPI description (validate_responses.py);
+# PyJWT and cryptography: an identity provider's keys and ID tokens (identity_tokens.py).
+notify_pip_install pika==1.3.2 h2==4.4.1 jsonschema==4.26.0 pyyaml==6.0.4 pyjwt==2.15.1 cryptography==50.0.2
 # promtool and a Prometheus for the monitoring tests (Debian's package, unpacked: no service is installed).
 NOTIFY_PROMETHEUS_BIN="$("$here/prometheus-tools.sh")"
 export NOTIFY_PROMETHEUS_BIN

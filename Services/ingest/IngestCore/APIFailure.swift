@@ -100,7 +100,7 @@ enum JSONResponse {
 
     static func decode<Value: Decodable>(_ type: Value.Type, from data: Data) throws(APIFailure) -> Value {
         do {
-            return try WireCoding.makeDecoder().decode(type, from: data)
+            return try RequestBodyDecoder().decode(type, from: data)
         } catch let error as DecodingError {
             throw APIFailure(DecodingFailure.validationError(error))
         } catch {

@@ -26,18 +26,21 @@ final class AppDirectory: Sendable {
         var rateLimit: RateLimit
         /// The app's scoped API keys that are not revoked, by the hash of the key.
         var scopedKeys: [String: (keyId: String, scope: APIKeyScope)] = [:]
+        /// The identity provider whose tokens are user tokens of the app (nil: only its own HS256 ones).
+        var identityProvider: IdentityProvider?
 
         /// `clientSigningKey` and `previousClientSigningKey` in plaintext.
         init(
             appId: String, apiKeyHash: String, clientSigningKey: String, brokerUsers: [String: Date?], badgeMode: BadgeMode = .unread,
             rateLimit: RateLimit = RateLimit(), previousAPIKeyHash: (String, retiresAt: Date)? = nil,
-            previousClientSigningKey: (String, retiresAt: Date)? = nil
+            previousClientSigningKey: (String, retiresAt: Date)? = nil, identityProvider: IdentityProvider? = nil
         ) async {
             self.appId = appId
             self.apiKeyHash = apiKeyHash
             self.brokerUsers = brokerUsers
             self.badgeMode = badgeMode
             self.rateLimit = rateLimit
+            self.identityProvider = identityProvider
             previousAPIKey = previousAPIKeyHash.map { ($0.0, $0.retiresAt) }
             tokenKeys = await UserToken.keys(signingKey: clientSigningKey)
             if let (key, retiresAt) = previousClientSigningKey {
@@ -167,6 +170,7 @@ struct PostgresAppSource: AppSource {
         var limit: RateLimit
         var previousHash: (String, retiresAt: Date)?
         var previousKey: (String, retiresAt: Date)?
+        var identityProvider: IdentityProvider?
     }
 
     func app(_ appId: String) async throws -> AppDirectory.App? {
@@ -174,18 +178,19 @@ struct PostgresAppSource: AppSource {
             """
             SELECT a.api_key_hash, a.client_signing_key, a.badge_mode, a.requests_per_second, a.notifications_per_second,
                    a.previous_api_key_hash, a.previous_api_key_retires_at, a.previous_client_signing_key, a.previous_client_signing_key_retires_at,
-                   b.user_name, b.retires_at
+                   a.identity_issuer, a.identity_jwks_url, a.identity_audience, a.identity_user_id_claim, b.user_name, b.retires_at
             FROM apps a LEFT JOIN app_broker_users b ON b.app_id = a.app_id WHERE a.app_id = \(appId)
             """, logger: logger)
         var found: Row?
         var brokerUsers: [String: Date?] = [:]
-        for try await (hash, key, badgeMode, requests, notifications, previousHash, hashRetires, previousKey, keyRetires, user, retiresAt)
-            in rows.decode((String, String, String, Int?, Int?, String?, Date?, String?, Date?, String?, Date?).self)
+        for try await (hash, key, badgeMode, requests, notifications, previousHash, hashRetires, previousKey, keyRetires, issuer, jwksUrl, audience, claim, user, retiresAt)
+            in rows.decode((String, String, String, Int?, Int?, String?, Date?, String?, Date?, String?, String?, String?, String?, String?, Date?).self)
         {
             found = Row(
                 hash: hash, key: key, badgeMode: badgeMode, limit: RateLimit(requestsPerSecond: requests, notificationsPerSecond: notifications),
                 previousHash: previousHash.flatMap { hash in hashRetires.map { (hash, $0) } },
-                previousKey: previousKey.flatMap { key in keyRetires.map { (key, $0) } })
+                previousKey: previousKey.flatMap { key in keyRetires.map { (key, $0) } },
+                identityProvider: IdentityProvider.stored(issuer: issuer, jwksUrl: jwksUrl, audience: audience, userIdClaim: claim))
             if let user { brokerUsers[user] = retiresAt }
         }
         guard let found else { return nil }
@@ -193,12 +198,21 @@ struct PostgresAppSource: AppSource {
         var app = await AppDirectory.App(
             appId: appId, apiKeyHash: found.hash, clientSigningKey: try keyring.openText(found.key, for: purpose), brokerUsers: brokerUsers,
             badgeMode: BadgeMode(rawValue: found.badgeMode) ?? .unread, rateLimit: found.limit, previousAPIKeyHash: found.previousHash,
-            previousClientSigningKey: try found.previousKey.map { (try keyring.openText($0.0, for: purpose), $0.retiresAt) })
+            previousClientSigningKey: try found.previousKey.map { (try keyring.openText($0.0, for: purpose), $0.retiresAt) },
+            identityProvider: found.identityProvider)
         let keys = try await client.query(
             "SELECT key_hash, key_id, scope FROM app_api_keys WHERE app_id = \(appId) AND revoked_at IS NULL", logger: logger)
         for try await (hash, keyId, scope) in keys.decode((String, String, String).self) {
             if let scope = APIKeyScope(rawValue: scope) { app.scopedKeys[hash] = (keyId, scope) }
         }
         return app
+    }
+}
+
+extension IdentityProvider {
+    /// The provider an `apps` row names in its `identity_*` columns; nil when it names none.
+    static func stored(issuer: String?, jwksUrl: String?, audience: String?, userIdClaim: String?) -> IdentityProvider? {
+        guard let issuer, let audience else { return nil }
+        return IdentityProvider(issuer: issuer, jwksUrl: jwksUrl, audience: audience, userIdClaim: userIdClaim ?? defaultUserIdClaim)
     }
 }

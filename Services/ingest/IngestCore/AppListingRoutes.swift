@@ -39,18 +39,20 @@ struct AppListingRoutes: Sendable {
                 """
                 SELECT app_id, name, created_at, badge_mode, requests_per_second, notifications_per_second,
                        CASE WHEN previous_api_key_retires_at > now() THEN previous_api_key_retires_at END,
-                       CASE WHEN previous_client_signing_key_retires_at > now() THEN previous_client_signing_key_retires_at END
+                       CASE WHEN previous_client_signing_key_retires_at > now() THEN previous_client_signing_key_retires_at END,
+                       identity_issuer, identity_jwks_url, identity_audience, identity_user_id_claim
                 FROM apps
                 WHERE (\(appId)::text IS NULL OR app_id = \(appId)) AND (\(after)::text IS NULL OR app_id > \(after))
                 ORDER BY app_id LIMIT \(limit)
                 """, logger: visibility.logger)
-            for try await (id, name, created, badgeMode, requests, notifications, apiKeyRetires, signingKeyRetires)
-                in rows.decode((String, String, Date, String, Int?, Int?, Date?, Date?).self)
+            for try await (id, name, created, badgeMode, requests, notifications, apiKeyRetires, signingKeyRetires, issuer, jwksUrl, audience, claim)
+                in rows.decode((String, String, Date, String, Int?, Int?, Date?, Date?, String?, String?, String?, String?).self)
             {
                 found.append(AppView(
                     appId: id, name: name, createdAt: created, badgeMode: badgeMode,
                     rateLimit: RateLimit(requestsPerSecond: requests, notificationsPerSecond: notifications),
-                    previousApiKeyRetiresAt: apiKeyRetires, previousClientSigningKeyRetiresAt: signingKeyRetires))
+                    previousApiKeyRetiresAt: apiKeyRetires, previousClientSigningKeyRetiresAt: signingKeyRetires,
+                    identityProvider: IdentityProvider.stored(issuer: issuer, jwksUrl: jwksUrl, audience: audience, userIdClaim: claim)))
             }
             guard !found.isEmpty else { return [] }
             let ids = found.map(\.appId)

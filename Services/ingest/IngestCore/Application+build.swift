@@ -32,6 +32,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
     let appliedCommands = AppliedCommandWatch(client: database, logger: logger)
     let pacing = configuration.storageLag > .zero ? StoragePacing(announcements: appliedCommands, allowedLag: configuration.storageLag) : nil
     let sender = CommandSender(publisher: publisher, pacing: pacing, logger: logger)
+    let identityDocuments = HTTPIdentityDocumentFetcher(policy: configuration.outboundPolicy)
     let liveQueue = IngestTopology.liveQueue()
     let liveBinding = administration.map {
         LiveQueueBinding(administration: $0, virtualHost: configuration.amqp.virtualHost, queue: liveQueue.name, logger: logger)
@@ -54,7 +55,9 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         keyring: configuration.secretKeys, keyRotationOverlap: configuration.keyRotationOverlap,
         limiter: PublishRateLimiter(defaults: configuration.defaultRateLimit),
         backlog: PipelineBacklog(maximumDepth: configuration.maximumQueueDepth),
-        outbound: OutboundURLCheck(policy: configuration.outboundPolicy))
+        outbound: OutboundURLCheck(policy: configuration.outboundPolicy),
+        identityKeys: IdentityProviderKeys(
+            fetcher: identityDocuments, plainHTTPHosts: configuration.outboundPolicy.allowance.plainHTTPHosts, logger: logger))
     let keyUseReporter = APIKeyUseReporter(recorder: dependencies.keyUses, sender: sender, logger: logger)
     let router = buildRouter(dependencies)
     metrics.addRoute(to: router)
@@ -94,7 +97,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
             availableConnectionsDelegate: .maximum(configuration.maximumConnections, logger: logger)),
         services: pools + [
             publisher, consumer, liveListener, dependencies.appliedCommands, AppChangeWatch(client: database, apps: dependencies.apps, logger: logger),
-            dependencies.hub, polling, keyUseReporter,
+            dependencies.hub, polling, keyUseReporter, identityDocuments,
         ]
             + (maintenance.map { [$0] } ?? []) + backlogServices,
         logger: logger)
@@ -131,6 +134,8 @@ struct IngestDependencies: Sendable {
     var outbound = OutboundURLCheck(policy: OutboundPolicy())
     /// The uses of scoped API keys, sent to storage now and then (`APIKeyUseReporter`).
     var keyUses = APIKeyUseRecorder()
+    /// The keys of apps' identity providers, which check the user tokens those sign.
+    var identityKeys: IdentityProviderKeys
 
     /// The publish contract both transports use.
     var contract: PublishContract {
@@ -141,7 +146,9 @@ struct IngestDependencies: Sendable {
 /// Every HTTP route of ingest.
 func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestContext> {
     let logger = dependencies.logger
-    let authenticator = Authenticator(adminToken: dependencies.adminToken, apps: dependencies.apps, logger: logger, keyUses: dependencies.keyUses)
+    let authenticator = Authenticator(
+        adminToken: dependencies.adminToken, apps: dependencies.apps, identityKeys: dependencies.identityKeys, logger: logger,
+        keyUses: dependencies.keyUses)
     let visibility = WriteVisibility(client: dependencies.database, sender: dependencies.sender, watch: dependencies.appliedCommands, logger: logger)
     let reader = NotificationReader(client: dependencies.database, logger: logger)
     let feed = LagTolerantReads(

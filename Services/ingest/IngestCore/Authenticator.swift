@@ -1,13 +1,17 @@
 import Crypto
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 import NotifyModels
 
-/// The three kinds of caller: the operator (admin token), an app server (API key), a device (user token).
+/// The three kinds of caller: the operator (admin token), an app server (API key), a device (user token: the app's
+/// own HS256 one, or its identity provider's).
 struct Authenticator: Sendable {
     let adminToken: String
     let apps: AppDirectory
+    /// The keys that check identity providers' tokens.
+    let identityKeys: IdentityProviderKeys
     let logger: Logger
     /// Notes each use of a scoped API key, for its `lastUsedAt`.
     var keyUses = APIKeyUseRecorder()
@@ -50,13 +54,24 @@ struct Authenticator: Sendable {
         return app
     }
 
+    /// The device's user: from a token the app signed (its `aud` names the app, and `X-Notify-App-Id`, if sent, must
+    /// name the same), or one its identity provider signed (`X-Notify-App-Id` names the app).
     func requireUser(_ request: Request) async throws -> User {
         guard let token = bearerToken(request) else { throw APIFailure.unauthorized("a user token is required: Authorization: Bearer <jwt>") }
+        let namedApp = request.headers[Self.appIdHeader]
         let claims: UserToken.Claims
         do {
+            if try UserToken.signer(of: token) == .identityProvider {
+                return try await identityProviderUser(token, appId: namedApp)
+            }
             claims = try UserToken.unverifiedClaims(token)
-        } catch {
+        } catch let error as UserToken.Invalid {
             throw APIFailure.unauthorized("the user token is malformed: \(error.message)")
+        }
+        if let namedApp, namedApp != claims.appId {
+            throw APIFailure(
+                .unauthorized, code: "unauthorized", message: "the user token is for another app than X-Notify-App-Id names",
+                field: Self.appIdHeader.rawName)
         }
         guard let app = try await lookUp(claims.appId) else { throw APIFailure.unauthorized("the user token names an unknown app") }
         do {
@@ -71,6 +86,40 @@ struct Authenticator: Sendable {
             }
         }
         return User(appId: app.appId, userId: claims.subject)
+    }
+
+    /// A token of the identity provider of the app `X-Notify-App-Id` names: its claims checked against the app's
+    /// provider (before any key is fetched, so a token of another issuer costs no fetch), then its signature with the
+    /// provider's keys. 503 when the provider's keys cannot be read and none were read before.
+    private func identityProviderUser(_ token: String, appId: String?) async throws -> User {
+        guard let appId else {
+            throw APIFailure(
+                .unauthorized, code: "unauthorized",
+                message: "a token of an identity provider needs the header X-Notify-App-Id naming the app", field: Self.appIdHeader.rawName)
+        }
+        guard let app = try await lookUp(appId) else { throw APIFailure.unauthorized("X-Notify-App-Id names an unknown app") }
+        guard let provider = app.identityProvider else {
+            throw APIFailure.unauthorized("the app takes no identity provider's tokens: sign user tokens HS256 with its client signing key")
+        }
+        do {
+            let unverified = try IdentityProviderToken.read(token)
+            let userId = try IdentityProviderToken.check(unverified.claims, against: provider)
+            let keySet = try await identityKeys.keySet(of: provider, holding: unverified.keyId)
+            if let keyId = unverified.keyId {
+                guard keySet.keyIds.contains(keyId) else {
+                    throw APIFailure.unauthorized("the user token is not valid: its key (kid \(keyId)) is not in the identity provider's key set")
+                }
+            } else if keySet.keyIds.count != 1 {
+                throw APIFailure.unauthorized("the user token is not valid: it names no key (kid), and the identity provider has several")
+            }
+            try await IdentityProviderToken.verifySignature(token, with: keySet.keys)
+            return User(appId: app.appId, userId: userId)
+        } catch let error as UserToken.Invalid {
+            throw APIFailure.unauthorized("the user token is not valid: \(error.message)")
+        } catch let error as IdentityProviderKeys.Unavailable {
+            throw APIFailure(
+                .serviceUnavailable, code: "identity_provider_unavailable", message: error.description, retryAfterSeconds: error.retryAfterSeconds)
+        }
     }
 
     /// The app the operator names: 404 naming appId when there is none, 503 when the database does not answer.
@@ -100,6 +149,9 @@ struct Authenticator: Sendable {
         while token.last?.isWhitespace == true { token.removeLast() }
         return String(token)
     }
+
+    /// Names the app of a user token that does not name it itself.
+    static let appIdHeader = HTTPField.Name(IdentityProvider.appIdHeader)!
 
     static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
         let left = Array(lhs.utf8), right = Array(rhs.utf8)

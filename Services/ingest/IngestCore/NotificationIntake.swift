@@ -242,6 +242,11 @@ enum PublishBody {
                 "recipients",
                 "recipients names the users: leave out userId and subscriptionId (with eventSource alone, it gives members push options of their own)"))
         }
+        do {
+            try NotificationValidator.requireEachUserOnce(recipients)
+        } catch {
+            throw APIFailure(error)
+        }
         return recipients.map { recipient in
             var item = request
             item.recipients = nil

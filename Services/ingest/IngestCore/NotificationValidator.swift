@@ -132,13 +132,11 @@ public struct NotificationValidator: Sendable {
         guard request.eventSource != nil, request.userId == nil, request.subscriptionId == nil else {
             throw .invalid("recipients", "recipients goes with eventSource alone (members' own push options) or names the users itself")
         }
+        try Self.requireEachUserOnce(recipients)
         var options: [String: PushOptions] = [:]
         for (index, recipient) in recipients.enumerated() {
             let field = "recipients[\(index)]"
             guard let userId = try checkIdentifier(recipient.userId, field: "\(field).userId", required: true) else { continue }
-            if options[userId] != nil {
-                throw .invalid("\(field).userId", "\(field).userId names \(userId) a second time")
-            }
             var member = request
             member.recipients = nil
             member.push = (request.push ?? PushOptions()).overridden(by: recipient.push)
@@ -155,6 +153,16 @@ public struct NotificationValidator: Sendable {
             options[userId] = member.push
         }
         return options
+    }
+
+    /// Refuses a recipient list that names a user more than once (a user gets one copy, with one set of push options),
+    /// naming the repeated `recipients[i].userId`.
+    public static func requireEachUserOnce(_ recipients: [Recipient]) throws(ValidationError) {
+        var named = Set<String>()
+        for (index, recipient) in recipients.enumerated() {
+            guard let userId = recipient.userId, !named.insert(userId).inserted else { continue }
+            throw .invalid("recipients[\(index)].userId", "recipients[\(index)].userId names \(userId) a second time: a user may be named once")
+        }
     }
 
     /// Refuses a notification whose body for `platform` would be `size`, over the provider's `limit` (`what` says so,

@@ -22,7 +22,9 @@ info:
       the fraction.
     - Ids (notifications, subscriptions) are answered in lowercase, RFC 9562's form, and accepted in either case.
     - Errors are `{"error": {"code", "message", "field"}}`; `field` names the wrong field (a JSON path such as
-      `notifications[1].payload`, a query parameter or a header) where there is one.
+      `notifications[1].payload`, a query parameter or a header) where there is one. `invalid_json` (no field) means
+      the body is not JSON; in every body, a value of the wrong type, or a number that does not fit its field (a
+      fraction where an integer is expected, or one out of range), is `invalid_field` naming its path.
     - 202 means the message broker confirmed the command (it will be applied), but the answer could not yet show
       it applied; 503 with `Retry-After` means nothing was accepted.
     - A request body may be at most 1 MiB (413 `body_too_large`).
@@ -230,7 +232,7 @@ paths:
           description: database_unavailable.
     patch:
       operationId: updateAppSettings
-      summary: Change the app's settings (its badge mode, its publish rate limits).
+      summary: Change the app's settings (its badge mode, its publish rate limits, its identity provider).
       tags: [Operator]
       security:
         - operatorToken: []
@@ -240,11 +242,24 @@ paths:
           application/json:
             schema:
               $ref: '#/components/schemas/AppSettings'
-            example:
-              badgeMode: external
-              rateLimit:
-                requestsPerSecond: 200
-                notificationsPerSecond: 5000
+            examples:
+              limits:
+                summary: The badge mode and rate limits
+                value:
+                  badgeMode: external
+                  rateLimit:
+                    requestsPerSecond: 200
+                    notificationsPerSecond: 5000
+              identityProvider:
+                summary: Users signed in with an OpenID Connect provider
+                value:
+                  identityProvider:
+                    issuer: https://login.example.com/tenant-1
+                    audience: ios-client
+              noIdentityProvider:
+                summary: Only the app's own user tokens
+                value:
+                  identityProvider: null
       responses:
         '200':
           description: The settings as stored.
@@ -260,7 +275,10 @@ paths:
                 $ref: '#/components/schemas/AppSettings'
         '400':
           $ref: '#/components/responses/Error'
-          description: invalid_json, invalid_field (name `badgeMode` or `rateLimit`; a limit between 1 and 1000000).
+          description: |
+            invalid_json, missing_field (`identityProvider.issuer`, `identityProvider.audience`), invalid_field (name
+            `badgeMode`, `rateLimit` or `identityProvider`; a limit between 1 and 1000000; an identity provider's
+            `issuer` or `jwksUrl` that is not an https URL).
         '401':
           $ref: '#/components/responses/Error'
           description: unauthorized.
@@ -769,8 +787,9 @@ paths:
         '400':
           description: |
             One notification refused (an error: invalid_json, invalid_field, missing_field), the body refused as a whole
-            (e.g. an empty batch, `recipients` with `userId`, an `Idempotency-Key` of the wrong length), or a batch or
-            recipient list whose every item was refused (`{"results": [...]}`).
+            (e.g. an empty batch, `recipients` with `userId`, a user named twice in `recipients` (`recipients[i].userId`),
+            an `Idempotency-Key` of the wrong length), or a batch or recipient list whose every item was refused
+            (`{"results": [...]}`).
           content:
             application/json:
               schema:
@@ -1819,6 +1838,8 @@ paths:
       tags: [Device]
       security:
         - userToken: []
+      parameters:
+        - $ref: '#/components/parameters/AppIdHeader'
       requestBody:
         required: true
         content:
@@ -1871,13 +1892,15 @@ paths:
           description: body_too_large.
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
-          description: database_unavailable, broker_unavailable.
+          description: database_unavailable, broker_unavailable, identity_provider_unavailable (the keys of the app's identity provider cannot be read now).
     get:
       operationId: listMySubscriptions
       summary: The user's devices, with the event sources each is in.
       tags: [Device]
       security:
         - userToken: []
+      parameters:
+        - $ref: '#/components/parameters/AppIdHeader'
       responses:
         '200':
           description: The user's subscriptions, oldest registration first.
@@ -1890,7 +1913,7 @@ paths:
           description: unauthorized.
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
-          description: database_unavailable.
+          description: database_unavailable, identity_provider_unavailable (the keys of the app's identity provider cannot be read now).
 
   /v1/me/subscriptions/{subscriptionId}:
     parameters:
@@ -1901,6 +1924,8 @@ paths:
       tags: [Device]
       security:
         - userToken: []
+      parameters:
+        - $ref: '#/components/parameters/AppIdHeader'
       responses:
         '204':
           description: The removal was accepted (the broker confirmed it).
@@ -1915,7 +1940,7 @@ paths:
           description: subscription_not_found - not a subscription of this user.
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
-          description: database_unavailable (while authenticating), broker_unavailable.
+          description: database_unavailable (while authenticating), broker_unavailable, identity_provider_unavailable (the keys of the app's identity provider cannot be read now).
 
   /v1/me/subscriptions/{subscriptionId}/event-sources/{name}:
     parameters:
@@ -1927,6 +1952,8 @@ paths:
       tags: [Device]
       security:
         - userToken: []
+      parameters:
+        - $ref: '#/components/parameters/AppIdHeader'
       responses:
         '204':
           description: The device is in the source.
@@ -1944,13 +1971,15 @@ paths:
           description: subscription_not_found, event_source_not_found.
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
-          description: database_unavailable, broker_unavailable.
+          description: database_unavailable, broker_unavailable, identity_provider_unavailable (the keys of the app's identity provider cannot be read now).
     delete:
       operationId: leaveEventSource
       summary: Take this device out of an event source (any policy).
       tags: [Device]
       security:
         - userToken: []
+      parameters:
+        - $ref: '#/components/parameters/AppIdHeader'
       responses:
         '204':
           description: The device is not in the source.
@@ -1965,7 +1994,7 @@ paths:
           description: subscription_not_found, event_source_not_found.
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
-          description: database_unavailable, broker_unavailable.
+          description: database_unavailable, broker_unavailable, identity_provider_unavailable (the keys of the app's identity provider cannot be read now).
 
   /v1/me/notifications/changes:
     get:
@@ -1997,6 +2026,7 @@ paths:
         - $ref: '#/components/parameters/ReadStateFilter'
         - $ref: '#/components/parameters/UserActionStateFilter'
         - $ref: '#/components/parameters/GroupNameFilter'
+        - $ref: '#/components/parameters/AppIdHeader'
       responses:
         '200':
           description: A page of changes.
@@ -2015,7 +2045,7 @@ paths:
           description: cursor_expired - changes after the cursor were purged.
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
-          description: database_unavailable.
+          description: database_unavailable, identity_provider_unavailable (the keys of the app's identity provider cannot be read now).
 
   /v1/me/notifications:
     get:
@@ -2040,6 +2070,7 @@ paths:
             maximum: 500
             default: 50
         - $ref: '#/components/parameters/PageToken'
+        - $ref: '#/components/parameters/AppIdHeader'
       responses:
         '200':
           description: A page of history.
@@ -2055,7 +2086,7 @@ paths:
           description: unauthorized.
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
-          description: database_unavailable.
+          description: database_unavailable, identity_provider_unavailable (the keys of the app's identity provider cannot be read now).
 
   /v1/me/notifications/{id}:
     parameters:
@@ -2066,6 +2097,8 @@ paths:
       tags: [Device]
       security:
         - userToken: []
+      parameters:
+        - $ref: '#/components/parameters/AppIdHeader'
       responses:
         '200':
           description: The notification (a deleted one has no `payload` or `push`).
@@ -2084,7 +2117,7 @@ paths:
           description: notification_not_found.
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
-          description: database_unavailable (while authenticating).
+          description: database_unavailable (while authenticating), identity_provider_unavailable (the keys of the app's identity provider cannot be read now).
     patch:
       operationId: changeMyNotificationState
       summary: Mark a notification read/unread, activated/dismissed/snoozed; the other devices get a background push.
@@ -2097,6 +2130,7 @@ paths:
         - userToken: []
       parameters:
         - $ref: '#/components/parameters/SubscriptionIdHeader'
+        - $ref: '#/components/parameters/AppIdHeader'
       requestBody:
         required: true
         content:
@@ -2129,7 +2163,7 @@ paths:
           description: body_too_large.
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
-          description: database_unavailable, broker_unavailable.
+          description: database_unavailable, broker_unavailable, identity_provider_unavailable (the keys of the app's identity provider cannot be read now).
     delete:
       operationId: deleteMyNotification
       summary: Delete a notification for the user; the other devices get a background push.
@@ -2139,6 +2173,7 @@ paths:
         - userToken: []
       parameters:
         - $ref: '#/components/parameters/SubscriptionIdHeader'
+        - $ref: '#/components/parameters/AppIdHeader'
       responses:
         '204':
           description: The notification is deleted.
@@ -2155,7 +2190,7 @@ paths:
           description: notification_not_found.
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
-          description: database_unavailable, broker_unavailable.
+          description: database_unavailable, broker_unavailable, identity_provider_unavailable (the keys of the app's identity provider cannot be read now).
 
   /v1/me/stream:
     get:
@@ -2177,6 +2212,7 @@ paths:
           schema:
             type: string
         - $ref: '#/components/parameters/Cursor'
+        - $ref: '#/components/parameters/AppIdHeader'
       responses:
         '200':
           description: The event stream (it stays open).
@@ -2216,7 +2252,7 @@ paths:
                 $ref: '#/components/schemas/Error'
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
-          description: database_unavailable, or broker_unavailable (this instance's live queue cannot be bound through the management API).
+          description: database_unavailable, or broker_unavailable (this instance's live queue cannot be bound through the management API), identity_provider_unavailable (the keys of the app's identity provider cannot be read now).
 
 webhooks:
   webhookEvent:
@@ -2283,7 +2319,11 @@ components:
       bearerFormat: JWT
       description: |
         A user token: an HS256 JWT signed with the app's `clientSigningKey`, with `sub` = the user id, `aud` = the
-        app id and `exp` (required; 60 seconds of clock skew allowed). Minted by the app's server.
+        app id and `exp` (required; 60 seconds of clock skew allowed), minted by the app's server; or, for an app
+        that names an identity provider (`identityProvider` of `PATCH /v1/apps/{appId}`), an ID token that provider
+        signed with RS256 or ES256 (key by `kid` from its JWKS), with `iss` = its issuer, `aud` containing its
+        audience, `exp` (and `nbf` if present; 60 seconds of leeway) and the user id in its user-id claim (`sub` by
+        default), sent with the header `X-Notify-App-Id` naming the app.
 
   headers:
     Location:
@@ -2297,6 +2337,16 @@ components:
         minimum: 0
 
   parameters:
+    AppIdHeader:
+      name: X-Notify-App-Id
+      in: header
+      required: false
+      description: |
+        The app's id. Required with a token of the app's identity provider (which names no app of this service); with
+        the app's own HS256 token it may be left out, and must be the token's `aud` when sent. The client library
+        sends it on every call.
+      schema:
+        type: string
     AppId:
       name: appId
       in: path
@@ -2568,12 +2618,48 @@ components:
           description: 'The broker user''s credentials (with `"brokerAccess": true`), answered this once.'
     AppSettings:
       type: object
-      description: A change names at least one setting; the answer has both.
+      description: A change names at least one setting (a setting left out is kept); the answer has them all.
       properties:
         badgeMode:
           $ref: '#/components/schemas/BadgeMode'
         rateLimit:
           $ref: '#/components/schemas/RateLimit'
+        identityProvider:
+          description: The identity provider whose ID tokens are user tokens of the app; `null` removes it (in an answer, the app has none).
+          oneOf:
+            - $ref: '#/components/schemas/IdentityProvider'
+            - type: 'null'
+    IdentityProvider:
+      type: object
+      description: |
+        An OpenID Connect provider the app's users sign in with. Its ID tokens signed RS256 or ES256 are user tokens of
+        the app (beside the app's own HS256 ones), sent with `X-Notify-App-Id`. Its keys are read from the `jwks_uri` of
+        `<issuer>/.well-known/openid-configuration` (whose `issuer` must match), or from `jwksUrl`; they are kept for an
+        hour and read again at once when a token names a key (`kid`) they lack, at most once per 30 seconds.
+      required: [issuer, audience]
+      properties:
+        issuer:
+          type: string
+          format: uri
+          maxLength: 2048
+          description: An https URL (no query or fragment); a token's `iss` must be exactly this.
+          example: https://login.example.com/tenant-1
+        jwksUrl:
+          type: string
+          format: uri
+          maxLength: 2048
+          description: The provider's key set (JWKS), an https URL read instead of the discovery document.
+        audience:
+          type: string
+          minLength: 1
+          maxLength: 256
+          description: What a token's `aud` must contain (the app's client id at the provider).
+        userIdClaim:
+          type: string
+          minLength: 1
+          maxLength: 100
+          default: sub
+          description: The claim holding the user id, a string of 1 to 256 bytes (e.g. `email`, Entra ID's `oid`).
     RateLimit:
       type: object
       description: |
@@ -2653,6 +2739,9 @@ components:
           type: string
           format: date-time
           description: While a rotated client signing key is still accepted, until when.
+        identityProvider:
+          $ref: '#/components/schemas/IdentityProvider'
+          description: The identity provider whose ID tokens are user tokens of the app; absent when there is none.
     RotateKeyRequest:
       type: object
       properties:

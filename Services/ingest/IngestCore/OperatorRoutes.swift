@@ -104,17 +104,27 @@ struct OperatorRoutes: Sendable {
         return try JSONResponse.make(stored ? .created : .accepted, RotatedBrokerCredentials(broker: credentials, retiring: retiring))
     }
 
-    /// Changes the app's settings (today its badge mode); answers them as stored.
+    /// Changes the app's settings (badge mode, rate limits, identity provider); answers them as stored.
     private func changeSettings(_ request: Request, appId: String) async throws -> Response {
         try authenticator.requireOperator(request)
         let body = try await JSONResponse.decode(AppSettings.self, from: request)
-        guard body.badgeMode != nil || body.rateLimit != nil else {
-            throw APIFailure(ValidationError.invalid("badgeMode", "name a setting to change: badgeMode or rateLimit"))
+        guard body.badgeMode != nil || body.rateLimit != nil || body.identityProvider != nil else {
+            throw APIFailure(ValidationError.invalid("badgeMode", "name a setting to change: badgeMode, rateLimit or identityProvider"))
         }
         for (field, value) in [("rateLimit.requestsPerSecond", body.rateLimit?.requestsPerSecond), ("rateLimit.notificationsPerSecond", body.rateLimit?.notificationsPerSecond)] {
             if let value, !(1...1_000_000).contains(value) {
                 throw APIFailure(ValidationError.invalid(field, "\(field) must be between 1 and 1000000 (leave it out for the service's default)"))
             }
+        }
+        if let provider = body.identityProvider ?? nil {
+            do {
+                // Plain http only where the operator admits the host and port (NOTIFY_OUTBOUND_ALLOW): the local sandbox.
+                try provider.validate(plainHTTPHosts: outbound.policy.allowance.plainHTTPHosts)
+            } catch {
+                throw APIFailure(error)
+            }
+            try await outbound.requireCallable(provider.issuer, field: "identityProvider.issuer")
+            if let jwksUrl = provider.jwksUrl { try await outbound.requireCallable(jwksUrl, field: "identityProvider.jwksUrl") }
         }
         let app = try await authenticator.existingApp(appId)
         var stored = true
@@ -131,9 +141,21 @@ struct OperatorRoutes: Sendable {
                   AND notifications_per_second IS NOT DISTINCT FROM \(limit.notificationsPerSecond)
                 """) != nil && stored
         }
+        if let change = body.identityProvider {
+            stored = try await visibility.send(
+                StorageCommand(action: .setIdentityProvider(appId: appId, change)), thenRead: String.self,
+                """
+                SELECT app_id FROM apps WHERE app_id = \(appId) AND identity_issuer IS NOT DISTINCT FROM \(change?.issuer)
+                  AND identity_jwks_url IS NOT DISTINCT FROM \(change?.jwksUrl) AND identity_audience IS NOT DISTINCT FROM \(change?.audience)
+                  AND identity_user_id_claim IS NOT DISTINCT FROM \(change?.userIdClaim)
+                """) != nil && stored
+        }
         authenticator.apps.forget(appId)
         return try JSONResponse.make(
-            stored ? .ok : .accepted, AppSettings(badgeMode: body.badgeMode ?? app.badgeMode, rateLimit: body.rateLimit ?? app.rateLimit))
+            stored ? .ok : .accepted,
+            AppSettings(
+                badgeMode: body.badgeMode ?? app.badgeMode, rateLimit: body.rateLimit ?? app.rateLimit,
+                identityProvider: .some(body.identityProvider ?? app.identityProvider)))
     }
 
     /// Deletes the app's broker users from RabbitMQ, then the app and everything stored for it.
@@ -180,7 +202,7 @@ struct OperatorRoutes: Sendable {
         }
         let credentials: ProviderCredentials
         do {
-            credentials = try ProviderCredentials.decode(platform, from: Data(body.readableBytesView), decoder: WireCoding.makeDecoder())
+            credentials = try ProviderCredentials.decode(platform, from: Data(body.readableBytesView), decoder: RequestBodyDecoder())
             try credentials.validate()
         } catch let error as DecodingError {
             throw APIFailure(DecodingFailure.validationError(error))

@@ -565,6 +565,14 @@ struct Migrations {
             FOR EACH ROW EXECUTE FUNCTION announce_app_change()
             """,
         ]),
+        // The OpenID Connect provider whose ID tokens are user tokens of the app (NULL: none): its issuer, its key set's
+        // URL when it is not discovered from the issuer, the audience tokens must name and the claim holding the user id.
+        (29, [
+            """
+            ALTER TABLE apps ADD COLUMN identity_issuer text, ADD COLUMN identity_jwks_url text, ADD COLUMN identity_audience text,
+                ADD COLUMN identity_user_id_claim text
+            """,
+        ]),
         // An app's scoped API keys (publish, read or admin), by hash; their creation and revocation are announced like
         // any change of the app, so every ingest instance takes a new key and refuses a revoked one at its next request.
         // A use is recorded at most once every 10 s per key and instance, and announces nothing.

@@ -125,6 +125,13 @@ struct RegistryWriter {
                 UPDATE apps SET requests_per_second = \(limit.requestsPerSecond), notifications_per_second = \(limit.notificationsPerSecond)
                 WHERE app_id = \(appId)
                 """, logger: logger)
+        case .setIdentityProvider(let appId, let provider):
+            try await connection.query(
+                """
+                UPDATE apps SET identity_issuer = \(provider?.issuer), identity_jwks_url = \(provider?.jwksUrl),
+                    identity_audience = \(provider?.audience), identity_user_id_claim = \(provider?.userIdClaim)
+                WHERE app_id = \(appId)
+                """, logger: logger)
         case .setExternalBadge(let appId, let userId, let badge, let at):
             try await connection.query(
                 """

@@ -277,6 +277,15 @@ nonisolated struct WireStorageCommand: Sendable {
     set {action = .recordDeviceSync(newValue)}
   }
 
+  /// Names the identity provider whose ID tokens are user tokens of an app, or removes it.
+  var setIdentityProvider: WireAppIdentityProvider {
+    get {
+      if case .setIdentityProvider(let v)? = action {return v}
+      return WireAppIdentityProvider()
+    }
+    set {action = .setIdentityProvider(newValue)}
+  }
+
   /// Creates one of an app's scoped API keys (its hash only).
   var putApiKey: WireApiKey {
     get {
@@ -350,6 +359,8 @@ nonisolated struct WireStorageCommand: Sendable {
     case rotateAppKeys(WireAppKeyRotation)
     /// A device read its user's changes up to a sequence (a visual fallback for it is then not sent).
     case recordDeviceSync(WireDeviceSync)
+    /// Names the identity provider whose ID tokens are user tokens of an app, or removes it.
+    case setIdentityProvider(WireAppIdentityProvider)
     /// Creates one of an app's scoped API keys (its hash only).
     case putApiKey(WireApiKey)
     /// Revokes one of an app's scoped API keys.
@@ -612,6 +623,61 @@ nonisolated struct WireAppRateLimit: Sendable {
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
+}
+
+/// The OpenID Connect provider whose ID tokens (RS256 or ES256) are user tokens of an app.
+nonisolated struct WireAppIdentityProvider: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var appID: String = String()
+
+  /// Absent: the app takes only its own HS256 user tokens.
+  var provider: WireIdentityProvider {
+    get {_provider ?? WireIdentityProvider()}
+    set {_provider = newValue}
+  }
+  /// Returns true if `provider` has been explicitly set.
+  var hasProvider: Bool {self._provider != nil}
+  /// Clears the value of `provider`. Subsequent reads from it will return its default value.
+  mutating func clearProvider() {self._provider = nil}
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+
+  fileprivate var _provider: WireIdentityProvider? = nil
+}
+
+nonisolated struct WireIdentityProvider: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// What a token's iss must be; the keys come from its discovery document unless jwks_url is set.
+  var issuer: String = String()
+
+  var jwksURL: String {
+    get {_jwksURL ?? String()}
+    set {_jwksURL = newValue}
+  }
+  /// Returns true if `jwksURL` has been explicitly set.
+  var hasJwksURL: Bool {self._jwksURL != nil}
+  /// Clears the value of `jwksURL`. Subsequent reads from it will return its default value.
+  mutating func clearJwksURL() {self._jwksURL = nil}
+
+  /// What a token's aud must contain.
+  var audience: String = String()
+
+  /// The claim holding the user id.
+  var userIDClaim: String = String()
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+
+  fileprivate var _jwksURL: String? = nil
 }
 
 /// A RabbitMQ user an app server publishes to notify.ingest as.
@@ -1031,7 +1097,7 @@ nonisolated extension WireStorageCommandBatch: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StorageCommand"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{3}announce_applied\0\u{4}\u{7}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0\u{3}put_webhook\0\u{3}delete_webhook\0\u{3}set_badge_mode\0\u{3}set_external_badge\0\u{3}set_rate_limit\0\u{3}rotate_app_keys\0\u{3}record_device_sync\0\u{4}\u{6}put_api_key\0\u{3}revoke_api_key\0\u{3}record_api_key_use\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{3}announce_applied\0\u{4}\u{7}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0\u{3}put_webhook\0\u{3}delete_webhook\0\u{3}set_badge_mode\0\u{3}set_external_badge\0\u{3}set_rate_limit\0\u{3}rotate_app_keys\0\u{3}record_device_sync\0\u{3}set_identity_provider\0\u{4}\u{5}put_api_key\0\u{3}revoke_api_key\0\u{3}record_api_key_use\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1347,6 +1413,19 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
           self.action = .recordDeviceSync(v)
         }
       }()
+      case 35: try {
+        var v: WireAppIdentityProvider?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .setIdentityProvider(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .setIdentityProvider(v)
+        }
+      }()
       case 40: try {
         var v: WireApiKey?
         var hadOneofValue = false
@@ -1505,6 +1584,10 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
     case .recordDeviceSync?: try {
       guard case .recordDeviceSync(let v)? = self.action else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 34)
+    }()
+    case .setIdentityProvider?: try {
+      guard case .setIdentityProvider(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 35)
     }()
     case .putApiKey?: try {
       guard case .putApiKey(let v)? = self.action else { preconditionFailure() }
@@ -2085,6 +2168,94 @@ nonisolated extension WireAppRateLimit: SwiftProtobuf.Message, SwiftProtobuf._Me
     if lhs.appID != rhs.appID {return false}
     if lhs.requestsPerSecond != rhs.requestsPerSecond {return false}
     if lhs.notificationsPerSecond != rhs.notificationsPerSecond {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireAppIdentityProvider: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".AppIdentityProvider"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}provider\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._provider) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
+    }
+    try { if let v = self._provider {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: WireAppIdentityProvider, rhs: WireAppIdentityProvider) -> Bool {
+    if lhs.appID != rhs.appID {return false}
+    if lhs._provider != rhs._provider {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireIdentityProvider: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".IdentityProvider"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}issuer\0\u{3}jwks_url\0\u{1}audience\0\u{3}user_id_claim\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.issuer) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self._jwksURL) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.audience) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.userIDClaim) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.issuer.isEmpty {
+      try visitor.visitSingularStringField(value: self.issuer, fieldNumber: 1)
+    }
+    try { if let v = self._jwksURL {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 2)
+    } }()
+    if !self.audience.isEmpty {
+      try visitor.visitSingularStringField(value: self.audience, fieldNumber: 3)
+    }
+    if !self.userIDClaim.isEmpty {
+      try visitor.visitSingularStringField(value: self.userIDClaim, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: WireIdentityProvider, rhs: WireIdentityProvider) -> Bool {
+    if lhs.issuer != rhs.issuer {return false}
+    if lhs._jwksURL != rhs._jwksURL {return false}
+    if lhs.audience != rhs.audience {return false}
+    if lhs.userIDClaim != rhs.userIDClaim {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

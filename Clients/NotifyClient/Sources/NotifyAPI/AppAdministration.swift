@@ -25,10 +25,40 @@ public struct AppSettings: Codable, Sendable, Equatable {
     public var badgeMode: BadgeMode?
     /// Publish limits per ingest instance; a field left out (or null) is the service's default.
     public var rateLimit: RateLimit?
+    /// The identity provider whose tokens are user tokens of the app. nil: left out (a PATCH keeps it); `.some(nil)`:
+    /// JSON `null`, none (a PATCH removes it; an answer says the app has none).
+    public var identityProvider: IdentityProvider??
 
-    public init(badgeMode: BadgeMode? = nil, rateLimit: RateLimit? = nil) {
+    public init(badgeMode: BadgeMode? = nil, rateLimit: RateLimit? = nil, identityProvider: IdentityProvider?? = nil) {
         self.badgeMode = badgeMode
         self.rateLimit = rateLimit
+        self.identityProvider = identityProvider
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case badgeMode, rateLimit, identityProvider
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        badgeMode = try container.decodeIfPresent(BadgeMode.self, forKey: .badgeMode)
+        rateLimit = try container.decodeIfPresent(RateLimit.self, forKey: .rateLimit)
+        if container.contains(.identityProvider) {
+            identityProvider = .some(try container.decodeNil(forKey: .identityProvider) ? nil : try container.decode(IdentityProvider.self, forKey: .identityProvider))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(badgeMode, forKey: .badgeMode)
+        try container.encodeIfPresent(rateLimit, forKey: .rateLimit)
+        if let identityProvider {
+            if let provider = identityProvider {
+                try container.encode(provider, forKey: .identityProvider)
+            } else {
+                try container.encodeNil(forKey: .identityProvider)
+            }
+        }
     }
 }
 

@@ -43,11 +43,15 @@ public struct AppView: Codable, Sendable, Equatable {
     public var previousApiKeyRetiresAt: Date?
     /// While a rotated client signing key is still accepted: until when.
     public var previousClientSigningKeyRetiresAt: Date?
+    /// The identity provider whose tokens are user tokens of the app; absent: none.
+    public var identityProvider: IdentityProvider?
 
     public init(
         appId: String, name: String, createdAt: Date, badgeMode: String, rateLimit: RateLimit, providers: [Provider] = [],
-        brokerUsers: [BrokerUser] = [], previousApiKeyRetiresAt: Date? = nil, previousClientSigningKeyRetiresAt: Date? = nil
+        brokerUsers: [BrokerUser] = [], previousApiKeyRetiresAt: Date? = nil, previousClientSigningKeyRetiresAt: Date? = nil,
+        identityProvider: IdentityProvider? = nil
     ) {
+        self.identityProvider = identityProvider
         self.appId = appId
         self.name = name
         self.createdAt = createdAt

@@ -5,18 +5,21 @@ import Synchronization
 import FoundationNetworking
 #endif
 
-/// Sends authorized requests to the service: adds the user token, asks the provider for a fresh one
-/// once when the service answers 401, and turns error answers into `NotifyClientError`s.
+/// Sends authorized requests to the service: adds the user token and the app's id (which a token of the app's
+/// identity provider does not carry), asks the provider for a fresh token once when the service answers 401, and
+/// turns error answers into `NotifyClientError`s.
 final class HTTPTransport: Sendable {
     typealias TokenProvider = @Sendable () async throws -> String
 
     let baseURL: URL
+    private let appId: String
     private let session: URLSession
     private let tokenProvider: TokenProvider
     private let token = Mutex<String?>(nil)
 
-    init(baseURL: URL, tokenProvider: @escaping TokenProvider) {
+    init(baseURL: URL, appId: String, tokenProvider: @escaping TokenProvider) {
         self.baseURL = baseURL
+        self.appId = appId
         self.tokenProvider = tokenProvider
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 30
@@ -70,6 +73,7 @@ final class HTTPTransport: Sendable {
             let cached = token.withLock { $0 }
             let current = if let cached { cached } else { try await freshToken() }
             request.setValue("Bearer \(current)", forHTTPHeaderField: "Authorization")
+            request.setValue(appId, forHTTPHeaderField: IdentityProvider.appIdHeader)
             let result = try await attempt(request)
             let code = status(result)
             if code == 401 && !retried {

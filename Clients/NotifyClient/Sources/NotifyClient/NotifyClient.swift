@@ -40,8 +40,9 @@ public actor NotifyClient {
 
     /// Loads the cache from `configuration.storageDirectory` (no network call).
     /// - Parameters:
-    ///   - tokenProvider: answers a valid user token (a JWT the app server minted); called for the first
-    ///     request and again, once, whenever the service answers 401.
+    ///   - tokenProvider: answers a valid user token (a JWT the app server minted, or the ID token of the app's
+    ///     identity provider when the app names one); called for the first request and again, once, whenever the
+    ///     service answers 401.
     ///   - onChange: called with every change applied to the cache, in order.
     /// - Throws: `NotifyClientError` (`.storage`) when an existing cache file cannot be read.
     public init(
@@ -50,7 +51,7 @@ public actor NotifyClient {
         onChange: (@Sendable (NotificationChange) -> Void)? = nil
     ) throws {
         self.configuration = configuration
-        transport = HTTPTransport(baseURL: configuration.baseURL, tokenProvider: tokenProvider)
+        transport = HTTPTransport(baseURL: configuration.baseURL, appId: configuration.appId, tokenProvider: tokenProvider)
         cacheFile = CacheFile(directory: configuration.storageDirectory, appId: configuration.appId)
         broadcaster = ChangeBroadcaster(callback: onChange)
         state = try cacheFile.load()

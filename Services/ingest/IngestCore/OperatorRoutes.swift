@@ -123,8 +123,12 @@ struct OperatorRoutes: Sendable {
             } catch {
                 throw APIFailure(error)
             }
-            try await outbound.requireCallable(provider.issuer, field: "identityProvider.issuer")
-            if let jwksUrl = provider.jwksUrl { try await outbound.requireCallable(jwksUrl, field: "identityProvider.jwksUrl") }
+            // The URL that will be read: the key set's when named, else the issuer's discovery document.
+            if let jwksUrl = provider.jwksUrl {
+                try await outbound.requireCallable(jwksUrl, field: "identityProvider.jwksUrl")
+            } else {
+                try await outbound.requireCallable(provider.issuer, field: "identityProvider.issuer")
+            }
         }
         let app = try await authenticator.existingApp(appId)
         var stored = true

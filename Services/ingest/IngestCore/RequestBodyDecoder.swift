@@ -9,6 +9,7 @@ import NotifyModels
 /// the client was told its body was not JSON and not which field was wrong. This decoder reads the body through
 /// `FieldTrackingDecoder`, which knows each value's path as it is read and names it in that error, so that
 /// `DecodingFailure` answers 400 `invalid_field` with the field, as publish does; everything else is JSONDecoder's own.
+// `@unchecked` restates JSONDecoder's own conformance, as Swift requires of a subclass; this adds no state.
 final class RequestBodyDecoder: JSONDecoder, @unchecked Sendable {
     override init() {
         super.init()

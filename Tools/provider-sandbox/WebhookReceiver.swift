@@ -5,7 +5,9 @@ import Synchronization
 
 /// Receivers of an app's webhook POSTs: each records what arrived (the signature headers and the body, in order) and
 /// answers 503 to the next `fail` POSTs after it was set up, as a receiver that is down would; one set up with
-/// `redirect` answers every POST 307 to that URL instead (counted in `redirected`), as a receiver pointing elsewhere.
+/// `redirect` answers every POST 307 to that URL instead (counted in `redirected`), as a receiver pointing elsewhere;
+/// one set up with `delay` (seconds) answers each POST only after that long, as a receiver that hangs (every POST is
+/// counted in `arrived` as it arrives).
 final class WebhookReceiver: Sendable {
     struct Received: Codable, Sendable {
         var id: String?
@@ -18,11 +20,13 @@ final class WebhookReceiver: Sendable {
         var received: [Received] = []
         var failed = 0
         var redirected = 0
+        var arrived = 0
     }
 
     private struct Receiver {
         var failuresLeft: Int
         var redirect: String?
+        var delaySeconds: Int
         var log = Log()
     }
 
@@ -33,12 +37,18 @@ final class WebhookReceiver: Sendable {
             let name = context.parameters.get("name") ?? ""
             let failures = request.uri.queryParameters.get("fail").flatMap(Int.init) ?? 0
             let redirect = request.uri.queryParameters.get("redirect").map { String($0) }
-            self.receivers.withLock { $0[name] = Receiver(failuresLeft: failures, redirect: redirect) }
+            let delay = request.uri.queryParameters.get("delay").flatMap { Int($0) } ?? 0
+            self.receivers.withLock { $0[name] = Receiver(failuresLeft: failures, redirect: redirect, delaySeconds: delay) }
             return Response(status: .noContent)
         }
         router.post("receivers/{name}") { request, context in
             let name = context.parameters.get("name") ?? ""
             let body = String(buffer: try await request.body.collect(upTo: 1 << 20))
+            let delay = self.receivers.withLock { receivers -> Int in
+                receivers[name]?.log.arrived += 1
+                return receivers[name]?.delaySeconds ?? 0
+            }
+            if delay > 0 { try await Task.sleep(for: .seconds(delay)) }
             let received = Received(
                 id: request.headers[HTTPField.Name("X-Notify-Webhook-Id")!], timestamp: request.headers[HTTPField.Name("X-Notify-Webhook-Timestamp")!],
                 signature: request.headers[HTTPField.Name("X-Notify-Webhook-Signature")!], body: body)

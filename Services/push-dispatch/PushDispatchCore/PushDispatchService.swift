@@ -69,7 +69,7 @@ public struct PushDispatchService {
                 client: WNSClient(http: connections, tokens: AccessTokenCache()),
                 credentials: CredentialStore(platform: .wns, client: database, keyring: keyring, logger: logger)),
         ]
-        let topology = providers.reduce(AMQPTopology.workQueue(QueueNames.pushFeedback).merging(.webhooks)) { topology, provider in
+        let topology = providers.reduce(AMQPTopology.workQueue(QueueNames.pushFeedback).merging(WebhookDispatcher.topology)) { topology, provider in
             topology.merging(.workQueue(QueueNames.pushQueue(provider.platform)))
         }.merging(retryPolicy.topology).merging(.workQueue(QueueNames.pushVisualFallback))
         let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
@@ -89,17 +89,18 @@ public struct PushDispatchService {
                     syncCheck: DeviceSyncCheck(client: database, logger: logger)
                 ).handle)
         }
-        // One event at a time: a webhook's events arrive in order, a failing one holding the ones behind it.
+        // Each app's events in a lane of their own (WebhookLanes), the apps at once: an app's failing or slow receiver
+        // holds only its own events, which wait in webhooks.retry while it backs off.
         let webhooks = AMQPConsumer(
-            configuration: amqp, queue: WebhookDelivery.queue, topology: topology, options: .init(prefetch: 1, maximumBatch: 1),
+            configuration: amqp, queue: WebhookDelivery.queue, topology: topology, options: .init(prefetch: 64, maximumBatch: 16),
             deadLetterPublisher: publisher, logger: logger,
-            handler: WebhookDispatcher(
-                http: webhookConnections, database: database, publisher: publisher, keyring: keyring, logger: logger,
+            deferringHandler: WebhookDispatcher(
+                http: webhookConnections, database: database, publisher: publisher, keyring: keyring, lanes: WebhookLanes(), logger: logger,
                 maximumAttempts: max(try environment.integer(Self.webhookAttempts), 1)
             ).handle)
         // Each holds up to its prefetch of retries (and of visual fallbacks) until they are due (see RetryForwarder).
         let forwarder = RetryForwarder(publisher: publisher, logger: logger)
-        let retryConsumers = (retryPolicy.queueNames + [QueueNames.pushVisualFallback]).map { queue in
+        let retryConsumers = (retryPolicy.queueNames + [QueueNames.pushVisualFallback, WebhookDispatcher.retryQueue]).map { queue in
             AMQPConsumer(
                 configuration: amqp, queue: queue, topology: topology, options: .init(prefetch: 2000, maximumBatch: 100),
                 deadLetterPublisher: publisher, logger: logger, deferringHandler: forwarder.handle)

@@ -15,7 +15,8 @@ import ServiceLifecycle
 /// worker of a newly elected leader could fail to start, leaving the expired retries in their delay queue until the
 /// next leader change (rabbitmq-server pull request 7677 fixed this after 3.10.8, the version here).
 ///
-/// Visual fallbacks (`QueueNames.pushVisualFallback`) wait the same way (`DelayedForward`).
+/// Visual fallbacks (`QueueNames.pushVisualFallback`) and webhook events (`WebhookDispatcher.retryQueue`) wait the same
+/// way (`DelayedForward`).
 struct RetryForwarder: Sendable {
     static let dueHeader = DelayedForward.dueHeader
     static let targetHeader = DelayedForward.targetHeader

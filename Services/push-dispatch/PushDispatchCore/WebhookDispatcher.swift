@@ -13,20 +13,33 @@ import NotifyWire
 import PostgresNIO
 import ServiceLifecycle
 
-/// POSTs the events of `webhooks.deliveries` to the apps' webhooks, one at a time and in order, signed.
+/// POSTs the events of `webhooks.deliveries` to the apps' webhooks, signed, each app's events in order in a lane of its
+/// own (`WebhookLanes`), the apps at once.
 ///
 /// Each POST carries `X-Notify-Webhook-Id` (the event id, the same on every attempt), `X-Notify-Webhook-Timestamp`
 /// (Unix seconds) and `X-Notify-Webhook-Signature: v1=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>`; a receiver
 /// refuses a timestamp far from its clock to stop replays. A 2xx answer delivers it. No answer, a 5xx, 408 or 429 is
-/// tried again after 0.5 s, then twice as long each time, up to `maximumAttempts`, holding the events behind it, so
-/// they arrive in order; another 4xx, or the last attempt, dead-letters it (`webhooks.deliveries.dead`). Every attempt
-/// is reported on `webhooks.outcomes` for the delivery log.
+/// tried again after 0.5 s, then twice as long each time (at most 60 s), up to `maximumAttempts`: the event waits in
+/// `webhooks.retry` (held by `RetryForwarder` until due), and the app's later events wait behind it, while every other
+/// app's events go on. A 3xx, another 4xx, a URL the outbound policy refuses, or the last attempt dead-letters it
+/// (`webhooks.deliveries.dead`). Every attempt is reported on `webhooks.outcomes` for the delivery log. The webhook is
+/// read again before every attempt, so an app deleted (or its webhook removed) meanwhile gets no more.
 struct WebhookDispatcher: Sendable {
+    /// Where events wait for a retry, or behind their app's retry.
+    static let retryQueue = "webhooks.retry"
+    /// The attempts an event had (an integer header; absent: none).
+    static let attemptsHeader = "x-notify-webhook-attempts"
+    /// Set on an event that comes back from `retryQueue`.
+    static let waitedHeader = "x-notify-webhook-waited"
+    /// The queues webhook delivery declares: the events, their retries, the attempts' outcomes.
+    static let topology = AMQPTopology.webhooks.merging(.workQueue(retryQueue))
+
     let http: OutboundHTTPClient
     let database: PostgresClient
     let publisher: AMQPPublisher
     /// Opens the webhook's sealed secret.
     let keyring: SecretKeyring
+    let lanes: WebhookLanes
     let logger: Logger
     var maximumAttempts = 8
     var firstDelay: Duration = .milliseconds(500)
@@ -54,21 +67,74 @@ struct WebhookDispatcher: Sendable {
         return "v1=" + mac.map { String(format: "%02x", $0) }.joined()
     }
 
-    func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
-        var dispositions: [AMQPDisposition] = []
-        for delivery in deliveries {
-            dispositions.append(await dispatch(delivery))
-        }
-        return dispositions
+    /// The wait in seconds before the attempt after `attempt` (1-based): 0.5 s doubling, at most 60 s.
+    func retryDelay(after attempt: Int) -> TimeInterval {
+        let delay = min(firstDelay * (1 << min(attempt - 1, 16)), .seconds(60))
+        return Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
     }
 
-    private func dispatch(_ message: AMQPDelivery) async -> AMQPDisposition {
-        let delivery: WebhookDelivery
-        do {
-            delivery = try WebhookDelivery(message)
-        } catch {
-            return .deadLetter(reason: "not a webhook delivery: \(error)")
+    func handle(_ deliveries: [AMQPDelivery]) async -> AMQPHandling {
+        .settleAfter { [self] in
+            var dispositions = [AMQPDisposition](repeating: .requeue, count: deliveries.count)
+            var byApp: [String: [(index: Int, delivery: WebhookDelivery)]] = [:]
+            var apps: [String] = []
+            for (index, message) in deliveries.enumerated() {
+                do {
+                    let delivery = try WebhookDelivery(message)
+                    if byApp[delivery.appId] == nil { apps.append(delivery.appId) }
+                    byApp[delivery.appId, default: []].append((index, delivery))
+                } catch {
+                    dispositions[index] = .deadLetter(reason: "not a webhook delivery: \(error)")
+                }
+            }
+            // Each app's events one after another, in order; the apps at once.
+            await withTaskGroup(of: [(Int, AMQPDisposition)].self) { group in
+                for app in apps {
+                    let events = byApp[app] ?? []
+                    group.addTask {
+                        var settled: [(Int, AMQPDisposition)] = []
+                        for (index, delivery) in events { settled.append((index, await dispatch(delivery, message: deliveries[index]))) }
+                        return settled
+                    }
+                }
+                for await settled in group {
+                    for (index, disposition) in settled { dispositions[index] = disposition }
+                }
+            }
+            return dispositions
         }
+    }
+
+    private func dispatch(_ delivery: WebhookDelivery, message: AMQPDelivery) async -> AMQPDisposition {
+        let attempts = message.properties.headers[Self.attemptsHeader]?.integerValue.map { Int($0) } ?? 0
+        let returning = message.properties.headers[Self.waitedHeader] != nil
+        if let due = await lanes.admit(appId: delivery.appId, returning: returning) {
+            return await wait(message, appId: delivery.appId, attempts: attempts, until: due)
+        }
+        let (disposition, retry) = await attempt(delivery, number: attempts + 1)
+        guard let retry, let due = lanes.leave(appId: delivery.appId, retryAt: Date().addingTimeInterval(retry)) else {
+            lanes.leave(appId: delivery.appId, retryAt: nil)
+            return disposition
+        }
+        return await wait(message, appId: delivery.appId, attempts: attempts + 1, until: due)
+    }
+
+    /// Puts the event in `retryQueue`, due at `due`, then acks it here; requeued when that cannot be done.
+    private func wait(_ message: AMQPDelivery, appId: String, attempts: Int, until due: Date) async -> AMQPDisposition {
+        var properties = message.properties
+        properties.headers.merge(DelayedForward.properties(due: due, to: WebhookDelivery.queue).headers) { $1 }
+        properties.headers[Self.attemptsHeader] = .integer(Int64(attempts))
+        properties.headers[Self.waitedHeader] = .integer(1)
+        let waiting = await RetryUntilShutdown.succeeded("put a webhook event in the delay queue", logger: logger) {
+            try await publisher.publish(AMQPOutboundMessage(routingKey: Self.retryQueue, body: message.body, properties: properties))
+        }
+        if waiting { return .ack }
+        lanes.forgetWait(appId: appId)
+        return .requeue
+    }
+
+    /// Attempt `number` of the event: its disposition, or the wait before the next attempt (nil: none).
+    private func attempt(_ delivery: WebhookDelivery, number: Int) async -> (AMQPDisposition, retry: TimeInterval?) {
         // Tried again in place while the database does not answer: requeued at once, the event would come straight
         // back and burn the queue's delivery limit (then be dead-lettered) within seconds of an outage.
         let found = try? await RetryUntilShutdown.run("read the app's webhook", logger: logger) {
@@ -79,28 +145,20 @@ struct WebhookDispatcher: Sendable {
             }
             return webhooks
         }
-        guard let found else { return .requeue }
-        let webhook = found.first
-        // The webhook was removed since: nothing to send.
-        guard let webhook else { return .ack }
-        let body = Self.body(of: delivery)
-        var delay = firstDelay
-        for attempt in 1...maximumAttempts {
-            let (status, reason, refused) = await post(body, of: delivery, to: webhook)
-            let delivered = status.map { (200..<300).contains($0) } ?? false
-            let retriable = !refused && (status.map { $0 >= 500 || $0 == 408 || $0 == 429 } ?? true)
-            let last = attempt == maximumAttempts || (!delivered && !retriable)
-            let result = delivered ? "delivered" : (last ? "failed" : "retrying")
-            await report(WebhookAttempt(
-                eventId: delivery.eventId, appId: delivery.appId, type: delivery.type, attempt: attempt, status: status, result: result,
-                reason: reason, at: Date()))
-            if delivered { return .ack }
-            if last { return .deadLetter(reason: "webhook answered \(status.map(String.init) ?? "nothing") after \(attempt) attempts: \(reason ?? "")") }
-            if Task.isShuttingDownGracefully { return .requeue }
-            await pauseUnlessShuttingDown(for: delay)
-            delay = min(delay * 2, .seconds(60))
-        }
-        return .requeue
+        guard let found else { return (.requeue, nil) }
+        // The app or its webhook was removed since: nothing to send.
+        guard let webhook = found.first else { return (.ack, nil) }
+        let (status, reason, refused) = await post(Self.body(of: delivery), of: delivery, to: webhook)
+        let delivered = status.map { (200..<300).contains($0) } ?? false
+        let retriable = !refused && (status.map { $0 >= 500 || $0 == 408 || $0 == 429 } ?? true)
+        let last = number >= maximumAttempts || (!delivered && !retriable)
+        let result = delivered ? "delivered" : (last ? "failed" : "retrying")
+        await report(WebhookAttempt(
+            eventId: delivery.eventId, appId: delivery.appId, type: delivery.type, attempt: number, status: status, result: result,
+            reason: reason, at: Date()))
+        if delivered { return (.ack, nil) }
+        if last { return (.deadLetter(reason: "webhook answered \(status.map(String.init) ?? "nothing") after \(number) attempts: \(reason ?? "")"), nil) }
+        return (.ack, retryDelay(after: number))
     }
 
     /// POSTs once; answers the status (nil: no answer), why it failed, and whether the outbound policy refused the URL

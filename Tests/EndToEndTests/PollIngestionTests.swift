@@ -16,10 +16,12 @@ extension EndToEndTests {
                 var lastAuthorization: String?
             }
 
-            /// Serves `notifications` as `{"notifications": [...]}` from now on; the next `failing` requests are answered 503.
-            func serve(_ notifications: [NotificationRequest], failing: Int = 0) async throws {
+            /// Serves `notifications` as `{"notifications": [...]}` from now on; the next `failing` requests are answered 503;
+            /// each answer comes after `delaySeconds`.
+            func serve(_ notifications: [NotificationRequest], failing: Int = 0, delaySeconds: Int = 0) async throws {
                 struct Document: Encodable { var notifications: [NotificationRequest] }
-                let answer = try await StackClient.send(.PUT, "\(url)?fail=\(failing)", json: StackClient.encode(Document(notifications: notifications)))
+                let answer = try await StackClient.send(
+                    .PUT, "\(url)?fail=\(failing)&delay=\(delaySeconds)", json: StackClient.encode(Document(notifications: notifications)))
                 guard answer.status == 204 else { throw TestFailure("PUT \(url) answered \(answer.status)") }
             }
 
@@ -90,6 +92,31 @@ extension EndToEndTests {
             let settled = try await feed.log().requests
             try await Task.sleep(for: .seconds(3))
             #expect(try await feed.log().requests == settled, "a deleted source is not polled")
+        }
+
+        @Test("a back end that never answers does not slow another app's source: each source is polled on its own schedule",
+              .timeLimit(.minutes(2)))
+        func hangingBackEndHoldsOnlyItself() async throws {
+            let (stuckApp, quietApp) = (try await TestApp.create(), try await TestApp.create())
+            let (stuckFeed, quietFeed) = (Feed(), Feed())
+            // Each request to it hangs 30 s: every poll of it times out after 10 s.
+            try await stuckFeed.serve([Self.item("stuck", to: "someone", title: "Never read")], delaySeconds: 30)
+            try await quietFeed.serve([Self.item("quiet", to: "someone", title: "Read every second")])
+            for (app, feed) in [(stuckApp, stuckFeed), (quietApp, quietFeed)] {
+                let registered = try await StackClient.send(
+                    .PUT, "\(Stack.ingestURL)/v1/apps/\(app.appId)/poll-sources/feed", bearer: app.apiKey,
+                    json: StackClient.encode(PollSourceRequest(url: feed.url, intervalSeconds: 1)))
+                #expect(registered.status == 201, "\(registered.text)")
+            }
+            _ = try await stuckFeed.awaitRequests(after: 0)
+            let before = try await quietFeed.log().requests
+            try await Task.sleep(for: .seconds(8))
+            let polled = try await quietFeed.log().requests - before
+            // Every second on its own; waiting for the hanging one, it would be polled once or not at all in 8 s.
+            #expect(polled >= 4, "the other app's source was polled \(polled) times in 8 s")
+            for app in [stuckApp, quietApp] {
+                _ = try await StackClient.send(.DELETE, "\(Stack.ingestURL)/v1/apps/\(app.appId)/poll-sources/feed", bearer: app.apiKey)
+            }
         }
 
         @Test("a poll source is refused with the field named: a URL that is not http(s), an interval out of range")

@@ -5,7 +5,8 @@ import Synchronization
 
 /// Feeds a back end serves for the service to poll (poll ingestion): the test stores a document under a name, the
 /// service GETs it. The next `failures` requests are answered 503, as a failing back end would; every request is
-/// counted, with the last Authorization header it carried.
+/// counted, with the last Authorization header it carried. A feed stored with `delay` (seconds) answers each request
+/// only after that long, as a back end that hangs.
 final class FeedServer: Sendable {
     struct Log: Codable, Sendable {
         var requests: Int
@@ -16,6 +17,7 @@ final class FeedServer: Sendable {
     private struct Feed {
         var document: ByteBuffer
         var failuresLeft: Int
+        var delaySeconds: Int
         var log: Log
     }
 
@@ -26,15 +28,17 @@ final class FeedServer: Sendable {
             let name = context.parameters.get("name") ?? ""
             let document = try await request.body.collect(upTo: 1 << 20)
             let failures = request.uri.queryParameters.get("fail").flatMap(Int.init) ?? 0
+            let delay = request.uri.queryParameters.get("delay").flatMap { Int($0) } ?? 0
             self.feeds.withLock { feeds in
                 let log = feeds[name]?.log ?? Log(requests: 0, failed: 0, lastAuthorization: nil)
-                feeds[name] = Feed(document: document, failuresLeft: failures, log: log)
+                feeds[name] = Feed(document: document, failuresLeft: failures, delaySeconds: delay, log: log)
             }
             return Response(status: .noContent)
         }
         router.get("feeds/{name}") { request, context in
             let name = context.parameters.get("name") ?? ""
             let authorization = request.headers[.authorization]
+            let delay = self.feeds.withLock { $0[name]?.delaySeconds ?? 0 }
             let answer: ByteBuffer?? = self.feeds.withLock { feeds in
                 guard var feed = feeds[name] else { return nil }
                 feed.log.requests += 1
@@ -47,6 +51,8 @@ final class FeedServer: Sendable {
                 }
                 return .some(feed.document)
             }
+            // Counted as it arrives, answered after the delay.
+            if delay > 0 { try await Task.sleep(for: .seconds(delay)) }
             switch answer {
             case nil: return Response(status: .notFound)
             case .some(nil): return Response(status: .serviceUnavailable)

@@ -9,6 +9,7 @@ import NotifyModels
 import NotifyRuntime
 import PostgresNIO
 import ServiceLifecycle
+import Synchronization
 
 /// Polls the back ends apps registered (`poll_sources`) and publishes what they answer through the normal intake.
 ///
@@ -17,7 +18,8 @@ import ServiceLifecycle
 /// command id derives from the source, its appNotificationId and a digest of its JSON, so polling the same item
 /// again, by this instance after a restart or by another instance, is applied once and pushed once; a changed item
 /// replaces the notification (pushed as an update). A failing back end (a non-200 answer, no answer, a body that is not
-/// such a document) is asked again after twice the wait each time, at most an hour.
+/// such a document) is asked again after twice the wait each time, at most an hour. Each source keeps its own schedule,
+/// polled in a task of its own, so a back end that hangs holds only its own source.
 struct PollIngestion: Service {
     let database: PostgresClient
     let intake: NotificationIntake
@@ -43,6 +45,12 @@ struct PollIngestion: Service {
         var failures: Int
     }
 
+    /// When each source is due, and which are being polled now.
+    private final class Turns: Sendable {
+        let schedules = Mutex<[SourceKey: Schedule]>([:])
+        let inFlight = Mutex<Set<SourceKey>>([])
+    }
+
     private static let polls = (ok: Counter(label: "notify_poll_requests_total", dimensions: [("result", "ok")]),
                                 failed: Counter(label: "notify_poll_requests_total", dimensions: [("result", "failed")]))
     private static let published = Counter(label: "notify_poll_notifications_total")
@@ -50,43 +58,52 @@ struct PollIngestion: Service {
     static let maximumBackoff: Duration = .seconds(3600)
 
     func run() async throws {
+        let turns = Turns()
+        let polled = Nudge()
         var sources: [PollSourceRecord] = []
-        var schedules: [SourceKey: Schedule] = [:]
         var nextReload = ContinuousClock.now
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            let now = ContinuousClock.now
-            if nextReload <= now {
-                do {
-                    sources = try await load()
-                    nextReload = now + reloadInterval
-                } catch {
-                    logger.debug("could not read the poll sources; will try again", metadata: ["error": "\(error)"])
-                    nextReload = now + min(reloadInterval, .seconds(1))
-                }
-            }
-            let due = sources.filter { schedules[SourceKey(appId: $0.appId, name: $0.name)].map { $0.next <= now } ?? true }
-            if !due.isEmpty {
-                let outcomes = await withTaskGroup(of: (SourceKey, Bool).self) { group in
-                    for source in due {
-                        group.addTask { (SourceKey(appId: source.appId, name: source.name), await poll(source)) }
+        // Each source is polled on its own schedule in a task of its own: a back end that answers slowly (or not, until
+        // its 10 s timeout) holds only its own source, never the others' turns.
+        await withDiscardingTaskGroup { group in
+            while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                let now = ContinuousClock.now
+                if nextReload <= now {
+                    do {
+                        sources = try await load()
+                        nextReload = now + reloadInterval
+                    } catch {
+                        logger.debug("could not read the poll sources; will try again", metadata: ["error": "\(error)"])
+                        nextReload = now + min(reloadInterval, .seconds(1))
                     }
-                    return await group.reduce(into: [SourceKey: Bool]()) { $0[$1.0] = $1.1 }
                 }
-                for source in due {
+                let known = turns.schedules.withLock { $0 }
+                for source in sources {
                     let key = SourceKey(appId: source.appId, name: source.name)
-                    let failures = outcomes[key] == true ? 0 : (schedules[key]?.failures ?? 0) + 1
-                    let interval = Duration.seconds(source.intervalSeconds)
-                    let wait = failures == 0 ? interval : min(interval * (1 << min(failures, 20)), Self.maximumBackoff)
-                    schedules[key] = Schedule(next: .now + wait, failures: failures)
+                    guard known[key].map({ $0.next <= now }) ?? true, turns.inFlight.withLock({ $0.insert(key).inserted }) else { continue }
+                    group.addTask {
+                        let answered = await poll(source)
+                        turns.schedules.withLock { schedules in
+                            let failures = answered ? 0 : (schedules[key]?.failures ?? 0) + 1
+                            let interval = Duration.seconds(source.intervalSeconds)
+                            let wait = failures == 0 ? interval : min(interval * (1 << min(failures, 20)), Self.maximumBackoff)
+                            schedules[key] = Schedule(next: .now + wait, failures: failures)
+                        }
+                        turns.inFlight.withLock { _ = $0.remove(key) }
+                        polled.nudge()
+                    }
                 }
+                // Asleep until the next source is due, a poll ends, or the list is read again (an app without poll sources
+                // wakes this loop once per reload, not several times a second).
+                var next = nextReload
+                let current = turns.schedules.withLock { $0 }
+                let busy = turns.inFlight.withLock { $0 }
+                for source in sources {
+                    let key = SourceKey(appId: source.appId, name: source.name)
+                    if !busy.contains(key), let due = current[key]?.next, due < next { next = due }
+                }
+                await polled.pause(upTo: max(next - .now, minimumPause))
             }
-            // Asleep until the next source is due or the list is read again (an app without poll sources wakes
-            // this loop once per reload, not several times a second).
-            var next = nextReload
-            for source in sources {
-                if let due = schedules[SourceKey(appId: source.appId, name: source.name)]?.next, due < next { next = due }
-            }
-            await pauseUnlessShuttingDown(for: max(next - .now, minimumPause))
+            // Shutting down: the group waits for the polls under way, each within its timeout.
         }
         await http.shutdown()
     }

@@ -17,7 +17,7 @@ USAGE
 fi
 root="$(cd -- "$here/../.." && pwd -P)"
 # A stack of its own, whatever stack the caller's environment describes (test.sh runs this after its own).
-while read -r variable; do unset "$variable"; done < <(compgen -v | grep -E '^NOTIFY_.*(_PORT|_PORT_MIN|_PORT_MAX|_URL|_DIR)$' | grep -vx 'NOTIFY_BIN_DIR')
+while read -r variable; do unset "$variable"; done < <(compgen -v | grep -E '^NOTIFY_.*(_PORT|_PORT_MIN|_PORT_MAX|_URL|_DIR|_ALLOW)$' | grep -vx 'NOTIFY_BIN_DIR')
 export NOTIFY_STATE_DIR="${NOTIFY_CHAOS_STATE_DIR:-$root/.local/chaos-stack}"
 export NOTIFY_PORT_BLOCK="${NOTIFY_CHAOS_PORT_BLOCK:-26}"
 export NOTIFY_SERVICE_INSTANCES=2 LOG_LEVEL="${LOG_LEVEL:-notice}"

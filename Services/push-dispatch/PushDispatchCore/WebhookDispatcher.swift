@@ -74,26 +74,30 @@ struct WebhookDispatcher: Sendable {
     }
 
     func handle(_ deliveries: [AMQPDelivery]) async -> AMQPHandling {
-        .settleAfter { [self] in
-            var dispositions = [AMQPDisposition](repeating: .requeue, count: deliveries.count)
-            var byApp: [String: [(index: Int, delivery: WebhookDelivery)]] = [:]
-            var apps: [String] = []
-            for (index, message) in deliveries.enumerated() {
-                do {
-                    let delivery = try WebhookDelivery(message)
-                    if byApp[delivery.appId] == nil { apps.append(delivery.appId) }
-                    byApp[delivery.appId, default: []].append((index, delivery))
-                } catch {
-                    dispositions[index] = .deadLetter(reason: "not a webhook delivery: \(error)")
-                }
+        // Each event takes its place in its app's lane now, in the order the events arrived, before any batch's task runs.
+        var dispositions = [AMQPDisposition](repeating: .requeue, count: deliveries.count)
+        var byApp: [String: [(index: Int, delivery: WebhookDelivery, ticket: WebhookLanes.Ticket)]] = [:]
+        var apps: [String] = []
+        for (index, message) in deliveries.enumerated() {
+            do {
+                let delivery = try WebhookDelivery(message)
+                if byApp[delivery.appId] == nil { apps.append(delivery.appId) }
+                byApp[delivery.appId, default: []].append((index, delivery, lanes.reserve(appId: delivery.appId)))
+            } catch {
+                dispositions[index] = .deadLetter(reason: "not a webhook delivery: \(error)")
             }
+        }
+        return .settleAfter { [self, dispositions, byApp, apps] in
+            var dispositions = dispositions
             // Each app's events one after another, in order; the apps at once.
             await withTaskGroup(of: [(Int, AMQPDisposition)].self) { group in
                 for app in apps {
                     let events = byApp[app] ?? []
                     group.addTask {
                         var settled: [(Int, AMQPDisposition)] = []
-                        for (index, delivery) in events { settled.append((index, await dispatch(delivery, message: deliveries[index]))) }
+                        for (index, delivery, ticket) in events {
+                            settled.append((index, await dispatch(delivery, message: deliveries[index], ticket: ticket)))
+                        }
                         return settled
                     }
                 }
@@ -105,15 +109,15 @@ struct WebhookDispatcher: Sendable {
         }
     }
 
-    private func dispatch(_ delivery: WebhookDelivery, message: AMQPDelivery) async -> AMQPDisposition {
+    private func dispatch(_ delivery: WebhookDelivery, message: AMQPDelivery, ticket: WebhookLanes.Ticket) async -> AMQPDisposition {
         let attempts = message.properties.headers[Self.attemptsHeader]?.integerValue.map { Int($0) } ?? 0
         let returning = message.properties.headers[Self.waitedHeader] != nil
-        if let due = await lanes.admit(appId: delivery.appId, returning: returning) {
+        if let due = await lanes.admit(ticket, returning: returning) {
             return await wait(message, appId: delivery.appId, attempts: attempts, until: due)
         }
         let (disposition, retry) = await attempt(delivery, number: attempts + 1)
-        guard let retry, let due = lanes.leave(appId: delivery.appId, retryAt: Date().addingTimeInterval(retry)) else {
-            lanes.leave(appId: delivery.appId, retryAt: nil)
+        guard let retry, let due = lanes.leave(ticket, retryAt: Date().addingTimeInterval(retry)) else {
+            lanes.leave(ticket, retryAt: nil)
             return disposition
         }
         return await wait(message, appId: delivery.appId, attempts: attempts + 1, until: due)

@@ -32,9 +32,8 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
     let pacing = configuration.storageLag > .zero ? StoragePacing(announcements: appliedCommands, allowedLag: configuration.storageLag) : nil
     let sender = CommandSender(publisher: publisher, pacing: pacing, logger: logger)
     let liveQueue = IngestTopology.liveQueue()
-    let liveBinding = administration.map {
-        LiveQueueBinding(administration: $0, virtualHost: configuration.amqp.virtualHost, queue: liveQueue.name, logger: logger)
-    }
+    let liveBindings = AMQPQueueBindings(configuration: configuration.amqp, logger: logger)
+    let liveBinding = LiveQueueBinding(bindings: liveBindings, queue: liveQueue.name, logger: logger)
     let dependencies = IngestDependencies(
         adminToken: configuration.adminToken, apps: AppDirectory(source: PostgresAppSource(client: database, keyring: configuration.secretKeys, logger: logger)),
         sender: sender, database: database, replica: replica,
@@ -82,7 +81,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         options: .init(prefetch: 100, maximumBatch: 100), logger: logger, handler: dependencies.hub.handle)
 
     // The server shuts down first (live streams end as it begins), then the services in reverse: the live hub, the
-    // app-change and applied-command watches, the consumers, the publisher, the pools.
+    // app-change and applied-command watches, the consumers and the live queue's binder, the publisher, the pools.
     return Application(
         router: router,
         configuration: ApplicationConfiguration(
@@ -90,8 +89,8 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
             // Beyond it new connections wait in the listen backlog until one closes (Hummingbird stops accepting).
             availableConnectionsDelegate: .maximum(configuration.maximumConnections, logger: logger)),
         services: pools + [
-            publisher, consumer, liveListener, dependencies.appliedCommands, AppChangeWatch(client: database, apps: dependencies.apps, logger: logger),
-            dependencies.hub, polling,
+            publisher, consumer, liveListener, liveBindings, dependencies.appliedCommands,
+            AppChangeWatch(client: database, apps: dependencies.apps, logger: logger), dependencies.hub, polling,
         ]
             + (maintenance.map { [$0] } ?? []) + backlogServices,
         logger: logger)
@@ -182,7 +181,7 @@ enum IngestTopology {
             bindings: [.init(queue: QueueNames.ingestQueue, exchange: QueueNames.ingestExchange, routingKey: "#")]))
 
     /// Every instance gets every change batch on a queue of its own, gone when the instance is (bound at each connect;
-    /// while the instance holds no live stream, `LiveQueueBinding` unbinds it).
+    /// while the instance holds no live stream, `LiveQueueBinding` unbinds it, over AMQP).
     static func liveQueue() -> (name: String, topology: AMQPTopology) {
         let name = "notify.live.\(UUID().lowercasedString)"
         return (name, AMQPTopology(

@@ -97,7 +97,7 @@ public struct IngestConfiguration: Sendable {
         "NOTIFY_MAX_STREAMS_PER_USER", "live streams one user may hold open on this instance; one more is answered 429 too_many_streams", default: "10")
     static let liveUnbind = EnvironmentVariable(
         "NOTIFY_LIVE_UNBIND_SECONDS",
-        "seconds this instance holds no live stream before its live queue is unbound from notify.changes, so that it is not sent every change batch; bound again when a stream opens; 0 = never unbound (also when NOTIFY_RABBITMQ_MANAGEMENT_URL is off)",
+        "seconds this instance holds no live stream before its live queue is unbound from notify.changes (over AMQP), so that it is not sent every change batch; bound again when a stream opens; 0 = never unbound",
         default: "30")
     static let maximumConnections = EnvironmentVariable(
         "NOTIFY_MAX_CONNECTIONS", "open HTTP connections this instance serves at once (keep it under the open-file limit); more wait to be accepted", default: "4096")

@@ -2011,7 +2011,7 @@ paths:
                 $ref: '#/components/schemas/Error'
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
-          description: database_unavailable, or broker_unavailable (this instance's live queue cannot be bound through the management API).
+          description: database_unavailable, or broker_unavailable (the broker did not bind this instance's live queue).
 
 webhooks:
   webhookEvent:

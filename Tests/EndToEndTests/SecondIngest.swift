@@ -1,7 +1,8 @@
 import Foundation
 
 /// An ingest a test runs beside the stack's, on its own port, with settings of its own (`environment`, over the
-/// stack's); stopped when the test's body returns.
+/// stack's); stopped when the test's body returns. Like the stack's (deploy/local/services.sh), it connects to the broker
+/// as ingest's own user (`NOTIFY_INGEST_AMQP_URL`).
 struct SecondIngest {
     let baseURL: String
 
@@ -16,6 +17,7 @@ struct SecondIngest {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: (environment["NOTIFY_BIN_DIR"] ?? Stack.root + "/.build/debug") + "/ingest")
         process.environment = environment.merging([
+            "NOTIFY_AMQP_URL": Stack.ingestAMQPURL,
             "NOTIFY_DATABASE_URL": environment["NOTIFY_READER_DATABASE_URL"] ?? "postgres://notify_reader:notify_reader@127.0.0.1:22432/notify",
             "NOTIFY_HTTP_PORT": String(port),
             "NOTIFY_ADMIN_TOKEN": Stack.adminToken,

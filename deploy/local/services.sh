@@ -95,7 +95,9 @@ service_config() {
             [ -z "${NOTIFY_FEEDBACK_INTERVAL_MS:-}" ] || ENV+=(NOTIFY_FEEDBACK_INTERVAL_MS="$NOTIFY_FEEDBACK_INTERVAL_MS")
             ;;
         ingest)
-            ENV+=(NOTIFY_DATABASE_URL="$NOTIFY_READER_DATABASE_URL"
+            # A broker user that is no administrator (deploy/rabbitmq/definitions.json).
+            ENV+=(NOTIFY_AMQP_URL="$NOTIFY_INGEST_AMQP_URL"
+                NOTIFY_DATABASE_URL="$NOTIFY_READER_DATABASE_URL"
                 NOTIFY_HTTP_PORT="$(health_port "$1")"
                 NOTIFY_ADMIN_TOKEN="$NOTIFY_ADMIN_TOKEN")
             ;;

@@ -153,7 +153,7 @@ let package = Package(
         .target(
             name: "IngestCore",
             dependencies: [
-                "NotifyJSON", "NotifyModels", "NotifyAPNsCore", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase", "NotifyBrokerAdmin",
+                "NotifyJSON", "NotifyModels", "NotifyAPNsCore", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -174,7 +174,7 @@ let package = Package(
         .target(
             name: "StorageCore",
             dependencies: [
-                "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
+                "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase", "NotifyBrokerAdmin",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -329,7 +329,7 @@ let package = Package(
         .testTarget(
             name: "StorageCoreTests",
             dependencies: [
-                "StorageCore", "NotifyModels", "NotifyWire", "NotifyDatabase",
+                "StorageCore", "NotifyModels", "NotifyWire", "NotifyDatabase", "NotifyAMQP", "NotifyRuntime", "NotifyBrokerAdmin",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/StorageCoreTests",

@@ -42,7 +42,8 @@ fi
 # Ingest, which faces the internet, connects as a user that is no administrator (deploy/rabbitmq/definitions.json):
 # NOTIFY_AMQP_URL with that user's credentials.
 : "${NOTIFY_INGEST_AMQP_URL:=${NOTIFY_AMQP_URL//notify:notify@/notify_ingest:notify_ingest@}}"
-# Ingest creates apps' broker users and bounds notify.ingest.dead through the management API, as the same administrator.
+# Storage creates and deletes apps' broker users and bounds notify.ingest.dead through the management API, as the
+# administrator; services.sh gives it to storage only (notifyctl dlq and the tests use it too).
 : "${NOTIFY_RABBITMQ_MANAGEMENT_URL:=http://notify:notify@127.0.0.1:$NOTIFY_RABBITMQ_MANAGEMENT_PORT}"
 : "${NOTIFY_WRITER_DATABASE_URL:=postgres://notify_writer:notify_writer@127.0.0.1:$NOTIFY_POSTGRES_PORT/notify}"
 : "${NOTIFY_READER_DATABASE_URL:=postgres://notify_reader:notify_reader@127.0.0.1:$NOTIFY_POSTGRES_PORT/notify}"

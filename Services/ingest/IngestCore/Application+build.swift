@@ -2,7 +2,6 @@ import Foundation
 import Hummingbird
 import Logging
 import NotifyAMQP
-import NotifyBrokerAdmin
 import NotifyDatabase
 import NotifyModels
 import NotifyRuntime
@@ -13,6 +12,10 @@ import ServiceLifecycle
 /// read-only pool, as one Hummingbird application whose services run (and shut down) with its server.
 public func buildApplication(configuration: IngestConfiguration) async throws -> some ApplicationProtocol {
     let logger = ServiceRunner.bootstrapLogging(label: "ingest", level: configuration.logLevel, format: configuration.logFormat)
+    if ProcessInfo.processInfo.environment["NOTIFY_RABBITMQ_MANAGEMENT_URL"] != nil {
+        logger.warning(
+            "NOTIFY_RABBITMQ_MANAGEMENT_URL is set but ingest ignores it: storage creates apps' broker users; give the broker administrator's credentials to storage only")
+    }
     let metrics = ServiceMetrics.bootstrap()
     let database = try DatabaseURL.makeClient(configuration.databaseURL, maximumConnections: 16, logger: logger)
     let replica = try configuration.replicaDatabaseURL.map { url in
@@ -27,7 +30,6 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         configuration: configuration.amqp, topology: AMQPTopology.workQueue(QueueNames.storageCommands).merging(IngestTopology.ingest),
         confirmTimeout: configuration.confirmTimeout, logger: logger)
     let databaseHealth = DatabaseHealth(client: database, logger: logger)
-    let administration = configuration.management.map { RabbitMQManagementClient(configuration: $0) }
     let appliedCommands = AppliedCommandWatch(client: database, logger: logger)
     let pacing = configuration.storageLag > .zero ? StoragePacing(announcements: appliedCommands, allowedLag: configuration.storageLag) : nil
     let sender = CommandSender(publisher: publisher, pacing: pacing, logger: logger)
@@ -37,19 +39,14 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
     let dependencies = IngestDependencies(
         adminToken: configuration.adminToken, apps: AppDirectory(source: PostgresAppSource(client: database, keyring: configuration.secretKeys, logger: logger)),
         sender: sender, database: database, replica: replica,
-        brokerAccess: administration.map {
-            BrokerAccess(
-                administration: $0,
-                address: .init(host: configuration.publicBrokerHost, port: configuration.publicBrokerPort, virtualHost: configuration.amqp.virtualHost),
-                defaultOverlap: configuration.brokerUserOverlap, logger: logger)
-        },
+        brokerAddress: .init(host: configuration.publicBrokerHost, port: configuration.publicBrokerPort, virtualHost: configuration.amqp.virtualHost),
         appliedCommands: appliedCommands,
         hub: LiveHub(
             maximumStreamsPerUser: configuration.maximumStreamsPerUser, binding: liveBinding, unbindAfter: configuration.liveUnbindAfter,
             logger: logger),
         subscriptionLifetime: configuration.subscriptionLifetime,
         healthChecks: ["amqp": { publisher.isConnected }, "database": { await databaseHealth.check() }], logger: logger,
-        keyring: configuration.secretKeys, keyRotationOverlap: configuration.keyRotationOverlap,
+        keyring: configuration.secretKeys, brokerUserOverlap: configuration.brokerUserOverlap, keyRotationOverlap: configuration.keyRotationOverlap,
         limiter: PublishRateLimiter(defaults: configuration.defaultRateLimit),
         backlog: PipelineBacklog(maximumDepth: configuration.maximumQueueDepth))
     let router = buildRouter(dependencies)
@@ -66,11 +63,6 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
     let polling = PollIngestion(
         database: database, intake: dependencies.intake, targets: dependencies.contract.targets, sender: sender,
         keyring: configuration.secretKeys, logger: logger)
-    let maintenance = administration.map {
-        BrokerMaintenance(
-            administration: $0, bounds: configuration.deadLetterBounds, database: database, sender: sender,
-            interval: configuration.brokerMaintenanceInterval, logger: logger)
-    }
     var backlogServices: [any Service] = []
     if configuration.maximumQueueDepth > 0 {
         let depths = AMQPQueueDepths(configuration: configuration.amqp, logger: logger)
@@ -92,7 +84,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
             publisher, consumer, liveListener, liveBindings, dependencies.appliedCommands,
             AppChangeWatch(client: database, apps: dependencies.apps, logger: logger), dependencies.hub, polling,
         ]
-            + (maintenance.map { [$0] } ?? []) + backlogServices,
+            + backlogServices,
         logger: logger)
 }
 
@@ -105,8 +97,8 @@ struct IngestDependencies: Sendable {
     var database: PostgresClient
     /// A hot standby for the reads that tolerate lag (`LagTolerantReads`); nil: those read `database` too.
     var replica: PostgresClient?
-    /// nil: no broker administration (apps cannot get broker users).
-    var brokerAccess: BrokerAccess?
+    /// Where app servers reach the broker, answered with their broker credentials.
+    var brokerAddress: BrokerAccess.PublicAddress
     var appliedCommands: AppliedCommandWatch
     var hub: LiveHub
     var subscriptionLifetime: TimeInterval
@@ -114,6 +106,8 @@ struct IngestDependencies: Sendable {
     var logger: Logger
     /// Seals the secrets stored for apps before they leave this process.
     var keyring: SecretKeyring
+    /// How long a rotated broker user stays accepted unless the request says.
+    var brokerUserOverlap: TimeInterval = 86400
     /// How long a rotated API key or client signing key stays accepted unless the request says.
     var keyRotationOverlap: TimeInterval = 86400
     var intake = NotificationIntake(validator: NotificationValidator())
@@ -148,7 +142,9 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
         Response(status: .ok, headers: [.contentType: "application/yaml"], body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml + "\n")))
     }
     OperatorRoutes(
-        authenticator: authenticator, visibility: visibility, sender: dependencies.sender, brokerAccess: dependencies.brokerAccess,
+        authenticator: authenticator, visibility: visibility, sender: dependencies.sender,
+        brokerAccess: BrokerAccess(
+            address: dependencies.brokerAddress, defaultOverlap: dependencies.brokerUserOverlap, visibility: visibility, logger: logger),
         keyring: dependencies.keyring
     ).register(on: router)
     AppListingRoutes(authenticator: authenticator, visibility: visibility).register(on: router)

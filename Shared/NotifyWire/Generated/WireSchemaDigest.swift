@@ -1,4 +1,4 @@
 // Written by regenerate.sh: the SHA-256 of Protos/*.proto (concatenated in name order) this code was generated from.
 enum WireSchemaDigest {
-    static let protos = "d4bd2865f5c7728126cd11f2d8c709671db8e7761908d08510ce789bc4d7508a"
+    static let protos = "0202e036de49f1ce62f31de2112051097b1da71eea387a56bce271d377c6a04d"
 }

@@ -165,7 +165,7 @@ let package = Package(
         .target(
             name: "IngestCore",
             dependencies: [
-                "NotifyJSON", "NotifyModels", "NotifyAPNsCore", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase", "NotifyBrokerAdmin", "NotifyOutbound",
+                "NotifyJSON", "NotifyModels", "NotifyAPNsCore", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase", "NotifyOutbound",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -186,7 +186,7 @@ let package = Package(
         .target(
             name: "StorageCore",
             dependencies: [
-                "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
+                "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase", "NotifyBrokerAdmin",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -341,7 +341,7 @@ let package = Package(
         .testTarget(
             name: "StorageCoreTests",
             dependencies: [
-                "StorageCore", "NotifyModels", "NotifyWire", "NotifyDatabase",
+                "StorageCore", "NotifyModels", "NotifyWire", "NotifyDatabase", "NotifyAMQP", "NotifyRuntime", "NotifyBrokerAdmin",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/StorageCoreTests",

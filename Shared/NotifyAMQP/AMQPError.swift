@@ -4,7 +4,7 @@ public struct AMQPError: Error, Sendable, CustomStringConvertible {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable, Hashable {
             case invalidConfiguration, connectionFailed, notConnected, connectionLost
-            case nacked, unroutable, channelClosed, protocolError, shutdown, confirmTimeout
+            case nacked, unroutable, channelClosed, refused, protocolError, shutdown, confirmTimeout
         }
 
         private let base: Base
@@ -23,6 +23,9 @@ public struct AMQPError: Error, Sendable, CustomStringConvertible {
         public static let unroutable = Code(.unroutable)
         /// The broker closed the channel or connection with an error.
         public static let channelClosed = Code(.channelClosed)
+        /// The broker refused an operation (a queue or exchange that does not exist, a permission the user lacks); the
+        /// connection it was asked on stays usable.
+        public static let refused = Code(.refused)
         public static let protocolError = Code(.protocolError)
         /// The publisher or consumer is shutting down.
         public static let shutdown = Code(.shutdown)

@@ -134,20 +134,45 @@ final class AMQPWireConnection {
         let declared = queue.withAMQPBytes { name in
             amqp_queue_declare(state, Self.channel, name, 1, 0, 0, 0, amqp_table_t(num_entries: 0, entries: nil))
         }
-        let reply = amqp_get_rpc_reply(state)
-        if reply.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION, reply.reply.id == notify_method_channel_close, let decoded = reply.reply.decoded,
-            decoded.assumingMemoryBound(to: amqp_channel_close_t.self).pointee.reply_code == 404
-        {
-            if notify_amqp_channel_close_ok(state, Self.channel) != 0 {
-                throw AMQPError(code: .connectionLost, message: "could not answer the broker's close of the channel")
-            }
-            amqp_channel_open(state, Self.channel)
-            try check(amqp_get_rpc_reply(state), doing: "open the channel again")
+        let action = "read the depth of queue '\(queue)'"
+        if let refusal = try refusal(of: amqp_get_rpc_reply(state), doing: action) {
+            guard refusal.code == 404 else { throw refusal.error }
             return nil
         }
-        try check(reply, doing: "read the depth of queue '\(queue)'")
         guard let declared else { throw AMQPError(code: .protocolError, message: "no answer to the passive declare of '\(queue)'") }
         return Int(declared.pointee.message_count)
+    }
+
+    /// Binds `binding.queue` to `binding.exchange` with its routing key (queue.bind). Throws `.refused` when the broker
+    /// refuses (a queue or exchange that does not exist, a permission the user lacks); the connection stays usable.
+    func bind(_ binding: AMQPTopology.Binding) throws(AMQPError) {
+        binding.queue.withAMQPBytes { queue in
+            binding.exchange.withAMQPBytes { exchange in
+                binding.routingKey.withAMQPBytes { key in
+                    _ = amqp_queue_bind(state, Self.channel, queue, exchange, key, amqp_table_t(num_entries: 0, entries: nil))
+                }
+            }
+        }
+        if let refusal = try refusal(of: amqp_get_rpc_reply(state), doing: "bind '\(binding.queue)' to '\(binding.exchange)'") {
+            throw refusal.error
+        }
+    }
+
+    /// Takes `binding` away (queue.unbind). A queue or exchange that does not exist has no binding, which is what was
+    /// asked; any other refusal throws `.refused`, and the connection stays usable.
+    func unbind(_ binding: AMQPTopology.Binding) throws(AMQPError) {
+        binding.queue.withAMQPBytes { queue in
+            binding.exchange.withAMQPBytes { exchange in
+                binding.routingKey.withAMQPBytes { key in
+                    _ = amqp_queue_unbind(state, Self.channel, queue, exchange, key, amqp_table_t(num_entries: 0, entries: nil))
+                }
+            }
+        }
+        if let refusal = try refusal(of: amqp_get_rpc_reply(state), doing: "unbind '\(binding.queue)' from '\(binding.exchange)'"),
+            refusal.code != 404
+        {
+            throw refusal.error
+        }
     }
 
     // MARK: Publishing and acknowledging
@@ -281,6 +306,25 @@ final class AMQPWireConnection {
     }
 
     // MARK: Errors
+
+    /// The broker's refusal of the call whose `reply` this is, when it closed the channel over it: the close is
+    /// answered and the channel opened again, so the connection stays usable. nil when the call succeeded; any other
+    /// failure throws (and leaves the connection unusable).
+    private func refusal(of reply: amqp_rpc_reply_t, doing action: String) throws(AMQPError) -> (code: UInt16, error: AMQPError)? {
+        guard reply.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION, reply.reply.id == notify_method_channel_close, let decoded = reply.reply.decoded else {
+            try check(reply, doing: action)
+            return nil
+        }
+        // Read before the close is answered: librabbitmq reuses the memory the method was decoded into.
+        let close = decoded.assumingMemoryBound(to: amqp_channel_close_t.self).pointee
+        let refusal = (close.reply_code, AMQPError(code: .refused, message: "could not \(action): \(close.reply_code) \(close.reply_text.string)"))
+        if notify_amqp_channel_close_ok(state, Self.channel) != 0 {
+            throw AMQPError(code: .connectionLost, message: "could not answer the broker's close of the channel")
+        }
+        amqp_channel_open(state, Self.channel)
+        try check(amqp_get_rpc_reply(state), doing: "open the channel again")
+        return refusal
+    }
 
     private func check(_ reply: amqp_rpc_reply_t, doing action: String) throws(AMQPError) {
         if let error = Self.error(from: reply, doing: action) { throw error }

@@ -1,9 +1,11 @@
-/// What the service asks of the broker's administration: users with the least privilege an app needs, and policies
-/// that bound queues. `RabbitMQManagementClient` does it through RabbitMQ's management HTTP API; every call is
+/// What the service asks of the broker's administration (storage, which is not exposed to the internet): users with the
+/// least privilege an app needs, and policies that bound queues. `RabbitMQManagementClient` does it through RabbitMQ's management HTTP API; every call is
 /// idempotent (a PUT sets, a DELETE of what is gone succeeds), so a retried request converges.
 public protocol BrokerAdministration: Sendable {
-    /// Creates `user`, or sets its password if it exists; no management tags (it cannot log in to the UI).
-    func putUser(_ user: String, password: String) async throws(BrokerAdminError)
+    /// Creates `user`, or sets its password if it exists, from the password's hash in RabbitMQ's default form
+    /// (`rabbit_password_hashing_sha256`: base64 of a 4-byte salt and SHA-256(salt ++ password)), so the password itself
+    /// never reaches the caller; no management tags (it cannot log in to the UI).
+    func putUser(_ user: String, passwordHash: String) async throws(BrokerAdminError)
     /// Sets what `user` may do in the service's virtual host.
     func putPermissions(_ permissions: BrokerPermissions, of user: String) async throws(BrokerAdminError)
     /// Deletes `user` (RabbitMQ closes its connections); succeeds when there is no such user.

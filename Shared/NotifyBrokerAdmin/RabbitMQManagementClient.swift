@@ -46,8 +46,10 @@ public struct RabbitMQManagementClient: BrokerAdministration {
         authorization = "Basic " + Data("\(configuration.user):\(configuration.password)".utf8).base64EncodedString()
     }
 
-    public func putUser(_ user: String, password: String) async throws(BrokerAdminError) {
-        try await call(.PUT, "/api/users/\(Self.segment(user))", body: ["password": password, "tags": ""], doing: "create user \(user)")
+    public func putUser(_ user: String, passwordHash: String) async throws(BrokerAdminError) {
+        try await call(
+            .PUT, "/api/users/\(Self.segment(user))",
+            body: ["password_hash": passwordHash, "hashing_algorithm": "rabbit_password_hashing_sha256", "tags": ""], doing: "create user \(user)")
     }
 
     public func putPermissions(_ permissions: BrokerPermissions, of user: String) async throws(BrokerAdminError) {

@@ -13,7 +13,8 @@ public struct AppRecord: Codable, Sendable, Equatable {
     /// The HMAC-SHA256 secret (base64url) that signs the app's user tokens (HS256 JWTs), sealed
     /// (`SecretKeyring`, purpose `.clientSigningKey`).
     public var clientSigningKey: String
-    /// The app's first RabbitMQ user (ingest created it with the app), which it publishes to `notify.ingest` as.
+    /// The app's first RabbitMQ user, created in RabbitMQ by an older ingest before it sent the app (this ingest sends a
+    /// new app's broker user as a `putBrokerUser` of its own, which storage creates); kept while such ingests may run.
     public var brokerUser: String?
     public var createdAt: Date
     public var badgeMode: BadgeMode
@@ -58,12 +59,16 @@ public struct BrokerUserRecord: Codable, Sendable, Equatable {
     public var createdAt: Date
     /// nil: the app's current user. Set: a rotation replaced it; accepted until then, then deleted.
     public var retiresAt: Date?
+    /// For a new user: RabbitMQ's hash of its password (`BrokerPasswordHash`), which storage creates the user with.
+    /// nil: the user exists in RabbitMQ already (a retirement, or a user an older ingest created itself).
+    public var passwordHash: String?
 
-    public init(appId: String, user: String, createdAt: Date, retiresAt: Date?) {
+    public init(appId: String, user: String, createdAt: Date, retiresAt: Date?, passwordHash: String? = nil) {
         self.appId = appId
         self.user = user
         self.createdAt = createdAt
         self.retiresAt = retiresAt
+        self.passwordHash = passwordHash
     }
 }
 

@@ -43,10 +43,9 @@ public struct StorageCommand: Codable, Sendable, Equatable {
         case expireDueNotifications(dueBy: Date)
         /// Forgets tombstones and changes older than `olderThan` (sent by storage's sweeper).
         case purgeTombstones(olderThan: Date)
-        /// Records one of an app's broker users, new or now retiring; ingest created it in RabbitMQ first.
+        /// Records one of an app's broker users: a new one (with its password's hash), which storage then creates in
+        /// RabbitMQ, or one now retiring, which storage deletes from RabbitMQ once its overlap ended.
         case putBrokerUser(BrokerUserRecord)
-        /// Forgets a broker user that ingest deleted from RabbitMQ.
-        case deleteBrokerUser(appId: String, user: String)
         /// Deletes an app and everything stored for it.
         case deleteApp(appId: String)
         /// Defines an event source, or changes its policy and description.
@@ -104,8 +103,7 @@ public struct StorageCommand: Codable, Sendable, Equatable {
             .deleteEventSource, .joinEventSource, .leaveEventSource, .putPollSource, .deletePollSource, .putWebhook, .deleteWebhook, .setBadgeMode, .setExternalBadge, .setRateLimit,
             .setIdentityProvider, .rotateAppKeys, .putAPIKey, .revokeAPIKey:
             true
-        case .unregisterSubscription, .publishNotification, .publishBroadcast, .expireDueNotifications, .purgeTombstones, .deleteBrokerUser,
-            .recordDeviceSync, .recordAPIKeyUse:
+        case .unregisterSubscription, .publishNotification, .publishBroadcast, .expireDueNotifications, .purgeTombstones, .recordDeviceSync, .recordAPIKeyUse:
             false
         }
     }
@@ -170,7 +168,7 @@ public struct PublishedNotification: Codable, Sendable, Equatable {
 
 extension StorageCommand.Action: Codable {
     private enum CodingKeys: String, CodingKey {
-        case type, app, appId, userId, credentials, subscription, subscriptionId, notification, broadcast, change, date, brokerUser, user
+        case type, app, appId, userId, credentials, subscription, subscriptionId, notification, broadcast, change, date, brokerUser
         case eventSource, name, subscriptionIds, pollSource, webhook, badgeMode, badge, rateLimit, provider, rotation, appPackage, sequence
         case identityProvider
     }
@@ -178,7 +176,7 @@ extension StorageCommand.Action: Codable {
     private enum Kind: String, Codable {
         case createApp, setProviderCredentials, registerSubscription, unregisterSubscription, publishNotification
         case changeNotificationState, expireDueNotifications, purgeTombstones, publishBroadcast
-        case putBrokerUser, deleteBrokerUser, deleteApp, putEventSource, deleteEventSource, joinEventSource, leaveEventSource
+        case putBrokerUser, deleteApp, putEventSource, deleteEventSource, joinEventSource, leaveEventSource
         case putPollSource, deletePollSource, putWebhook, deleteWebhook, setBadgeMode, setExternalBadge, setRateLimit
         case rotateAppKeys, recordDeviceSync, setIdentityProvider
     }
@@ -213,8 +211,6 @@ extension StorageCommand.Action: Codable {
             self = .purgeTombstones(olderThan: try container.decode(Date.self, forKey: .date))
         case .putBrokerUser:
             self = .putBrokerUser(try container.decode(BrokerUserRecord.self, forKey: .brokerUser))
-        case .deleteBrokerUser:
-            self = .deleteBrokerUser(appId: try container.decode(String.self, forKey: .appId), user: try container.decode(String.self, forKey: .user))
         case .deleteApp:
             self = .deleteApp(appId: try container.decode(String.self, forKey: .appId))
         case .putEventSource:
@@ -293,10 +289,6 @@ extension StorageCommand.Action: Codable {
         case .putBrokerUser(let record):
             try container.encode(Kind.putBrokerUser, forKey: .type)
             try container.encode(record, forKey: .brokerUser)
-        case .deleteBrokerUser(let appId, let user):
-            try container.encode(Kind.deleteBrokerUser, forKey: .type)
-            try container.encode(appId, forKey: .appId)
-            try container.encode(user, forKey: .user)
         case .deleteApp(let appId):
             try container.encode(Kind.deleteApp, forKey: .type)
             try container.encode(appId, forKey: .appId)

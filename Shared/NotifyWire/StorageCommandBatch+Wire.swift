@@ -75,9 +75,7 @@ extension StorageCommand {
             command.putBrokerUser.user = record.user
             command.putBrokerUser.createdAtMicros = record.createdAt.wireMicros
             if let retiresAt = record.retiresAt { command.putBrokerUser.retiresAtMicros = retiresAt.wireMicros }
-        case .deleteBrokerUser(let appId, let user):
-            command.deleteBrokerUser.appID = appId
-            command.deleteBrokerUser.user = user
+            if let passwordHash = record.passwordHash { command.putBrokerUser.passwordHash = passwordHash }
         case .deleteApp(let appId):
             command.deleteApp = appId
         case .putEventSource(let source):
@@ -202,9 +200,8 @@ extension StorageCommand {
         case .putBrokerUser(let record):
             action = .putBrokerUser(BrokerUserRecord(
                 appId: record.appID, user: record.user, createdAt: Date(wireMicros: record.createdAtMicros),
-                retiresAt: record.hasRetiresAtMicros ? Date(wireMicros: record.retiresAtMicros) : nil))
-        case .deleteBrokerUser(let delete):
-            action = .deleteBrokerUser(appId: delete.appID, user: delete.user)
+                retiresAt: record.hasRetiresAtMicros ? Date(wireMicros: record.retiresAtMicros) : nil,
+                passwordHash: record.hasPasswordHash ? record.passwordHash : nil))
         case .deleteApp(let appId):
             action = .deleteApp(appId: appId)
         case .putEventSource(let source):

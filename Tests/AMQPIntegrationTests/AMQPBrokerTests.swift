@@ -680,3 +680,50 @@ extension AMQPBrokerTests {
         }
     }
 }
+
+// MARK: Queue bindings
+
+extension AMQPBrokerTests {
+    @Test(
+        "queues are bound and unbound over AMQP: a message reaches the queue through the exchange only while bound; taking away a binding already gone is no error; binding a missing queue is refused and the connection serves the next call",
+        .timeLimit(.minutes(1)))
+    func queueBindings() async throws {
+        let queue = TestBroker.uniqueQueueName("bound")
+        let binding = AMQPTopology.Binding(queue: queue, exchange: "amq.fanout", routingKey: "")
+        let missing = AMQPTopology.Binding(queue: TestBroker.uniqueQueueName("bound-missing"), exchange: "amq.fanout", routingKey: "")
+        try await withQueues([queue]) {
+            try await withPublisher(topology: AMQPTopology(queues: [.init(name: queue, deadLetterQueue: nil, deliveryLimit: nil)])) { publisher in
+                /// Publishes one mandatory message to the exchange; answers the error code when it reached no queue.
+                @Sendable func publishThroughExchange(_ body: String) async throws -> AMQPError.Code? {
+                    do {
+                        try await publisher.publish([AMQPOutboundMessage(exchange: binding.exchange, routingKey: "", body: Data(body.utf8))])
+                        return nil
+                    } catch let error as AMQPError {
+                        return error.code
+                    }
+                }
+                let bindings = AMQPQueueBindings(configuration: try TestBroker.configuration(), logger: TestBroker.logger)
+                try await withServices([bindings]) {
+                    #expect(await eventually(.seconds(10)) { bindings.isConnected })
+                    #expect(try await publishThroughExchange("before") == .unroutable, "not bound yet")
+
+                    try await bindings.bind(binding)
+                    try await bindings.bind(binding)
+                    #expect(try await publishThroughExchange("bound") == nil)
+                    #expect(try await TestBroker.waitForMessageCount(queue, 1) == 1)
+
+                    try await bindings.unbind(binding)
+                    try await bindings.unbind(binding)
+                    #expect(try await publishThroughExchange("unbound") == .unroutable, "the binding is gone")
+
+                    await #expect { try await bindings.bind(missing) } throws: { ($0 as? AMQPError)?.code == .refused }
+                    try await bindings.unbind(missing)
+                    try await bindings.bind(binding)
+                    #expect(try await publishThroughExchange("bound again") == nil, "the connection served the calls after the refusal")
+                    #expect(try await TestBroker.waitForMessageCount(queue, 2) == 2)
+                }
+                await #expect(throws: AMQPError.self) { try await bindings.bind(binding) }
+            }
+        }
+    }
+}

@@ -9,7 +9,7 @@ import Synchronization
 
 /// RabbitMQ as an app server uses it: its own broker user, a publisher and a reply consumer.
 enum Broker {
-    /// One call of RabbitMQ's management API (NOTIFY_RABBITMQ_MANAGEMENT_URL, as the services and notifyctl call it),
+    /// One call of RabbitMQ's management API (NOTIFY_RABBITMQ_MANAGEMENT_URL, as storage and notifyctl call it),
     /// `path` below its base (`/api/queues/...`): the status and the body.
     static func management(_ method: HTTPMethod, _ path: String) async throws -> (status: Int, body: Data) {
         let managementURL = ProcessInfo.processInfo.environment["NOTIFY_RABBITMQ_MANAGEMENT_URL"] ?? "http://notify:notify@127.0.0.1:21673"
@@ -35,6 +35,17 @@ enum Broker {
         let (status, body) = try await management(.GET, "/api/exchanges/\(virtualHost)/\(exchange)/bindings/source")
         guard status == 200 else { throw TestFailure("the bindings of \(exchange): \(status) \(String(decoding: body, as: UTF8.self))") }
         return try JSONDecoder().decode([Binding].self, from: body).filter { $0.destination_type == "queue" }.map(\.destination)
+    }
+
+    /// The broker's users, each with its tags (`administrator`, `management`, ...).
+    static func users() async throws -> [String: [String]] {
+        struct User: Decodable {
+            var name: String
+            var tags: [String]
+        }
+        let (status, body) = try await management(.GET, "/api/users")
+        guard status == 200 else { throw TestFailure("the broker's users: \(status) \(String(decoding: body, as: UTF8.self))") }
+        return Dictionary(try JSONDecoder().decode([User].self, from: body).map { ($0.name, $0.tags) }) { first, _ in first }
     }
 
     /// `NOTIFY_AMQP_URL`, optionally logged in as another user.

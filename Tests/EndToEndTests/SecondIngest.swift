@@ -1,9 +1,13 @@
 import Foundation
 
 /// An ingest a test runs beside the stack's, on its own port, with settings of its own (`environment`, over the
-/// stack's); stopped when the test's body returns.
+/// stack's); stopped when the test's body returns. Like the stack's (deploy/local/services.sh), it connects to the broker
+/// as ingest's own user (`NOTIFY_INGEST_AMQP_URL`), and the broker administrator's management URL is not in its
+/// environment.
 struct SecondIngest {
     let baseURL: String
+    /// The running ingest's process id.
+    let processIdentifier: Int32
 
     static func running(port: Int, environment settings: [String: String], _ body: (SecondIngest) async throws -> Void) async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -15,7 +19,8 @@ struct SecondIngest {
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: (environment["NOTIFY_BIN_DIR"] ?? Stack.root + "/.build/debug") + "/ingest")
-        process.environment = environment.merging([
+        process.environment = environment.filter { $0.key != "NOTIFY_RABBITMQ_MANAGEMENT_URL" }.merging([
+            "NOTIFY_AMQP_URL": Stack.ingestAMQPURL,
             "NOTIFY_DATABASE_URL": environment["NOTIFY_READER_DATABASE_URL"] ?? "postgres://notify_reader:notify_reader@127.0.0.1:22432/notify",
             "NOTIFY_HTTP_PORT": String(port),
             "NOTIFY_ADMIN_TOKEN": Stack.adminToken,
@@ -31,7 +36,7 @@ struct SecondIngest {
             process.terminate()
             process.waitUntilExit()
         }
-        let ingest = SecondIngest(baseURL: "http://127.0.0.1:\(port)")
+        let ingest = SecondIngest(baseURL: "http://127.0.0.1:\(port)", processIdentifier: process.processIdentifier)
         let deadline = ContinuousClock.now + .seconds(60)
         while (try? await StackClient.send(.GET, ingest.baseURL + "/health", deadline: .zero))?.status != 200 {
             guard process.isRunning, ContinuousClock.now < deadline else {

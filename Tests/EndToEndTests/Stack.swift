@@ -10,6 +10,8 @@ enum Stack {
     static let sandboxURL = environment["NOTIFY_SANDBOX_URL"] ?? "http://127.0.0.1:21090"
     static let sandboxAPNsURL = environment["NOTIFY_SANDBOX_APNS_URL"] ?? "https://localhost:21443"
     static let amqpURL = environment["NOTIFY_AMQP_URL"] ?? "amqp://notify:notify@127.0.0.1:21672/notify"
+    /// The broker as ingest reaches it: as a user that is no administrator (deploy/rabbitmq/definitions.json).
+    static let ingestAMQPURL = environment["NOTIFY_INGEST_AMQP_URL"] ?? "amqp://notify_ingest:notify_ingest@127.0.0.1:21672/notify"
     static let writerDatabaseURL = environment["NOTIFY_WRITER_DATABASE_URL"]
         ?? "postgres://notify_writer:notify_writer@127.0.0.1:21432/notify"
     static let adminToken = environment["NOTIFY_ADMIN_TOKEN"] ?? "local-admin-token"

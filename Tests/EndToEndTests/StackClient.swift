@@ -100,10 +100,11 @@ struct TestApp: Sendable {
         var endpoint: String
     }
 
-    /// Creates an app (with a broker user of its own when `brokerAccess`) and stores a new sandbox key as its APNs credentials.
-    static func create(brokerAccess: Bool = false) async throws -> TestApp {
+    /// Creates an app (with a broker user of its own when `brokerAccess`) through `ingestURL`, and stores a new sandbox
+    /// key as its APNs credentials.
+    static func create(brokerAccess: Bool = false, ingestURL: String = Stack.ingestURL) async throws -> TestApp {
         let created = try await StackClient.send(
-            .POST, "\(Stack.ingestURL)/v1/apps", bearer: Stack.adminToken,
+            .POST, "\(ingestURL)/v1/apps", bearer: Stack.adminToken,
             json: StackClient.encode(CreateApp(name: "e2e \(uniqueSuffix())", brokerAccess: brokerAccess ? true : nil)))
         guard created.status == 201 else { throw TestFailure("POST /v1/apps answered \(created.status): \(created.text)") }
         let app = try created.decode(CreatedApp.self)

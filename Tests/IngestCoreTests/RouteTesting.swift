@@ -36,7 +36,7 @@ struct RouteTesting {
         return IngestDependencies(
             adminToken: Self.adminToken, apps: AppDirectory(source: FixedApp()),
             sender: CommandSender(publisher: published, logger: logger), database: database,
-            appliedCommands: AppliedCommandWatch(client: database, logger: logger), hub: LiveHub(),
+            brokerAddress: .init(host: "127.0.0.1", port: 5672, virtualHost: "notify"), appliedCommands: AppliedCommandWatch(client: database, logger: logger), hub: LiveHub(),
             subscriptionLifetime: 86_400, healthChecks: ["amqp": { true }], logger: logger, keyring: Self.keyring, targets: FixedTargets(),
             backlog: backlog, identityKeys: IdentityProviderKeys(fetcher: documents, logger: logger))
     }

@@ -55,9 +55,9 @@ enum WireFixtures {
             originSubscriptionId: nil, requestedAt: time))),
         StorageCommand(issuedAt: time, action: .expireDueNotifications(dueBy: time)),
         StorageCommand(issuedAt: time, action: .purgeTombstones(olderThan: time)),
-        StorageCommand(issuedAt: time, action: .putBrokerUser(BrokerUserRecord(appId: "app", user: "app-user-2", createdAt: time, retiresAt: nil))),
+        StorageCommand(issuedAt: time, action: .putBrokerUser(BrokerUserRecord(
+            appId: "app", user: "app-user-2", createdAt: time, retiresAt: nil, passwordHash: BrokerPasswordHash.sha256(of: "not-sent")))),
         StorageCommand(issuedAt: time, action: .putBrokerUser(BrokerUserRecord(appId: "app", user: "app-user", createdAt: time, retiresAt: time))),
-        StorageCommand(issuedAt: time, action: .deleteBrokerUser(appId: "app", user: "app-user")),
         StorageCommand(issuedAt: time, action: .deleteApp(appId: "app")),
         StorageCommand(issuedAt: time, action: .putEventSource(EventSourceRecord(
             appId: "app", name: "breaking-news", policy: .appServer, description: "news", createdAt: time))),

@@ -81,29 +81,48 @@ struct CommandApplyingTests {
         }
     }
 
-    @Test("broker users are recorded with their app, retired by a later put, and deleted with the app and all it stored")
+    @Test("broker users: a new one is recorded with its password's hash to be created, a retirement only ever comes sooner, and deleting the app retires them and deletes all it stored")
     func brokerUsersAndAppDeletion() async throws {
         try await withApplier { applier, client in
+            // An older ingest's app, whose user it created in RabbitMQ itself.
             let app = Self.app(brokerUser: "bu-\(UUID().lowercasedString.prefix(8))")
             guard case .createApp(let record) = app.action, let first = record.brokerUser else { return }
             _ = try await applier.apply([app])
             let retiresAt = Date().addingTimeInterval(3600)
+            let hash = BrokerPasswordHash.sha256(of: "never-stored")
             _ = try await applier.apply([
-                StorageCommand(action: .putBrokerUser(BrokerUserRecord(appId: record.appId, user: first + "-2", createdAt: Date(), retiresAt: nil))),
+                StorageCommand(action: .putBrokerUser(BrokerUserRecord(
+                    appId: record.appId, user: first + "-2", createdAt: Date(), retiresAt: nil, passwordHash: hash))),
                 StorageCommand(action: .putBrokerUser(BrokerUserRecord(appId: record.appId, user: first, createdAt: record.createdAt, retiresAt: retiresAt))),
                 Self.publish(appId: record.appId, userId: "a"),
             ])
+            // Applied late or again, neither a later retirement nor a current record takes the retirement back.
+            _ = try await applier.apply([
+                StorageCommand(action: .putBrokerUser(BrokerUserRecord(
+                    appId: record.appId, user: first, createdAt: record.createdAt, retiresAt: retiresAt.addingTimeInterval(7200)))),
+                StorageCommand(action: .putBrokerUser(BrokerUserRecord(appId: record.appId, user: first, createdAt: record.createdAt, retiresAt: nil))),
+            ])
             let logger = Logger(label: "query")
-            var users: [String: Date?] = [:]
-            for try await (user, retires) in try await client.query(
-                "SELECT user_name, retires_at FROM app_broker_users WHERE app_id = \(record.appId)", logger: logger
-            ).decode((String, Date?).self) { users[user] = retires }
-            #expect(users.count == 2)
-            #expect(users[first + "-2"] == .some(nil), "the new user is current")
-            #expect(abs((users[first] ?? nil)?.timeIntervalSince(retiresAt) ?? 99) < 0.01, "the old one retires at the given time")
+            struct Row { var retiresAt: Date?, passwordHash: String?, provisioned: Bool }
+            func users() async throws -> [String: Row] {
+                var users: [String: Row] = [:]
+                for try await (user, retires, passwordHash, provisioned) in try await client.query(
+                    "SELECT user_name, retires_at, password_hash, provisioned_at IS NOT NULL FROM app_broker_users WHERE app_id = \(record.appId)",
+                    logger: logger
+                ).decode((String, Date?, String?, Bool).self) { users[user] = Row(retiresAt: retires, passwordHash: passwordHash, provisioned: provisioned) }
+                return users
+            }
+            let recorded = try await users()
+            #expect(recorded.count == 2)
+            let new = recorded[first + "-2"], old = recorded[first]
+            // The running stack's storage may have created it already, which clears the hash.
+            let waiting = new?.passwordHash == hash && new?.provisioned == false, created = new?.passwordHash == nil && new?.provisioned == true
+            #expect(new?.retiresAt == nil && (waiting || created), "the new user is current, to be created from its password's hash")
+            #expect(old?.passwordHash == nil && old?.provisioned == true, "the older ingest's user exists in RabbitMQ already")
+            #expect(abs(old?.retiresAt?.timeIntervalSince(retiresAt) ?? 99) < 0.01, "the old one retires at the first time given")
 
             _ = try await applier.apply([StorageCommand(action: .deleteApp(appId: record.appId))])
-            for table in ["apps", "app_broker_users", "notifications", "changes", "user_sequences"] {
+            for table in ["apps", "notifications", "changes", "user_sequences"] {
                 var binds = PostgresBindings()
                 binds.append(record.appId)
                 let rows = try await client.query(
@@ -112,6 +131,9 @@ struct CommandApplyingTests {
                 let count = try rows.first?.decode(Int64.self)
                 #expect(count == 0, "\(table) still holds rows of the deleted app")
             }
+            // They stay until storage deleted them from RabbitMQ (the running stack's may have done it already).
+            let left = try await users()
+            #expect(left.values.allSatisfy { ($0.retiresAt ?? .distantFuture) <= Date() }, "the deleted app's users are retired: \(left)")
         }
     }
 

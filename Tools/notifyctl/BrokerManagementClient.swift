@@ -7,7 +7,7 @@ import NotifyModels
 
 /// RabbitMQ's management HTTP API as the dlq commands use it, in one virtual host: list queues, fetch messages
 /// (leaving them queued, or taking them), publish through the default exchange with publisher confirms, purge.
-/// The calls go through NotifyBrokerAdmin's client, which ingest manages users and policies with.
+/// The calls go through NotifyBrokerAdmin's client, which storage manages users and policies with.
 struct BrokerManagementClient: Sendable {
     /// A queue as listed: the management API's object, of which notifyctl reads the name and message count.
     struct Queue: Sendable {

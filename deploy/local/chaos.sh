@@ -24,8 +24,10 @@ export NOTIFY_SERVICE_INSTANCES=2 LOG_LEVEL="${LOG_LEVEL:-notice}"
 # shellcheck source=lib.sh
 source "$here/lib.sh"
 NOTIFY_AMQP_URL="$("$here/rabbitmq-cluster.sh" url)"
+# Ingest's user (no administrator) on every node, as env.sh makes it for one.
+NOTIFY_INGEST_AMQP_URL="${NOTIFY_AMQP_URL//notify:notify@/notify_ingest:notify_ingest@}"
 NOTIFY_RABBITMQ_MANAGEMENT_URL="$("$here/rabbitmq-cluster.sh" management-url)"
-export NOTIFY_AMQP_URL NOTIFY_RABBITMQ_MANAGEMENT_URL
+export NOTIFY_AMQP_URL NOTIFY_INGEST_AMQP_URL NOTIFY_RABBITMQ_MANAGEMENT_URL
 
 "$here/install-deps.sh"
 cd "$NOTIFY_ROOT"

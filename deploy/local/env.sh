@@ -39,7 +39,11 @@ fi
 
 # Connection settings read by the services.
 : "${NOTIFY_AMQP_URL:=amqp://notify:notify@127.0.0.1:$NOTIFY_RABBITMQ_PORT/notify}"
-# Ingest creates apps' broker users and bounds notify.ingest.dead through the management API, as the same administrator.
+# Ingest, which faces the internet, connects as a user that is no administrator (deploy/rabbitmq/definitions.json):
+# NOTIFY_AMQP_URL with that user's credentials.
+: "${NOTIFY_INGEST_AMQP_URL:=${NOTIFY_AMQP_URL//notify:notify@/notify_ingest:notify_ingest@}}"
+# Storage creates and deletes apps' broker users and bounds notify.ingest.dead through the management API, as the
+# administrator; services.sh gives it to storage only (notifyctl dlq and the tests use it too).
 : "${NOTIFY_RABBITMQ_MANAGEMENT_URL:=http://notify:notify@127.0.0.1:$NOTIFY_RABBITMQ_MANAGEMENT_PORT}"
 : "${NOTIFY_WRITER_DATABASE_URL:=postgres://notify_writer:notify_writer@127.0.0.1:$NOTIFY_POSTGRES_PORT/notify}"
 : "${NOTIFY_READER_DATABASE_URL:=postgres://notify_reader:notify_reader@127.0.0.1:$NOTIFY_POSTGRES_PORT/notify}"
@@ -61,5 +65,5 @@ export NOTIFY_ROOT NOTIFY_STATE_DIR NOTIFY_PORT_BLOCK \
     NOTIFY_RABBITMQ_CLI_PORT_MIN NOTIFY_RABBITMQ_CLI_PORT_MAX \
     NOTIFY_POSTGRES_PORT NOTIFY_INGEST_PORT NOTIFY_STORAGE_HEALTH_PORT NOTIFY_FANOUT_HEALTH_PORT \
     NOTIFY_DISPATCH_HEALTH_PORT NOTIFY_SANDBOX_CONTROL_PORT NOTIFY_SANDBOX_APNS_PORT NOTIFY_SANDBOX_PROVIDERS_PORT \
-    NOTIFY_AMQP_URL NOTIFY_RABBITMQ_MANAGEMENT_URL NOTIFY_WRITER_DATABASE_URL NOTIFY_READER_DATABASE_URL NOTIFY_ADMIN_TOKEN NOTIFY_OUTBOUND_ALLOW LOG_LEVEL LOG_FORMAT \
+    NOTIFY_AMQP_URL NOTIFY_INGEST_AMQP_URL NOTIFY_RABBITMQ_MANAGEMENT_URL NOTIFY_WRITER_DATABASE_URL NOTIFY_READER_DATABASE_URL NOTIFY_ADMIN_TOKEN NOTIFY_OUTBOUND_ALLOW LOG_LEVEL LOG_FORMAT \
     NOTIFY_BUILD_CONFIGURATION NOTIFY_BIN_DIR

@@ -17,7 +17,8 @@ usage: $NOTIFY_SCRIPT_NAME start|stop|restart|status|wait
 
 Runs RabbitMQ node $NOTIFY_RABBITMQ_NODENAME on 127.0.0.1 without systemd.
   start    start the node (no-op if running), wait until it accepts AMQP,
-           then make sure vhost "notify" and user notify/notify exist
+           then make sure vhost "notify" and users notify/notify (administrator)
+           and notify_ingest/notify_ingest (no tags: ingest's) exist
   stop     stop the node and its epmd; nothing is left running
   restart  stop, then start (the data directory is kept: durable queues
            and persistent messages survive)
@@ -122,8 +123,8 @@ wait_started() {
     : "$pid"
 }
 
-# Vhost "notify", user notify/notify (administrator) with all permissions on
-# it: imported from the same definitions file docker-compose.yml uses.
+# Vhost "notify", user notify/notify (administrator) and user notify_ingest/notify_ingest (no tags: it cannot use the
+# management API; ingest's) with all permissions on it: imported from the same definitions file docker-compose.yml uses.
 # Importing is an upsert, so this is idempotent. The guest user is kept.
 provision() {
     [ -f "$DEFINITIONS" ] || notify_die "missing $DEFINITIONS"

@@ -80,8 +80,10 @@ service_config() {
                 --control-port "$NOTIFY_SANDBOX_CONTROL_PORT" --state-dir "$SANDBOX_DIR")
             ;;
         storage)
+            # The only service given the broker's administrator (it is not exposed to the internet).
             ENV+=(NOTIFY_DATABASE_URL="$NOTIFY_WRITER_DATABASE_URL"
-                NOTIFY_HEALTH_PORT="$(health_port "$1")")
+                NOTIFY_HEALTH_PORT="$(health_port "$1")"
+                NOTIFY_RABBITMQ_MANAGEMENT_URL="$NOTIFY_RABBITMQ_MANAGEMENT_URL")
             ;;
         fanout)
             ENV+=(NOTIFY_DATABASE_URL="$NOTIFY_READER_DATABASE_URL"
@@ -95,7 +97,9 @@ service_config() {
             [ -z "${NOTIFY_FEEDBACK_INTERVAL_MS:-}" ] || ENV+=(NOTIFY_FEEDBACK_INTERVAL_MS="$NOTIFY_FEEDBACK_INTERVAL_MS")
             ;;
         ingest)
-            ENV+=(NOTIFY_DATABASE_URL="$NOTIFY_READER_DATABASE_URL"
+            # A broker user that is no administrator (deploy/rabbitmq/definitions.json).
+            ENV+=(NOTIFY_AMQP_URL="$NOTIFY_INGEST_AMQP_URL"
+                NOTIFY_DATABASE_URL="$NOTIFY_READER_DATABASE_URL"
                 NOTIFY_HTTP_PORT="$(health_port "$1")"
                 NOTIFY_ADMIN_TOKEN="$NOTIFY_ADMIN_TOKEN")
             ;;
@@ -172,7 +176,7 @@ start_one() {
     (
         cd "$NOTIFY_STATE_DIR"
         exec env -u NOTIFY_DATABASE_URL -u NOTIFY_HEALTH_PORT -u NOTIFY_HTTP_PORT \
-            -u NOTIFY_TRUSTED_CA_FILE "${ENV[@]}" \
+            -u NOTIFY_TRUSTED_CA_FILE -u NOTIFY_RABBITMQ_MANAGEMENT_URL "${ENV[@]}" \
             setsid "$bin" "${ARGS[@]}" </dev/null >>"$log" 2>&1
     ) &
     pid=$!

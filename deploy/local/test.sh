@@ -40,7 +40,7 @@ export NOTIFY_FEEDBACK_INTERVAL_MS=1000
 export NOTIFY_VISUAL_FALLBACK_SECONDS=3
 # Ingest unbinds its live queue 2 s after its last stream closes, so that the tests' streams open on an unbound queue.
 export NOTIFY_LIVE_UNBIND_SECONDS=2
-# Retired broker users are deleted within a second of their overlap ending (default 30 s), so rotation is tested quickly.
+# Storage deletes retired broker users within a second of their overlap ending (default 30 s), so rotation is tested quickly.
 export NOTIFY_BROKER_MAINTENANCE_SECONDS=1
 # The AMQP client app teams use from Python, which the AMQP ingest tests run the README's example with.
 export NOTIFY_TEST_PYTHON="$NOTIFY_STATE_DIR/venv/bin/python"

@@ -2,7 +2,6 @@ import Foundation
 import Hummingbird
 import Logging
 import NotifyAMQP
-import NotifyBrokerAdmin
 import NotifyDatabase
 import NotifyModels
 import NotifyOutbound
@@ -14,6 +13,10 @@ import ServiceLifecycle
 /// read-only pool, as one Hummingbird application whose services run (and shut down) with its server.
 public func buildApplication(configuration: IngestConfiguration) async throws -> some ApplicationProtocol {
     let logger = ServiceRunner.bootstrapLogging(label: "ingest", level: configuration.logLevel, format: configuration.logFormat)
+    if ProcessInfo.processInfo.environment["NOTIFY_RABBITMQ_MANAGEMENT_URL"] != nil {
+        logger.warning(
+            "NOTIFY_RABBITMQ_MANAGEMENT_URL is set but ingest ignores it: storage creates apps' broker users; give the broker administrator's credentials to storage only")
+    }
     let metrics = ServiceMetrics.bootstrap()
     let database = try DatabaseURL.makeClient(configuration.databaseURL, maximumConnections: 16, logger: logger)
     let replica = try configuration.replicaDatabaseURL.map { url in
@@ -28,31 +31,24 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         configuration: configuration.amqp, topology: AMQPTopology.workQueue(QueueNames.storageCommands).merging(IngestTopology.ingest),
         confirmTimeout: configuration.confirmTimeout, logger: logger)
     let databaseHealth = DatabaseHealth(client: database, logger: logger)
-    let administration = configuration.management.map { RabbitMQManagementClient(configuration: $0) }
     let appliedCommands = AppliedCommandWatch(client: database, logger: logger)
     let pacing = configuration.storageLag > .zero ? StoragePacing(announcements: appliedCommands, allowedLag: configuration.storageLag) : nil
     let sender = CommandSender(publisher: publisher, pacing: pacing, logger: logger)
     let identityDocuments = HTTPIdentityDocumentFetcher(policy: configuration.outboundPolicy)
     let liveQueue = IngestTopology.liveQueue()
-    let liveBinding = administration.map {
-        LiveQueueBinding(administration: $0, virtualHost: configuration.amqp.virtualHost, queue: liveQueue.name, logger: logger)
-    }
+    let liveBindings = AMQPQueueBindings(configuration: configuration.amqp, logger: logger)
+    let liveBinding = LiveQueueBinding(bindings: liveBindings, queue: liveQueue.name, logger: logger)
     let dependencies = IngestDependencies(
         adminToken: configuration.adminToken, apps: AppDirectory(source: PostgresAppSource(client: database, keyring: configuration.secretKeys, logger: logger)),
         sender: sender, database: database, replica: replica,
-        brokerAccess: administration.map {
-            BrokerAccess(
-                administration: $0,
-                address: .init(host: configuration.publicBrokerHost, port: configuration.publicBrokerPort, virtualHost: configuration.amqp.virtualHost),
-                defaultOverlap: configuration.brokerUserOverlap, logger: logger)
-        },
+        brokerAddress: .init(host: configuration.publicBrokerHost, port: configuration.publicBrokerPort, virtualHost: configuration.amqp.virtualHost),
         appliedCommands: appliedCommands,
         hub: LiveHub(
             maximumStreamsPerUser: configuration.maximumStreamsPerUser, binding: liveBinding, unbindAfter: configuration.liveUnbindAfter,
             logger: logger),
         subscriptionLifetime: configuration.subscriptionLifetime,
         healthChecks: ["amqp": { publisher.isConnected }, "database": { await databaseHealth.check() }], logger: logger,
-        keyring: configuration.secretKeys, keyRotationOverlap: configuration.keyRotationOverlap,
+        keyring: configuration.secretKeys, brokerUserOverlap: configuration.brokerUserOverlap, keyRotationOverlap: configuration.keyRotationOverlap,
         limiter: PublishRateLimiter(defaults: configuration.defaultRateLimit),
         backlog: PipelineBacklog(maximumDepth: configuration.maximumQueueDepth),
         outbound: OutboundURLCheck(policy: configuration.outboundPolicy),
@@ -73,11 +69,6 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
     let polling = PollIngestion(
         database: database, intake: dependencies.intake, targets: dependencies.contract.targets, sender: sender,
         keyring: configuration.secretKeys, http: OutboundHTTPClient(policy: configuration.outboundPolicy, readTimeout: .seconds(10)), logger: logger)
-    let maintenance = administration.map {
-        BrokerMaintenance(
-            administration: $0, bounds: configuration.deadLetterBounds, database: database, sender: sender,
-            interval: configuration.brokerMaintenanceInterval, logger: logger)
-    }
     var backlogServices: [any Service] = []
     if configuration.maximumQueueDepth > 0 {
         let depths = AMQPQueueDepths(configuration: configuration.amqp, logger: logger)
@@ -88,7 +79,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         options: .init(prefetch: 100, maximumBatch: 100), logger: logger, handler: dependencies.hub.handle)
 
     // The server shuts down first (live streams end as it begins), then the services in reverse: the live hub, the
-    // app-change and applied-command watches, the consumers, the publisher, the pools.
+    // app-change and applied-command watches, the consumers and the live queue's binder, the publisher, the pools.
     return Application(
         router: router,
         configuration: ApplicationConfiguration(
@@ -96,10 +87,10 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
             // Beyond it new connections wait in the listen backlog until one closes (Hummingbird stops accepting).
             availableConnectionsDelegate: .maximum(configuration.maximumConnections, logger: logger)),
         services: pools + [
-            publisher, consumer, liveListener, dependencies.appliedCommands, AppChangeWatch(client: database, apps: dependencies.apps, logger: logger),
-            dependencies.hub, polling, keyUseReporter, identityDocuments,
+            publisher, consumer, liveListener, liveBindings, dependencies.appliedCommands,
+            AppChangeWatch(client: database, apps: dependencies.apps, logger: logger), dependencies.hub, polling, keyUseReporter, identityDocuments,
         ]
-            + (maintenance.map { [$0] } ?? []) + backlogServices,
+            + backlogServices,
         logger: logger)
 }
 
@@ -112,8 +103,8 @@ struct IngestDependencies: Sendable {
     var database: PostgresClient
     /// A hot standby for the reads that tolerate lag (`LagTolerantReads`); nil: those read `database` too.
     var replica: PostgresClient?
-    /// nil: no broker administration (apps cannot get broker users).
-    var brokerAccess: BrokerAccess?
+    /// Where app servers reach the broker, answered with their broker credentials.
+    var brokerAddress: BrokerAccess.PublicAddress
     var appliedCommands: AppliedCommandWatch
     var hub: LiveHub
     var subscriptionLifetime: TimeInterval
@@ -121,6 +112,8 @@ struct IngestDependencies: Sendable {
     var logger: Logger
     /// Seals the secrets stored for apps before they leave this process.
     var keyring: SecretKeyring
+    /// How long a rotated broker user stays accepted unless the request says.
+    var brokerUserOverlap: TimeInterval = 86400
     /// How long a rotated API key or client signing key stays accepted unless the request says.
     var keyRotationOverlap: TimeInterval = 86400
     var intake = NotificationIntake(validator: NotificationValidator())
@@ -163,7 +156,9 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
         Response(status: .ok, headers: [.contentType: "application/yaml"], body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml + "\n")))
     }
     OperatorRoutes(
-        authenticator: authenticator, visibility: visibility, sender: dependencies.sender, brokerAccess: dependencies.brokerAccess,
+        authenticator: authenticator, visibility: visibility, sender: dependencies.sender,
+        brokerAccess: BrokerAccess(
+            address: dependencies.brokerAddress, defaultOverlap: dependencies.brokerUserOverlap, visibility: visibility, logger: logger),
         keyring: dependencies.keyring, outbound: dependencies.outbound
     ).register(on: router)
     AppListingRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
@@ -200,7 +195,7 @@ enum IngestTopology {
             bindings: [.init(queue: QueueNames.ingestQueue, exchange: QueueNames.ingestExchange, routingKey: "#")]))
 
     /// Every instance gets every change batch on a queue of its own, gone when the instance is (bound at each connect;
-    /// while the instance holds no live stream, `LiveQueueBinding` unbinds it).
+    /// while the instance holds no live stream, `LiveQueueBinding` unbinds it, over AMQP).
     static func liveQueue() -> (name: String, topology: AMQPTopology) {
         let name = "notify.live.\(UUID().lowercasedString)"
         return (name, AMQPTopology(

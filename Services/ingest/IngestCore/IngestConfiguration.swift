@@ -1,20 +1,11 @@
 import Foundation
 import NotifyAMQP
-import NotifyBrokerAdmin
 import NotifyModels
 import NotifyOutbound
 import NotifyRuntime
 
-/// The bounds of the ingest dead-letter queue (`notify.ingest.dead`, set as a policy by `BrokerMaintenance`): RabbitMQ
-/// refuses a copy beyond them (`overflow: reject-publish`, the oldest kept), and the consumer counts the copies it could
-/// not keep (`notify_dead_letters_dropped_total`).
-public struct DeadLetterBounds: Sendable, Equatable {
-    public var maximumMessages: Int
-    public var maximumBytes: Int
-    public var maximumAge: Duration
-}
-
-/// What ingest is told at start-up; `variables` are the environment it reads (and `ingest --help` lists).
+/// What ingest is told at start-up; `variables` are the environment it reads (and `ingest --help` lists). It holds no
+/// broker administrator's credentials: storage creates apps' broker users, and the live queue is bound over AMQP.
 public struct IngestConfiguration: Sendable {
     public var amqp: AMQPConfiguration
     public var databaseURL: String
@@ -30,16 +21,11 @@ public struct IngestConfiguration: Sendable {
     public var logLevel: String
     /// `text` or `json` (`JSONLogHandler`).
     public var logFormat: String
-    /// The broker's management API (broker users for apps, the dead-letter policy); nil: off.
-    public var management: RabbitMQManagementClient.Configuration?
     /// The broker's address as app servers reach it (answered with their credentials).
     public var publicBrokerHost: String
     public var publicBrokerPort: Int
     /// How long a broker user replaced by a rotation stays accepted, unless the request says.
     public var brokerUserOverlap: TimeInterval
-    /// How often retired broker users are deleted and the dead-letter policy checked.
-    public var brokerMaintenanceInterval: Duration
-    public var deadLetterBounds: DeadLetterBounds
     /// How long a publish waits for the broker's confirm before the request is answered 503 (see AMQPPublisher).
     public var confirmTimeout: Duration
     /// The publish limits of apps the operator set none for (nil: unlimited).
@@ -79,9 +65,6 @@ public struct IngestConfiguration: Sendable {
     static let appNotificationsPerSecond = EnvironmentVariable(
         "NOTIFY_APP_NOTIFICATIONS_PER_SECOND", "notifications per second an app may publish to this instance, likewise; 0 = unlimited", default: "0")
     static let prefetch = EnvironmentVariable("NOTIFY_PREFETCH", "messages taken from the notify.ingest queue at once", default: "200")
-    static let managementURL = EnvironmentVariable(
-        "NOTIFY_RABBITMQ_MANAGEMENT_URL",
-        "RabbitMQ management API, http://user:password@host:port, as an administrator: creates apps' broker users and bounds notify.ingest.dead; \"off\" disables both; unset: NOTIFY_AMQP_URL's user, password and host, port 15672")
     static let publicBrokerAddress = EnvironmentVariable(
         "NOTIFY_PUBLIC_AMQP_ADDRESS", "host:port app servers connect to, answered with their broker credentials; unset: NOTIFY_AMQP_URL's")
     static let brokerUserOverlap = EnvironmentVariable(
@@ -100,22 +83,14 @@ public struct IngestConfiguration: Sendable {
         "NOTIFY_MAX_STREAMS_PER_USER", "live streams one user may hold open on this instance; one more is answered 429 too_many_streams", default: "10")
     static let liveUnbind = EnvironmentVariable(
         "NOTIFY_LIVE_UNBIND_SECONDS",
-        "seconds this instance holds no live stream before its live queue is unbound from notify.changes, so that it is not sent every change batch; bound again when a stream opens; 0 = never unbound (also when NOTIFY_RABBITMQ_MANAGEMENT_URL is off)",
+        "seconds this instance holds no live stream before its live queue is unbound from notify.changes (over AMQP), so that it is not sent every change batch; bound again when a stream opens; 0 = never unbound",
         default: "30")
     static let maximumConnections = EnvironmentVariable(
         "NOTIFY_MAX_CONNECTIONS", "open HTTP connections this instance serves at once (keep it under the open-file limit); more wait to be accepted", default: "4096")
-    static let brokerMaintenance = EnvironmentVariable(
-        "NOTIFY_BROKER_MAINTENANCE_SECONDS", "how often retired broker users are deleted", default: "30")
-    static let deadLetterMessages = EnvironmentVariable(
-        "NOTIFY_INGEST_DEAD_LETTER_MAX_MESSAGES", "messages notify.ingest.dead keeps at most (then refuses new copies)", default: "10000")
-    static let deadLetterBytes = EnvironmentVariable(
-        "NOTIFY_INGEST_DEAD_LETTER_MAX_BYTES", "bytes of message bodies notify.ingest.dead keeps at most", default: "104857600")
-    static let deadLetterAge = EnvironmentVariable(
-        "NOTIFY_INGEST_DEAD_LETTER_MAX_AGE_SECONDS", "how long notify.ingest.dead keeps a message", default: "604800")
 
     public static let variables: [EnvironmentVariable] = [
         .amqpURL, .databaseURL(role: "read-only"), replicaDatabaseURL, adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, confirmTimeout, appRequestsPerSecond, appNotificationsPerSecond, .logLevel, .logFormat,
-        .secretKeys, .secretKeysFile, keyRotationOverlap, maximumQueueDepth, storageLag, maximumStreamsPerUser, maximumConnections, liveUnbind, .outboundAllow, managementURL, publicBrokerAddress, brokerUserOverlap, brokerMaintenance, deadLetterMessages, deadLetterBytes, deadLetterAge,
+        .secretKeys, .secretKeysFile, keyRotationOverlap, maximumQueueDepth, storageLag, maximumStreamsPerUser, maximumConnections, liveUnbind, .outboundAllow, publicBrokerAddress, brokerUserOverlap,
     ]
 
     public init(environment: ServiceEnvironment) throws(ConfigurationError) {
@@ -132,17 +107,6 @@ public struct IngestConfiguration: Sendable {
         defaultRateLimit = RateLimit(requestsPerSecond: requests > 0 ? requests : nil, notificationsPerSecond: notifications > 0 ? notifications : nil)
         logLevel = try environment.require(.logLevel)
         logFormat = try environment.require(.logFormat)
-        let managementURL = environment.string(Self.managementURL)
-        if managementURL == "off" {
-            management = nil
-        } else if managementURL == nil {
-            management = .init(baseURL: "http://\(amqp.endpoints[0].host):15672", user: amqp.user, password: amqp.password, virtualHost: amqp.virtualHost)
-        } else {
-            guard let configuration = RabbitMQManagementClient.Configuration(url: managementURL ?? "", virtualHost: amqp.virtualHost) else {
-                throw ConfigurationError("NOTIFY_RABBITMQ_MANAGEMENT_URL: expected http://user:password@host:port or off")
-            }
-            management = configuration
-        }
         if let address = environment.string(Self.publicBrokerAddress) {
             guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]) else {
                 throw ConfigurationError("NOTIFY_PUBLIC_AMQP_ADDRESS: expected host:port")
@@ -160,9 +124,5 @@ public struct IngestConfiguration: Sendable {
         maximumConnections = max(try environment.integer(Self.maximumConnections), 1)
         liveUnbindAfter = .seconds(max(try environment.integer(Self.liveUnbind), 0))
         outboundPolicy = try environment.outboundPolicy()
-        brokerMaintenanceInterval = .seconds(try environment.integer(Self.brokerMaintenance))
-        deadLetterBounds = .init(
-            maximumMessages: try environment.integer(Self.deadLetterMessages), maximumBytes: try environment.integer(Self.deadLetterBytes),
-            maximumAge: .seconds(try environment.integer(Self.deadLetterAge)))
     }
 }

@@ -156,7 +156,8 @@ paths:
       summary: Create an app; answers its appId, API key and client signing key (once).
       description: |
         The API key is stored only as a hash: keep it. With `"brokerAccess": true` the app's RabbitMQ user is created
-        too and its credentials answered this once (501 when this ingest has no broker administration configured).
+        too (by storage, from a hash of the password) and its credentials answered this once, after it exists; when it
+        is not created within the wait, the answer is 503 broker_admin_unavailable and the app is deleted again.
       tags: [Operator]
       security:
         - operatorToken: []
@@ -198,12 +199,9 @@ paths:
         '413':
           $ref: '#/components/responses/Error'
           description: body_too_large.
-        '501':
-          $ref: '#/components/responses/Error'
-          description: broker_access_not_configured - `brokerAccess` was asked for, and this ingest has no broker administration (NOTIFY_RABBITMQ_MANAGEMENT_URL).
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
-          description: broker_unavailable, broker_admin_unavailable - nothing was accepted.
+          description: broker_unavailable, broker_admin_unavailable (the broker user was not created in time) - nothing was changed.
 
   /v1/apps/{appId}:
     parameters:
@@ -299,7 +297,7 @@ paths:
         - operatorToken: []
       responses:
         '204':
-          description: The app is deleted.
+          description: The app and its broker users are deleted.
         '202':
           $ref: '#/components/responses/Accepted'
         '401':
@@ -308,12 +306,9 @@ paths:
         '404':
           $ref: '#/components/responses/Error'
           description: app_not_found.
-        '501':
-          $ref: '#/components/responses/Error'
-          description: broker_access_not_configured - the app has broker users, and this ingest has no broker administration to delete them.
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
-          description: broker_unavailable, broker_admin_unavailable.
+          description: broker_unavailable.
 
   /v1/apps/{appId}/broker-credentials:
     parameters:
@@ -322,8 +317,10 @@ paths:
       operationId: rotateBrokerCredentials
       summary: Create a new broker user for the app; its current ones retire after an overlap.
       description: |
-        The new password is answered once. The app's current broker users stay accepted for `overlapSeconds`
-        (default `NOTIFY_BROKER_USER_OVERLAP_SECONDS`, a day), then ingest deletes them. The body may be left out.
+        The new password is answered once, after the new user exists. The app's current broker users stay accepted for
+        `overlapSeconds` (default `NOTIFY_BROKER_USER_OVERLAP_SECONDS`, a day), then storage deletes them. When the new
+        user is not created within the wait, the answer is 503 broker_admin_unavailable and the current users stay as
+        they were. The body may be left out.
       tags: [Operator]
       security:
         - operatorToken: []
@@ -337,13 +334,7 @@ paths:
               overlapSeconds: 3600
       responses:
         '201':
-          description: The new broker user, stored.
-          content:
-            application/json:
-              schema:
-                $ref: '#/components/schemas/RotatedBrokerCredentials'
-        '202':
-          description: The new broker user was created, and its record accepted but not yet visible when answered.
+          description: The new broker user, created.
           content:
             application/json:
               schema:
@@ -360,12 +351,9 @@ paths:
         '413':
           $ref: '#/components/responses/Error'
           description: body_too_large.
-        '501':
-          $ref: '#/components/responses/Error'
-          description: broker_access_not_configured.
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
-          description: broker_unavailable, broker_admin_unavailable.
+          description: broker_unavailable, broker_admin_unavailable (the new broker user was not created in time) - nothing was changed.
 
   /v1/apps/{appId}/api-key:
     parameters:
@@ -2252,7 +2240,7 @@ paths:
                 $ref: '#/components/schemas/Error'
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
-          description: database_unavailable, or broker_unavailable (this instance's live queue cannot be bound through the management API), identity_provider_unavailable (the keys of the app's identity provider cannot be read now).
+          description: database_unavailable, or broker_unavailable (the broker did not bind this instance's live queue), identity_provider_unavailable (the keys of the app's identity provider cannot be read now).
 
 webhooks:
   webhookEvent:

@@ -9,8 +9,8 @@ struct OperatorRoutes: Sendable {
     let authenticator: Authenticator
     let visibility: WriteVisibility
     let sender: CommandSender
-    /// nil: this ingest has no broker administration configured, and apps cannot publish over AMQP.
-    let brokerAccess: BrokerAccess?
+    /// Apps' broker users, which storage creates in RabbitMQ.
+    let brokerAccess: BrokerAccess
     /// Seals the secrets stored for apps (signing keys, provider credentials) before they leave this process.
     let keyring: SecretKeyring
     let outbound: OutboundURLCheck
@@ -55,19 +55,24 @@ struct OperatorRoutes: Sendable {
         let appId = "app_" + Self.randomToken(bytes: 9)
         let apiKey = "nk_" + Self.randomToken(bytes: 32)
         let signingKey = Self.randomToken(bytes: 32)
-        let broker = body.brokerAccess == true ? try await requireBrokerAccess().createUser(for: appId) : nil
+        let now = Date()
         let app = AppRecord(
             appId: appId, name: name, apiKeyHash: AppDirectory.hashAPIKey(apiKey),
             clientSigningKey: keyring.seal(signingKey, for: .clientSigningKey(appId: appId)),
-            brokerUser: broker?.user, createdAt: Date(), badgeMode: body.badgeMode ?? .unread)
+            brokerUser: nil, createdAt: now, badgeMode: body.badgeMode ?? .unread)
+        let created = StorageCommand(action: .createApp(app))
+        var broker: BrokerCredentials?
         let stored: Bool
-        do {
-            stored = try await visibility.send(
-                StorageCommand(action: .createApp(app)), thenRead: String.self, "SELECT app_id FROM apps WHERE app_id = \(appId)") != nil
-        } catch {
-            // The app was not accepted: its broker user would belong to nobody.
-            if let broker { try? await brokerAccess?.deleteUser(broker.user) }
-            throw error
+        if body.brokerAccess == true {
+            // The app and its user in one message, answered once storage created the user (and so the app). If it did not
+            // in time, the app is deleted again: its keys were never answered.
+            let user = brokerAccess.issue(for: appId, at: now)
+            try await brokerAccess.create(
+                user.record.user, sending: [created, StorageCommand(action: .putBrokerUser(user.record))],
+                undo: [StorageCommand(action: .deleteApp(appId: appId))])
+            (broker, stored) = (user.credentials, true)
+        } else {
+            stored = try await visibility.send(created, thenRead: String.self, "SELECT app_id FROM apps WHERE app_id = \(appId)") != nil
         }
         return try JSONResponse.make(
             stored ? .created : .accepted,
@@ -75,33 +80,38 @@ struct OperatorRoutes: Sendable {
             headers: [.location: "/v1/apps/\(appId)"])
     }
 
-    /// Creates a new broker user for the app and retires its current ones after an overlap (default
-    /// `NOTIFY_BROKER_USER_OVERLAP_SECONDS`), during which both work; the new password is answered once.
+    /// Creates a new broker user for the app and, once storage created it, retires its current ones after an overlap
+    /// (default `NOTIFY_BROKER_USER_OVERLAP_SECONDS`), during which both work; the new password is answered once. If the
+    /// new user is not created in time, it is retired at once and the current ones stay as they were.
     private func rotateBrokerCredentials(_ request: Request, appId: String) async throws -> Response {
         try authenticator.requireOperator(request)
-        let access = try requireBrokerAccess()
         let body = try await JSONResponse.decodeOptional(RotateRequest.self, from: request) ?? RotateRequest()
-        let overlap = body.overlapSeconds.map(TimeInterval.init) ?? access.defaultOverlap
+        let overlap = body.overlapSeconds.map(TimeInterval.init) ?? brokerAccess.defaultOverlap
         guard (0...(30 * 86400)).contains(overlap) else {
             throw APIFailure(ValidationError.invalid("overlapSeconds", "overlapSeconds must be between 0 and 2592000 (30 days)"))
         }
         authenticator.apps.forget(appId)
         let app = try await authenticator.existingApp(appId)
-        let credentials = try await access.createUser(for: appId)
         let now = Date()
+        let new = brokerAccess.issue(for: appId, at: now)
+        let retireNew = [StorageCommand(action: .putBrokerUser(BrokerUserRecord(appId: appId, user: new.record.user, createdAt: now, retiresAt: now)))]
+        try await brokerAccess.create(new.record.user, sending: [StorageCommand(action: .putBrokerUser(new.record))], undo: retireNew)
         let retiresAt = now.addingTimeInterval(overlap)
         let retiring = app.brokerUsers.compactMap { user, retires -> RotatedBrokerCredentials.Retiring? in
             let at = min(retires ?? retiresAt, retiresAt)
             return at > now || retires == nil ? .init(user: user, retiresAt: at) : nil
         }.sorted { $0.user < $1.user }
-        try await sender.send(retiring.map {
-            StorageCommand(action: .putBrokerUser(BrokerUserRecord(appId: appId, user: $0.user, createdAt: now, retiresAt: $0.retiresAt)))
-        })
-        let stored = try await visibility.send(
-            StorageCommand(action: .putBrokerUser(BrokerUserRecord(appId: appId, user: credentials.user, createdAt: now, retiresAt: nil))),
-            thenRead: String.self, "SELECT user_name FROM app_broker_users WHERE user_name = \(credentials.user)") != nil
+        do {
+            try await sender.send(retiring.map {
+                StorageCommand(action: .putBrokerUser(BrokerUserRecord(appId: appId, user: $0.user, createdAt: now, retiresAt: $0.retiresAt)))
+            })
+        } catch {
+            // The rotation is not answered: the new user, whose password no one will know, goes.
+            try? await sender.send(retireNew)
+            throw error
+        }
         authenticator.apps.forget(appId)
-        return try JSONResponse.make(stored ? .created : .accepted, RotatedBrokerCredentials(broker: credentials, retiring: retiring))
+        return try JSONResponse.make(.created, RotatedBrokerCredentials(broker: new.credentials, retiring: retiring))
     }
 
     /// Changes the app's settings (badge mode, rate limits, identity provider); answers them as stored.
@@ -162,28 +172,20 @@ struct OperatorRoutes: Sendable {
                 identityProvider: .some(body.identityProvider ?? app.identityProvider)))
     }
 
-    /// Deletes the app's broker users from RabbitMQ, then the app and everything stored for it.
+    /// Deletes the app and everything stored for it; storage deletes its broker users from RabbitMQ. Answers 204 once
+    /// the app and its broker users are gone, 202 when that did not show within the wait.
     private func deleteApp(_ request: Request, appId: String) async throws -> Response {
         try authenticator.requireOperator(request)
         authenticator.apps.forget(appId)
-        let app = try await authenticator.existingApp(appId)
-        if !app.brokerUsers.isEmpty {
-            let access = try requireBrokerAccess()
-            for user in app.brokerUsers.keys.sorted() { try await access.deleteUser(user) }
-        }
-        let remaining = try await visibility.send(
-            StorageCommand(action: .deleteApp(appId: appId)), thenRead: Int.self, "SELECT count(*)::int8 FROM apps WHERE app_id = \(appId)")
+        _ = try await authenticator.existingApp(appId)
+        let gone = try await visibility.send(
+            [StorageCommand(action: .deleteApp(appId: appId))], thenAwait: Bool.self,
+            """
+            SELECT true WHERE NOT EXISTS (SELECT 1 FROM apps WHERE app_id = \(appId))
+                AND NOT EXISTS (SELECT 1 FROM app_broker_users WHERE app_id = \(appId))
+            """)
         authenticator.apps.forget(appId)
-        return Response(status: remaining == 0 ? .noContent : .accepted)
-    }
-
-    private func requireBrokerAccess() throws(APIFailure) -> BrokerAccess {
-        guard let brokerAccess else {
-            throw APIFailure(
-                .notImplemented, code: "broker_access_not_configured",
-                message: "this service has no broker administration configured (NOTIFY_RABBITMQ_MANAGEMENT_URL)", field: "brokerAccess")
-        }
-        return brokerAccess
+        return Response(status: gone != nil ? .noContent : .accepted)
     }
 
     private func setProvider(_ request: Request, appId: String, provider: String) async throws -> Response {

@@ -64,7 +64,7 @@ struct StreamRoutes: Sendable {
             logger.warning("a live stream was refused: the live queue cannot be bound", metadata: ["error": "\(error)"])
             throw APIFailure(
                 .serviceUnavailable, code: "broker_unavailable",
-                message: "the live stream cannot be set up: the broker's management API did not answer", retryAfterSeconds: 5)
+                message: "the live stream cannot be set up: the broker did not bind this instance's live queue", retryAfterSeconds: 5)
         }
         let hub = self.hub
         let logger = self.logger

@@ -30,8 +30,28 @@ struct WriteVisibility: Sendable {
             // Announced (or timed out: a last look, in case only the announcement was lost).
             return await read(type, query)
         case nil:
-            return await poll(type, query)
+            return await poll(type, query, until: ContinuousClock.now + timeout)
         }
+    }
+
+    /// Sends `commands` in one message, then waits until `query` returns a row, also for what storage does after
+    /// applying them (a broker user it creates in RabbitMQ): it polls once storage announced the last command (or at
+    /// once while announcements are not heard). Answers the first column, or nil if no row shows within the timeout.
+    /// Throws `APIFailure.brokerUnavailable` when the send failed.
+    func send<Value: PostgresDecodable & Sendable>(
+        _ commands: [StorageCommand], thenAwait type: Value.Type, _ query: PostgresQuery
+    ) async throws(APIFailure) -> Value? {
+        let deadline = ContinuousClock.now + timeout
+        guard let last = commands.last?.commandId else { return await poll(type, query, until: deadline) }
+        watch.expect(last)
+        do {
+            try await sender.send(commands)
+        } catch {
+            watch.forget(last)
+            throw error
+        }
+        _ = await watch.waitUntilApplied(last, timeout: timeout)
+        return await poll(type, query, until: deadline)
     }
 
     /// The first column of every row of `query`; 503 `database_unavailable` when the database does not answer.
@@ -45,16 +65,15 @@ struct WriteVisibility: Sendable {
         }
     }
 
-    /// Polls `query` until it returns a row; returns the first column, or nil if the write is not visible in time.
-    private func poll<Value: PostgresDecodable & Sendable>(_ type: Value.Type, _ query: PostgresQuery) async -> Value? {
-        let deadline = ContinuousClock.now + timeout
+    /// Polls `query` until it returns a row; returns the first column, or nil if none shows by `deadline`.
+    private func poll<Value: PostgresDecodable & Sendable>(_ type: Value.Type, _ query: PostgresQuery, until deadline: ContinuousClock.Instant) async -> Value? {
         var pause = Duration.milliseconds(2)
-        while ContinuousClock.now < deadline {
+        while true {
             if let value = await read(type, query) { return value }
+            guard ContinuousClock.now < deadline else { return nil }
             try? await Task.sleep(for: pause)
             pause = min(pause * 2, .milliseconds(50))
         }
-        return nil
     }
 
     private func read<Value: PostgresDecodable & Sendable>(_ type: Value.Type, _ query: PostgresQuery) async -> Value? {

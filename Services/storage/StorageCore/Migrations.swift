@@ -595,6 +595,16 @@ struct Migrations {
             FOR EACH ROW EXECUTE FUNCTION announce_app_change()
             """,
         ]),
+        // Storage creates apps' broker users in RabbitMQ (`BrokerUserProvisioner`) from the hash of the password ingest
+        // sends: a user is recorded first (`password_hash`), then created and marked (`provisioned_at`, the hash
+        // cleared). Every user recorded before was created by ingest first. A deleted app's users are no longer
+        // deleted with it: they are retired, and stay until they are deleted from RabbitMQ.
+        (31, [
+            "ALTER TABLE app_broker_users ADD COLUMN password_hash text, ADD COLUMN provisioned_at timestamptz",
+            "UPDATE app_broker_users SET provisioned_at = created_at",
+            "ALTER TABLE app_broker_users DROP CONSTRAINT app_broker_users_app_id_fkey",
+            "CREATE INDEX app_broker_users_pending ON app_broker_users (created_at) WHERE provisioned_at IS NULL",
+        ]),
     ]
 
     /// Code run before a step's statements, for what SQL alone cannot do.

@@ -23,8 +23,6 @@ struct RegistryWriter {
             }
         case .putBrokerUser(let record):
             try await putBrokerUser(record)
-        case .deleteBrokerUser(let appId, let user):
-            try await connection.query("DELETE FROM app_broker_users WHERE user_name = \(user) AND app_id = \(appId)", logger: logger)
         case .deleteApp(let appId):
             try await deleteApp(appId)
         case .setProviderCredentials(let appId, let provider, let appPackage, let sealedCredentials):
@@ -251,13 +249,24 @@ struct RegistryWriter {
         try await webhooks.record(type, subjects)
     }
 
-    /// Records a broker user of an app that exists (a user of an app deleted meanwhile is not recorded).
+    /// Records a broker user of an app that exists (a user of an app deleted meanwhile is not recorded): a new one, with
+    /// its password's hash, for `BrokerUserProvisioner` to create in RabbitMQ; one without a hash exists there already.
+    /// A retirement only ever comes sooner: a retired user is never taken back, whatever order commands are applied in.
+    /// A user to create, or one retired now, is announced to the provisioner at commit.
     private func putBrokerUser(_ record: BrokerUserRecord) async throws {
         try await connection.query(
             """
-            INSERT INTO app_broker_users (user_name, app_id, created_at, retires_at)
-            SELECT \(record.user), app_id, \(record.createdAt), \(record.retiresAt) FROM apps WHERE app_id = \(record.appId)
-            ON CONFLICT (user_name) DO UPDATE SET retires_at = EXCLUDED.retires_at WHERE app_broker_users.app_id = EXCLUDED.app_id
+            WITH written AS (
+                INSERT INTO app_broker_users (user_name, app_id, created_at, retires_at, password_hash, provisioned_at)
+                SELECT \(record.user), app_id, \(record.createdAt), \(record.retiresAt), \(record.passwordHash),
+                       CASE WHEN \(record.passwordHash)::text IS NULL THEN now() END
+                FROM apps WHERE app_id = \(record.appId)
+                ON CONFLICT (user_name) DO UPDATE SET retires_at = least(app_broker_users.retires_at, EXCLUDED.retires_at)
+                WHERE app_broker_users.app_id = EXCLUDED.app_id
+                RETURNING provisioned_at, retires_at
+            )
+            SELECT pg_notify(\(BrokerUserProvisioner.channel), '') WHERE EXISTS (
+                SELECT 1 FROM written WHERE provisioned_at IS NULL OR retires_at <= now())
             """, logger: logger)
     }
 
@@ -281,9 +290,18 @@ struct RegistryWriter {
         }
     }
 
-    /// Deletes the app's rows from every table; the app row last, which takes its credentials, subscriptions, event
-    /// sources and broker users with it.
+    /// Deletes the app's rows from every table; the app row last, which takes its credentials, subscriptions and event
+    /// sources with it. Its broker users are retired now, for `BrokerUserProvisioner` to delete them from RabbitMQ (and
+    /// then their rows).
     private func deleteApp(_ appId: String) async throws {
+        try await connection.query(
+            """
+            WITH retired AS (
+                UPDATE app_broker_users SET retires_at = now() WHERE app_id = \(appId) AND (retires_at IS NULL OR retires_at > now())
+                RETURNING 1
+            )
+            SELECT pg_notify(\(BrokerUserProvisioner.channel), '') WHERE EXISTS (SELECT 1 FROM retired)
+            """, logger: logger)
         for table in Self.appTables {
             try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE app_id = $1", binds: Self.binds(appId)), logger: logger)
         }

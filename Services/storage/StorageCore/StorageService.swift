@@ -1,11 +1,13 @@
 import Logging
 import NotifyAMQP
+import NotifyBrokerAdmin
 import NotifyDatabase
 import NotifyModels
 import NotifyRuntime
 import PostgresNIO
 
-/// Wires storage together: database pool, migrations, command consumer, event publisher, health.
+/// Wires storage together: database pool, migrations, command consumer, event publisher, the broker's administration
+/// (apps' broker users, the ingest dead-letter policy), health.
 public struct StorageService {
     let environment: ServiceEnvironment
 
@@ -29,7 +31,7 @@ public struct StorageService {
     public static let variables: [EnvironmentVariable] = [
         .amqpURL, .databaseURL(role: "the writer: storage is the only service that writes"), readerRole, prefetch, expirySweep, tombstoneRetention,
         .secretKeys, .secretKeysFile, resealInterval, .httpHost, .healthPort(default: 8081), .logLevel, .logFormat,
-    ]
+    ] + BrokerAdministrationSettings.variables
 
     public init(environment: ServiceEnvironment) {
         self.environment = environment
@@ -43,6 +45,11 @@ public struct StorageService {
         let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "writer")), logger: logger)
         let prefetch = try environment.integer(Self.prefetch)
         let keyring = try environment.secretKeyring()
+        let broker = try BrokerAdministrationSettings(environment: environment, amqp: amqp)
+        let administration = broker.management.map { RabbitMQManagementClient(configuration: $0) }
+        if administration == nil {
+            logger.warning("NOTIFY_RABBITMQ_MANAGEMENT_URL is off: apps get no broker users, and notify.ingest.dead is not bounded")
+        }
         let topology = AMQPTopology.workQueue(QueueNames.storageCommands)
             .merging(.changeEvents).merging(AMQPTopology.webhooks)
         let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
@@ -91,9 +98,10 @@ public struct StorageService {
                         consumer, feedback, webhookOutcomes, WebhookRelay(client: database, publisher: publisher, logger: logger),
                         SecretResealer(
                             client: database, keyring: keyring, interval: .seconds(max(try environment.integer(Self.resealInterval), 1)), logger: logger),
-                    ], logger: logger),
+                    ] + (administration.map { [BrokerUserProvisioner(client: database, administration: $0, interval: broker.maintenanceInterval, logger: logger)] } ?? []),
+                    logger: logger),
                 sweeper, health,
-            ],
+            ] + (administration.map { [IngestDeadLetterPolicy(administration: $0, bounds: broker.deadLetterBounds, logger: logger)] } ?? []),
             logger: logger)
     }
 }

@@ -1,4 +1,4 @@
 // Written by regenerate.sh: the SHA-256 of Protos/*.proto (concatenated in name order) this code was generated from.
 enum WireSchemaDigest {
-    static let protos = "10d4e9ebb2b92c75a160f3bc8a9a6fac9a0642835dde5cceba995de8fde79bcd"
+    static let protos = "5e5ef83e775fbedf767ec7c77b52e4f101e3343011d3fd97f799c7d9e394c3d8"
 }

@@ -133,22 +133,14 @@ nonisolated struct WireStorageCommand: Sendable {
     set {action = .purgeTombstonesMicros(newValue)}
   }
 
-  /// Records one of an app's broker users, new or now retiring (ingest created it in RabbitMQ first).
+  /// Records one of an app's broker users: a new one (with its password's hash), which storage creates in RabbitMQ,
+  /// or one now retiring, which storage deletes from RabbitMQ once its overlap ended.
   var putBrokerUser: WireBrokerUser {
     get {
       if case .putBrokerUser(let v)? = action {return v}
       return WireBrokerUser()
     }
     set {action = .putBrokerUser(newValue)}
-  }
-
-  /// Forgets a broker user ingest deleted from RabbitMQ.
-  var deleteBrokerUser: WireDeleteBrokerUser {
-    get {
-      if case .deleteBrokerUser(let v)? = action {return v}
-      return WireDeleteBrokerUser()
-    }
-    set {action = .deleteBrokerUser(newValue)}
   }
 
   /// Deletes an app (by id) and everything stored for it.
@@ -327,10 +319,9 @@ nonisolated struct WireStorageCommand: Sendable {
     case expireDueNotificationsMicros(Int64)
     /// Forgets tombstones and changes older than this time (storage's sweeper).
     case purgeTombstonesMicros(Int64)
-    /// Records one of an app's broker users, new or now retiring (ingest created it in RabbitMQ first).
+    /// Records one of an app's broker users: a new one (with its password's hash), which storage creates in RabbitMQ,
+    /// or one now retiring, which storage deletes from RabbitMQ once its overlap ended.
     case putBrokerUser(WireBrokerUser)
-    /// Forgets a broker user ingest deleted from RabbitMQ.
-    case deleteBrokerUser(WireDeleteBrokerUser)
     /// Deletes an app (by id) and everything stored for it.
     case deleteApp(String)
     /// Defines an event source, or changes its policy and description.
@@ -702,25 +693,24 @@ nonisolated struct WireBrokerUser: Sendable {
   /// Clears the value of `retiresAtMicros`. Subsequent reads from it will return its default value.
   mutating func clearRetiresAtMicros() {self._retiresAtMicros = nil}
 
+  /// A new user: RabbitMQ's hash of its password (rabbit_password_hashing_sha256: base64 of a 4-byte salt and
+  /// SHA-256(salt ++ password)), which storage creates the user with; the password itself is never sent. Absent: the
+  /// user exists in RabbitMQ already (a retirement, or a user an older ingest created itself).
+  var passwordHash: String {
+    get {_passwordHash ?? String()}
+    set {_passwordHash = newValue}
+  }
+  /// Returns true if `passwordHash` has been explicitly set.
+  var hasPasswordHash: Bool {self._passwordHash != nil}
+  /// Clears the value of `passwordHash`. Subsequent reads from it will return its default value.
+  mutating func clearPasswordHash() {self._passwordHash = nil}
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 
   fileprivate var _retiresAtMicros: Int64? = nil
-}
-
-nonisolated struct WireDeleteBrokerUser: Sendable {
-  // SwiftProtobuf.Message conformance is added in an extension below. See the
-  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
-  // methods supported on all messages.
-
-  var appID: String = String()
-
-  var user: String = String()
-
-  var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  init() {}
+  fileprivate var _passwordHash: String? = nil
 }
 
 nonisolated struct WireSetProviderCredentials: Sendable {
@@ -1097,7 +1087,7 @@ nonisolated extension WireStorageCommandBatch: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StorageCommand"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{3}announce_applied\0\u{4}\u{7}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{3}delete_broker_user\0\u{3}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0\u{3}put_webhook\0\u{3}delete_webhook\0\u{3}set_badge_mode\0\u{3}set_external_badge\0\u{3}set_rate_limit\0\u{3}rotate_app_keys\0\u{3}record_device_sync\0\u{3}set_identity_provider\0\u{4}\u{5}put_api_key\0\u{3}revoke_api_key\0\u{3}record_api_key_use\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{3}announce_applied\0\u{4}\u{7}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{4}\u{2}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0\u{3}put_webhook\0\u{3}delete_webhook\0\u{3}set_badge_mode\0\u{3}set_external_badge\0\u{3}set_rate_limit\0\u{3}rotate_app_keys\0\u{3}record_device_sync\0\u{3}set_identity_provider\0\u{4}\u{5}put_api_key\0\u{3}revoke_api_key\0\u{3}record_api_key_use\0\u{b}delete_broker_user\0\u{c}\u{14}\u{1}")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1226,19 +1216,6 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
         if let v = v {
           if hadOneofValue {try decoder.handleConflictingOneOf()}
           self.action = .putBrokerUser(v)
-        }
-      }()
-      case 20: try {
-        var v: WireDeleteBrokerUser?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .deleteBrokerUser(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .deleteBrokerUser(v)
         }
       }()
       case 21: try {
@@ -1524,10 +1501,6 @@ nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._
     case .putBrokerUser?: try {
       guard case .putBrokerUser(let v)? = self.action else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
-    }()
-    case .deleteBrokerUser?: try {
-      guard case .deleteBrokerUser(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
     }()
     case .deleteApp?: try {
       guard case .deleteApp(let v)? = self.action else { preconditionFailure() }
@@ -2263,7 +2236,7 @@ nonisolated extension WireIdentityProvider: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension WireBrokerUser: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".BrokerUser"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}user\0\u{3}created_at_micros\0\u{3}retires_at_micros\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}user\0\u{3}created_at_micros\0\u{3}retires_at_micros\0\u{3}password_hash\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2275,6 +2248,7 @@ nonisolated extension WireBrokerUser: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 2: try { try decoder.decodeSingularStringField(value: &self.user) }()
       case 3: try { try decoder.decodeSingularSFixed64Field(value: &self.createdAtMicros) }()
       case 4: try { try decoder.decodeSingularSFixed64Field(value: &self._retiresAtMicros) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self._passwordHash) }()
       default: break
       }
     }
@@ -2297,6 +2271,9 @@ nonisolated extension WireBrokerUser: SwiftProtobuf.Message, SwiftProtobuf._Mess
     try { if let v = self._retiresAtMicros {
       try visitor.visitSingularSFixed64Field(value: v, fieldNumber: 4)
     } }()
+    try { if let v = self._passwordHash {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 5)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2305,41 +2282,7 @@ nonisolated extension WireBrokerUser: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.user != rhs.user {return false}
     if lhs.createdAtMicros != rhs.createdAtMicros {return false}
     if lhs._retiresAtMicros != rhs._retiresAtMicros {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension WireDeleteBrokerUser: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".DeleteBrokerUser"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}user\0")
-
-  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.user) }()
-      default: break
-      }
-    }
-  }
-
-  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.appID.isEmpty {
-      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
-    }
-    if !self.user.isEmpty {
-      try visitor.visitSingularStringField(value: self.user, fieldNumber: 2)
-    }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  static func ==(lhs: WireDeleteBrokerUser, rhs: WireDeleteBrokerUser) -> Bool {
-    if lhs.appID != rhs.appID {return false}
-    if lhs.user != rhs.user {return false}
+    if lhs._passwordHash != rhs._passwordHash {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

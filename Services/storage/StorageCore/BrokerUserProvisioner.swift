@@ -1,0 +1,122 @@
+import Foundation
+import Logging
+import NotifyBrokerAdmin
+import NotifyDatabase
+import NotifyModels
+import NotifyRuntime
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+
+/// Creates apps' broker users in RabbitMQ and deletes them, through the management API, so that no process exposed to
+/// the internet holds the broker's administrator: ingest records a new user with its password's hash (`putBrokerUser`;
+/// the password itself is answered to the operator once and sent nowhere), and this creates it with the least
+/// privilege an app server needs (`BrokerPermissions.appPublisher`) and marks it provisioned, which ingest waits for
+/// before it answers the credentials. Users whose rotation overlap ended, and the users of deleted apps (retired with
+/// them), are deleted from RabbitMQ, then forgotten.
+///
+/// It runs beside the command consumer, never in it: a management API that is slow or down holds up no command batch.
+/// `RegistryWriter` announces work on `channel` when its transaction commits, and the provisioner sleeps until then;
+/// it still looks every `interval` (for overlaps that ended), and every second while it cannot listen or the
+/// management API fails. Several storage instances may run it at once: every step is idempotent, and a user created
+/// after its row was deleted (retired meanwhile) is deleted again.
+final class BrokerUserProvisioner: Service {
+    /// Where `RegistryWriter` announces a user to create or one retired now.
+    static let channel = "notify_broker_users"
+
+    private let client: PostgresClient
+    private let administration: any BrokerAdministration
+    private let interval: Duration
+    private let logger: Logger
+    private let retryInterval: Duration = .seconds(1)
+    private let pageSize = 100
+    private let announced = Nudge()
+    private let listening = Mutex(false)
+
+    init(client: PostgresClient, administration: any BrokerAdministration, interval: Duration, logger: Logger) {
+        self.client = client
+        self.administration = administration
+        self.interval = interval
+        self.logger = logger
+    }
+
+    func run() async throws {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.listen() }
+            while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                let created = await createPendingUsers()
+                let deleted = await deleteRetiredUsers()
+                // A full page: there may be more at once.
+                if created == pageSize || deleted == pageSize { continue }
+                let failed = created == nil || deleted == nil
+                await announced.pause(upTo: failed || !listening.withLock({ $0 }) ? retryInterval : interval)
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// Listens for announced users until cancelled.
+    private func listen() async {
+        await client.listen(on: Self.channel) {
+            listening.withLock { $0 = true }
+            // What was recorded before this listen began is handled now, not at the next look.
+            announced.nudge()
+        } received: { _ in
+            announced.nudge()
+        } stopped: { error in
+            listening.withLock { $0 = false }
+            if let error { logger.debug("not listening for broker users to create; looking every second meanwhile", metadata: ["error": "\(error)"]) }
+        }
+    }
+
+    /// Creates the users recorded but not yet in RabbitMQ (one page), oldest first; answers how many, nil on a failure.
+    private func createPendingUsers() async -> Int? {
+        do {
+            var pending: [(user: String, appId: String, passwordHash: String)] = []
+            let rows = try await client.query(
+                """
+                SELECT user_name, app_id, password_hash FROM app_broker_users
+                WHERE provisioned_at IS NULL AND password_hash IS NOT NULL AND (retires_at IS NULL OR retires_at > now())
+                ORDER BY created_at LIMIT \(pageSize)
+                """, logger: logger)
+            for try await row in rows.decode((String, String, String).self) { pending.append(row) }
+            for (user, appId, passwordHash) in pending {
+                try await administration.putUser(user, passwordHash: passwordHash)
+                try await administration.putPermissions(.appPublisher(user: user, exchange: QueueNames.ingestExchange), of: user)
+                let marked = try await client.query(
+                    "UPDATE app_broker_users SET provisioned_at = now(), password_hash = NULL WHERE user_name = \(user) RETURNING user_name",
+                    logger: logger
+                ).collect().count > 0
+                if marked {
+                    logger.info("created a broker user", metadata: ["user": "\(user)", "appId": "\(appId)"])
+                } else {
+                    // Retired and deleted while it was being created (its request gave up, or its app was deleted).
+                    try await administration.deleteUser(user)
+                }
+            }
+            return pending.count
+        } catch {
+            logger.warning("could not create broker users; will try again", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// Deletes the users whose retirement came (one page) from RabbitMQ, then their rows; answers how many, nil on a failure.
+    private func deleteRetiredUsers() async -> Int? {
+        do {
+            var retired: [(user: String, appId: String)] = []
+            let rows = try await client.query(
+                "SELECT user_name, app_id FROM app_broker_users WHERE retires_at <= now() ORDER BY retires_at LIMIT \(pageSize)", logger: logger)
+            for try await row in rows.decode((String, String).self) { retired.append(row) }
+            for (user, appId) in retired {
+                try await administration.deleteUser(user)
+                try await client.query("DELETE FROM app_broker_users WHERE user_name = \(user) AND retires_at <= now()", logger: logger)
+                logger.info("deleted a retired broker user", metadata: ["user": "\(user)", "appId": "\(appId)"])
+            }
+            return retired.count
+        } catch {
+            logger.warning("could not delete retired broker users; will try again", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+}

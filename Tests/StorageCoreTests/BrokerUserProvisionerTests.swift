@@ -1,0 +1,187 @@
+import Foundation
+import Logging
+import NotifyBrokerAdmin
+import NotifyDatabase
+import NotifyModels
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+@testable import StorageCore
+
+/// `BrokerUserProvisioner` against a database of its own on the test stack's PostgreSQL (the stack's storage runs its
+/// own provisioner on the shared one), with a broker administration that records what it is asked.
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["NOTIFY_TEST_STACK"] != nil, "needs PostgreSQL: run deploy/local/test.sh"))
+struct BrokerUserProvisionerTests {
+    /// Records every call; fails them all while `failing`; runs `whileCreating` inside `putUser`.
+    final class RecordingAdministration: BrokerAdministration {
+        private let state = Mutex<(calls: [String], failing: Bool)>(([], false))
+        let whileCreating: @Sendable (String) async -> Void
+
+        init(whileCreating: @escaping @Sendable (String) async -> Void = { _ in }) {
+            self.whileCreating = whileCreating
+        }
+
+        var calls: [String] { state.withLock { $0.calls } }
+
+        func fail(_ failing: Bool) {
+            state.withLock { $0.failing = failing }
+        }
+
+        private func record(_ call: String) throws(BrokerAdminError) {
+            let failing = state.withLock { state in
+                state.calls.append(call)
+                return state.failing
+            }
+            if failing { throw BrokerAdminError(code: .unreachable, operation: call, detail: "the test's administration is down") }
+        }
+
+        func putUser(_ user: String, passwordHash: String) async throws(BrokerAdminError) {
+            try record("put \(user) \(passwordHash)")
+            await whileCreating(user)
+        }
+
+        func putPermissions(_ permissions: BrokerPermissions, of user: String) async throws(BrokerAdminError) {
+            try record("permissions \(user) configure=\(permissions.configure) write=\(permissions.write) read=\(permissions.read)")
+        }
+
+        func deleteUser(_ user: String) async throws(BrokerAdminError) {
+            try record("delete \(user)")
+        }
+
+        func putPolicy(_ policy: BrokerPolicy) async throws(BrokerAdminError) {
+            try record("policy \(policy.name)")
+        }
+    }
+
+    private static let logger = Logger(label: "broker-user-provisioner-tests")
+
+    /// Runs `body` with a client of a new database (created by PostgreSQL's superuser, which the local scripts' cluster
+    /// trusts on the loopback, owned by storage's role and migrated), dropped afterwards.
+    private static func withDatabase(_ body: (PostgresClient) async throws -> Void) async throws {
+        guard let writer = URLComponents(string: StorageTestDatabase.databaseURL), let host = writer.host, let user = writer.user else {
+            throw DatabaseURLError()
+        }
+        let name = "notify_provisioner_\(UUID().lowercasedString.prefix(8))"
+        let superuser = PostgresClient(
+            configuration: .init(host: host, port: writer.port ?? 5432, username: "postgres", password: nil, database: "postgres", tls: .disable),
+            backgroundLogger: logger)
+        let client = PostgresClient(
+            configuration: .init(host: host, port: writer.port ?? 5432, username: user, password: writer.password, database: name, tls: .disable),
+            backgroundLogger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await superuser.run() }
+            defer { group.cancelAll() }
+            try await superuser.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) OWNER \(user)"), logger: logger)
+            let outcome: Result<Void, any Error>
+            do {
+                try await withThrowingTaskGroup(of: Void.self) { clientGroup in
+                    clientGroup.addTask { await client.run() }
+                    defer { clientGroup.cancelAll() }
+                    try await Migrations(client: client, readerRole: "notify_reader", logger: logger).run()
+                    try await body(client)
+                }
+                outcome = .success(())
+            } catch {
+                outcome = .failure(error)
+            }
+            try await superuser.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(name) WITH (FORCE)"), logger: logger)
+            try outcome.get()
+        }
+    }
+
+    private struct DatabaseURLError: Error {}
+
+    /// Runs `services` in a ServiceGroup while `body` runs, then shuts them down.
+    private static func withServices(_ services: [any Service], _ body: () async throws -> Void) async throws {
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: services, logger: logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let outcome: Result<Void, any Error>
+            do {
+                try await body()
+                outcome = .success(())
+            } catch {
+                outcome = .failure(error)
+            }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+            try outcome.get()
+        }
+    }
+
+    /// A user's row: nil when there is none.
+    private struct Row: Equatable {
+        var passwordHash: String?
+        var provisioned: Bool
+    }
+
+    private static func row(_ user: String, on client: PostgresClient) async throws -> Row? {
+        let rows = try await client.query(
+            "SELECT password_hash, provisioned_at IS NOT NULL FROM app_broker_users WHERE user_name = \(user)", logger: logger)
+        for try await (passwordHash, provisioned) in rows.decode((String?, Bool).self) { return Row(passwordHash: passwordHash, provisioned: provisioned) }
+        return nil
+    }
+
+    /// Polls until `condition` holds, for up to 20 s; answers whether it did.
+    private static func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return try await condition()
+    }
+
+    @Test("a recorded user is created with the app publisher's permissions from its hash, then marked and its hash cleared; one whose row went while it was created is deleted again; a retired one is deleted, then its row; while the management API fails users wait, and a user recorded later is created at once, without waiting for the next look")
+    func provisions() async throws {
+        try await Self.withDatabase { client in
+            let applier = CommandBatchApplier(client: client, logger: Self.logger)
+            let appId = "app_prov"
+            let (created, vanishing, retired, later) = ("\(appId).created", "\(appId).vanishing", "\(appId).retired", "\(appId).later")
+            let hashes = [created: BrokerPasswordHash.sha256(of: "one"), vanishing: BrokerPasswordHash.sha256(of: "two"), later: BrokerPasswordHash.sha256(of: "three")]
+            func record(_ user: String, retiresAt: Date? = nil) -> StorageCommand {
+                StorageCommand(action: .putBrokerUser(BrokerUserRecord(
+                    appId: appId, user: user, createdAt: Date(), retiresAt: retiresAt, passwordHash: hashes[user])))
+            }
+            // Another storage instance deletes this one's row (its request gave up) while it is being created.
+            let administration = RecordingAdministration { user in
+                if user == vanishing { _ = try? await client.query("DELETE FROM app_broker_users WHERE user_name = \(user)", logger: Self.logger) }
+            }
+            _ = try await applier.apply([
+                StorageCommand(action: .createApp(AppRecord(
+                    appId: appId, name: "provisioner test", apiKeyHash: UUID().lowercasedString, clientSigningKey: "key", brokerUser: nil,
+                    createdAt: Date()))),
+                record(created), record(vanishing), record(retired, retiresAt: Date().addingTimeInterval(-1)),
+            ])
+            // An hour between looks: what happens sooner was announced, or retried after a failure.
+            let provisioner = BrokerUserProvisioner(client: client, administration: administration, interval: .seconds(3600), logger: Self.logger)
+            try await Self.withServices([provisioner]) {
+                #expect(try await Self.eventually {
+                    let (createdRow, retiredRow) = (try await Self.row(created, on: client), try await Self.row(retired, on: client))
+                    return createdRow == Row(passwordHash: nil, provisioned: true) && retiredRow == nil && administration.calls.contains("delete \(vanishing)")
+                }, "calls: \(administration.calls)")
+                let calls = administration.calls
+                #expect(calls.contains("put \(created) \(hashes[created]!)"))
+                #expect(calls.contains(#"permissions app_prov.created configure=^app_prov\.created\.reply\..+$ write=^notify\.ingest$ read=^app_prov\.created\.reply\..+$"#))
+                #expect(calls.firstIndex(of: "put \(vanishing) \(hashes[vanishing]!)") ?? .max < calls.firstIndex(of: "delete \(vanishing)") ?? -1,
+                    "the user whose row went is deleted after it was created")
+                #expect(calls.contains("delete \(retired)") && !calls.contains { $0.hasPrefix("put \(retired)") }, "a retired user is deleted, never created")
+                #expect(try await Self.row(vanishing, on: client) == nil)
+
+                administration.fail(true)
+                _ = try await applier.apply([record(later)])
+                #expect(try await Self.eventually { administration.calls.filter { $0.hasPrefix("put \(later)") }.count >= 2 }, "tried again after a failure")
+                #expect(try await Self.row(later, on: client) == Row(passwordHash: hashes[later], provisioned: false), "it waits, with its hash")
+                administration.fail(false)
+                #expect(try await Self.eventually { try await Self.row(later, on: client) == Row(passwordHash: nil, provisioned: true) })
+
+                let announced = "\(appId).announced"
+                _ = try await applier.apply([StorageCommand(action: .putBrokerUser(BrokerUserRecord(
+                    appId: appId, user: announced, createdAt: Date(), retiresAt: nil, passwordHash: BrokerPasswordHash.sha256(of: "four"))))])
+                #expect(try await Self.eventually { try await Self.row(announced, on: client)?.provisioned == true }, "created when announced")
+            }
+        }
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import NotifyModels
+import PostgresNIO
 import Testing
 
 extension EndToEndTests {
@@ -70,6 +71,26 @@ extension EndToEndTests {
                         SubscriptionRequest(platform: platform, pushToken: url, keys: platform == .webpush ? keys : nil), token: token),
                     status: 400, code: "invalid_field", field: "pushToken", "\(platform.rawValue) \(url)")
             }
+        }
+
+        @Test("a WNS channel outside the push services that was stored before the rule is never pushed: its push fails, naming why")
+        func storedOutsideTheRuleNeverPushed() async throws {
+            let app = try await TestApp.create()
+            let user = "stored-\(uniqueSuffix())"
+            let subscriptionId = UUID()
+            // As registered before the rule existed: straight into the table, as storage would have written it.
+            _ = try await Database.withClient { client in
+                try await client.query(
+                    """
+                    INSERT INTO subscriptions (subscription_id, app_id, user_id, platform, push_token, expires_at, registered_at)
+                    VALUES (\(subscriptionId), \(app.appId), \(user), 'wns', 'https://attacker.example/channel', now() + interval '1 day', now())
+                    """, logger: testLogger)
+            }
+            let id = try await app.publishAccepted(.alert(to: user))
+            let entries = try await app.deliveryLog(of: id) { entries in entries.contains { $0.result == "failed" } }
+            let entry = try #require(entries.first { $0.subscriptionId == subscriptionId.lowercasedString }, "no delivery logged: \(entries)")
+            #expect(entry.result == "failed" && entry.status == nil, "\(entry)")
+            #expect(entry.reason?.contains("not a WNS host") == true, "\(entry.reason ?? "")")
         }
 
         @Test("a redirect from an admitted receiver is not followed: the event is not delivered there or anywhere else",

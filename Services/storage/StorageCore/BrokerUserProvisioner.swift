@@ -30,8 +30,7 @@ final class BrokerUserProvisioner: Service {
     private let logger: Logger
     private let retryInterval: Duration = .seconds(1)
     private let pageSize = 100
-    private let announced = Nudge()
-    private let listening = Mutex(false)
+    private let announced = AnnouncedWork()
 
     init(client: PostgresClient, administration: any BrokerAdministration, interval: Duration, logger: Logger) {
         self.client = client
@@ -49,24 +48,15 @@ final class BrokerUserProvisioner: Service {
                 // A full page: there may be more at once.
                 if created == pageSize || deleted == pageSize { continue }
                 let failed = created == nil || deleted == nil
-                await announced.pause(upTo: failed || !listening.withLock({ $0 }) ? retryInterval : interval)
+                await announced.pause(upTo: failed || !announced.isListening ? retryInterval : interval)
             }
             group.cancelAll()
         }
     }
 
-    /// Listens for announced users until cancelled.
+    /// Listens for announced work until cancelled.
     private func listen() async {
-        await client.listen(on: Self.channel) {
-            listening.withLock { $0 = true }
-            // What was recorded before this listen began is handled now, not at the next look.
-            announced.nudge()
-        } received: { _ in
-            announced.nudge()
-        } stopped: { error in
-            listening.withLock { $0 = false }
-            if let error { logger.debug("not listening for broker users to create; looking every second meanwhile", metadata: ["error": "\(error)"]) }
-        }
+        await announced.listen(on: Self.channel, client: client, what: "broker users to create", logger: logger)
     }
 
     /// Creates the users recorded but not yet in RabbitMQ (one page), oldest first; answers how many, nil on a failure.

@@ -26,8 +26,7 @@ final class WebhookRelay: Service {
     private let interval: Duration = .milliseconds(200)
     private let fallbackInterval: Duration = .seconds(5)
     private let pageSize = 200
-    private let announced = Nudge()
-    private let listening = Mutex(false)
+    private let announced = AnnouncedWork()
 
     init(client: PostgresClient, publisher: AMQPPublisher, logger: Logger) {
         self.client = client
@@ -48,25 +47,16 @@ final class WebhookRelay: Service {
                     logger.debug("could not relay webhook events; will try again", metadata: ["error": "\(error)"])
                 }
                 if relayed < pageSize {
-                    await announced.pause(upTo: failed || !listening.withLock({ $0 }) ? interval : fallbackInterval)
+                    await announced.pause(upTo: failed || !announced.isListening ? interval : fallbackInterval)
                 }
             }
             group.cancelAll()
         }
     }
 
-    /// Listens for announced events until cancelled.
+    /// Listens for announced work until cancelled.
     private func listen() async {
-        await client.listen(on: Self.channel) {
-            listening.withLock { $0 = true }
-            // What was recorded before this listen began is relayed now, not at the fallback's turn.
-            announced.nudge()
-        } received: { _ in
-            announced.nudge()
-        } stopped: { error in
-            listening.withLock { $0 = false }
-            if let error { logger.debug("not listening for webhook events; polling meanwhile", metadata: ["error": "\(error)"]) }
-        }
+        await announced.listen(on: Self.channel, client: client, what: "webhook events", logger: logger)
     }
 
     /// Relays one page; answers how many events it held.

@@ -24,10 +24,15 @@ public final class AMQPQueueDepths: Service, Sendable {
         try await connection.perform { wire throws(AMQPError) in
             var depths: [String: Int] = [:]
             for queue in queues {
-                if let depth = try wire.readyMessageCount(of: queue) { depths[queue] = depth }
+                if let counts = try wire.counts(of: queue) { depths[queue] = counts.messages }
             }
             return depths
         }
+    }
+
+    /// The consumers of `queue` (nil when there is no such queue). Throws `AMQPError`.
+    public func consumers(of queue: String) async throws -> Int? {
+        try await connection.perform { wire throws(AMQPError) in try wire.counts(of: queue)?.consumers }
     }
 
     /// Connects and answers reads until graceful shutdown.

@@ -128,9 +128,9 @@ final class AMQPWireConnection {
         try check(amqp_get_rpc_reply(state), doing: "consume from '\(queue)'")
     }
 
-    /// How many messages are ready in `queue` (a passive declare: nothing is created); nil when there is no such
-    /// queue. The broker closes the channel over a missing queue; it is opened again here.
-    func readyMessageCount(of queue: String) throws(AMQPError) -> Int? {
+    /// How many messages are ready in `queue` and how many consumers it has (a passive declare: nothing is created);
+    /// nil when there is no such queue. The broker closes the channel over a missing queue; it is opened again here.
+    func counts(of queue: String) throws(AMQPError) -> (messages: Int, consumers: Int)? {
         let declared = queue.withAMQPBytes { name in
             amqp_queue_declare(state, Self.channel, name, 1, 0, 0, 0, amqp_table_t(num_entries: 0, entries: nil))
         }
@@ -140,7 +140,7 @@ final class AMQPWireConnection {
             return nil
         }
         guard let declared else { throw AMQPError(code: .protocolError, message: "no answer to the passive declare of '\(queue)'") }
-        return Int(declared.pointee.message_count)
+        return (Int(declared.pointee.message_count), Int(declared.pointee.consumer_count))
     }
 
     /// Binds `binding.queue` to `binding.exchange` with its routing key (queue.bind). Throws `.refused` when the broker

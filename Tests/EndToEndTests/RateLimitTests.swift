@@ -45,6 +45,42 @@ extension EndToEndTests {
         /// A second ingest instance's port (the stack's ingest port + 14, clear of the other tests' and the sandbox's).
         private static let secondIngestPort = (Int(ProcessInfo.processInfo.environment["NOTIFY_INGEST_PORT"] ?? "") ?? 22080) + 14
 
+        @Test("two ingest instances hold an app to its limit together, not each: requests spread over both get the limit's worth within 10 %",
+              .timeLimit(.minutes(2)))
+        func limitHoldsAcrossInstances() async throws {
+            let app = try await TestApp.create()
+            let userId = "user-\(uniqueSuffix())"
+            let limit = 10
+            let set = try await StackClient.send(
+                .PATCH, "\(Stack.ingestURL)/v1/apps/\(app.appId)", bearer: Stack.adminToken,
+                json: StackClient.encode(Settings(rateLimit: RateLimit(requestsPerSecond: limit))))
+            #expect(set.status == 200, "\(set.text)")
+            try await SecondIngest.running(port: Self.secondIngestPort, environment: [:]) { second in
+                // Each instance counts the instances alive every 5 s.
+                try await Task.sleep(for: .seconds(6))
+                let urls = [Stack.ingestURL, second.baseURL].map { "\($0)/v1/apps/\(app.appId)/notifications" }
+                let body = try StackClient.encode(NotificationRequest.alert(to: userId, title: "spread"))
+                // Drain the buckets, then count what the next seconds admit, alternating between the instances.
+                for url in urls + urls {
+                    for _ in 0..<limit { _ = try await StackClient.send(.POST, url, bearer: app.apiKey, json: body, deadline: .zero) }
+                }
+                let window = Duration.seconds(4)
+                let start = ContinuousClock.now
+                var accepted = 0
+                var turn = 0
+                while ContinuousClock.now - start < window {
+                    let answer = try await StackClient.send(.POST, urls[turn % 2], bearer: app.apiKey, json: body, deadline: .zero)
+                    if answer.status == 202 { accepted += 1 }
+                    turn += 1
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                // The limit's worth in the window (plus the second's worth a bucket may hold), not twice it.
+                let expected = Double(limit) * 4
+                #expect(Double(accepted) <= (expected + Double(limit)) * 1.1, "\(accepted) accepted in 4 s at \(limit)/s over two instances")
+                #expect(Double(accepted) >= expected * 0.9, "\(accepted) accepted in 4 s at \(limit)/s over two instances")
+            }
+        }
+
         @Test("a limit set through one instance holds on another at once, not when that one's cached copy of the app expires",
               .timeLimit(.minutes(2)))
         func limitHoldsOnEveryInstance() async throws {

@@ -44,7 +44,7 @@ struct APIFailure: HTTPResponseError {
             .compactMap { $0 }.joined(separator: " and ")
         return APIFailure(
             .tooManyRequests, code: "rate_limited",
-            message: "app \(appId) publishes faster than its limit of \(limits) (per ingest instance); nothing was accepted, try again after Retry-After",
+            message: "app \(appId) publishes faster than its limit of \(limits); nothing was accepted, try again after Retry-After",
             retryAfterSeconds: retryAfterSeconds)
     }
 

@@ -69,10 +69,12 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
     let polling = PollIngestion(
         database: database, intake: dependencies.intake, targets: dependencies.contract.targets, sender: sender,
         keyring: configuration.secretKeys, http: OutboundHTTPClient(policy: configuration.outboundPolicy, readTimeout: .seconds(10)), logger: logger)
-    var backlogServices: [any Service] = []
+    // One connection reads the queues: how many ingest instances consume notify.ingest (each takes its share of the
+    // apps' rate limits), and the pipeline's depths when a limit is set.
+    let queueReader = AMQPQueueDepths(configuration: configuration.amqp, logger: logger)
+    var backlogServices: [any Service] = [queueReader, IngestInstanceCount(reader: queueReader, limiter: dependencies.limiter, logger: logger)]
     if configuration.maximumQueueDepth > 0 {
-        let depths = AMQPQueueDepths(configuration: configuration.amqp, logger: logger)
-        backlogServices = [depths, BacklogMonitor(depths: depths, backlog: dependencies.backlog, logger: logger)]
+        backlogServices.append(BacklogMonitor(depths: queueReader, backlog: dependencies.backlog, logger: logger))
     }
     let liveListener = AMQPConsumer(
         configuration: configuration.amqp, queue: liveQueue.name, topology: liveQueue.topology,

@@ -60,10 +60,10 @@ public struct IngestConfiguration: Sendable {
         default: "5000")
     static let appRequestsPerSecond = EnvironmentVariable(
         "NOTIFY_APP_REQUESTS_PER_SECOND",
-        "publish requests per second an app may make to this instance unless the operator set its own (PATCH /v1/apps/{appId}); 0 = unlimited; over it: 429 with Retry-After (over AMQP: the reply's x-notify-status 429 and retry-after, the message dead-lettered)",
+        "publish requests per second an app may make (to the whole deployment: each ingest instance takes its share) unless the operator set its own (PATCH /v1/apps/{appId}); 0 = unlimited; over it: 429 with Retry-After (over AMQP: the reply's x-notify-status 429 and retry-after, the message dead-lettered)",
         default: "0")
     static let appNotificationsPerSecond = EnvironmentVariable(
-        "NOTIFY_APP_NOTIFICATIONS_PER_SECOND", "notifications per second an app may publish to this instance, likewise; 0 = unlimited", default: "0")
+        "NOTIFY_APP_NOTIFICATIONS_PER_SECOND", "notifications per second an app may publish, likewise; 0 = unlimited", default: "0")
     static let prefetch = EnvironmentVariable("NOTIFY_PREFETCH", "messages taken from the notify.ingest queue at once", default: "200")
     static let publicBrokerAddress = EnvironmentVariable(
         "NOTIFY_PUBLIC_AMQP_ADDRESS", "host:port app servers connect to, answered with their broker credentials; unset: NOTIFY_AMQP_URL's")

@@ -815,7 +815,7 @@ paths:
           $ref: '#/components/responses/Error'
           description: body_too_large (over 1 MiB), batch_too_large (over 500 notifications or recipients), payload_too_large (one notification a provider would refuse for its size).
         '429':
-          description: rate_limited - the app publishes faster than its requests/s or notifications/s (per ingest instance); nothing was accepted. Try again after Retry-After.
+          description: rate_limited - the app publishes faster than its requests/s or notifications/s (for the whole deployment: each ingest instance takes its share); nothing was accepted. Try again after Retry-After.
           headers:
             Retry-After:
               $ref: '#/components/headers/RetryAfter'
@@ -826,7 +826,7 @@ paths:
               example:
                 error:
                   code: rate_limited
-                  message: app app_3K2WdeqlQWrl publishes faster than its limit of 200 requests/s (per ingest instance); nothing was accepted, try again after Retry-After
+                  message: app app_3K2WdeqlQWrl publishes faster than its limit of 200 requests/s; nothing was accepted, try again after Retry-After
         '503':
           $ref: '#/components/responses/ServiceUnavailable'
           description: database_unavailable, broker_unavailable (including a broker that confirmed nothing within NOTIFY_CONFIRM_TIMEOUT_MS), pipeline_backlogged (a queue between the services holds more than NOTIFY_MAX_QUEUE_DEPTH messages) - nothing was accepted.

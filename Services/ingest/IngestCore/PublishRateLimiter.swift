@@ -1,10 +1,13 @@
 import NotifyModels
 import Synchronization
 
-/// Per-app publish limits of this ingest instance: a token bucket for requests and one for notifications, each
-/// refilled at the app's rate (the operator's `rateLimit`, else the service's default; none: unlimited) and holding
-/// at most a second's worth. A request needing more than a second's worth (a large batch) passes once the bucket is
-/// full and leaves it in debt, so no request is refused for good.
+/// Per-app publish limits, for the whole deployment: each ingest instance keeps a token bucket for requests and one for
+/// notifications, each refilled at its share of the app's rate (the operator's `rateLimit`, else the service's
+/// default; none: unlimited), the rate divided by the ingest instances alive (`instances`, counted as the consumers of
+/// `notify.ingest` by `IngestInstanceCount`), and holding at most a second's worth. So an app is held to its limit
+/// whatever the number of instances, with no lookup per request, as long as its requests are spread over them (a
+/// load balancer's round robin). A request needing more than a second's worth (a large batch) passes once the bucket
+/// is full and leaves it in debt, so no request is refused for good.
 final class PublishRateLimiter: Sendable {
     private struct Bucket {
         var tokens: Double
@@ -18,6 +21,13 @@ final class PublishRateLimiter: Sendable {
 
     private let defaults: RateLimit
     private let buckets = Mutex<[String: AppBuckets]>([:])
+    private let instanceCount = Mutex(1)
+
+    /// The ingest instances alive, this one included, whose count divides every limit (at least 1).
+    var instances: Int {
+        get { instanceCount.withLock { $0 } }
+        set { instanceCount.withLock { $0 = max(newValue, 1) } }
+    }
 
     init(defaults: RateLimit) {
         self.defaults = defaults
@@ -35,10 +45,12 @@ final class PublishRateLimiter: Sendable {
     func admit(appId: String, limit app: RateLimit, requests: Int, notifications: Int, now: ContinuousClock.Instant = .now) -> Int? {
         let limit = limit(for: app)
         guard limit.requestsPerSecond != nil || limit.notificationsPerSecond != nil else { return nil }
+        let share = 1 / Double(instances)
         return buckets.withLock { all in
             var entry = all[appId] ?? AppBuckets()
-            let requestWait = Self.refill(&entry.requests, rate: limit.requestsPerSecond, need: requests, now: now)
-            let notificationWait = Self.refill(&entry.notifications, rate: limit.notificationsPerSecond, need: notifications, now: now)
+            let requestWait = Self.refill(&entry.requests, rate: limit.requestsPerSecond.map { Double($0) * share }, need: requests, now: now)
+            let notificationWait = Self.refill(
+                &entry.notifications, rate: limit.notificationsPerSecond.map { Double($0) * share }, need: notifications, now: now)
             let wait = max(requestWait, notificationWait)
             if wait == 0 {
                 entry.requests?.tokens -= Double(requests)
@@ -50,19 +62,19 @@ final class PublishRateLimiter: Sendable {
     }
 
     /// Refills `bucket` up to now and answers the seconds until it holds what `need` requires (0: it does).
-    private static func refill(_ bucket: inout Bucket?, rate: Int?, need: Int, now: ContinuousClock.Instant) -> Double {
+    private static func refill(_ bucket: inout Bucket?, rate: Double?, need: Int, now: ContinuousClock.Instant) -> Double {
         guard let rate, rate > 0 else {
             bucket = nil
             return 0
         }
-        let capacity = Double(max(rate, 1))
+        let capacity = rate
         var current = bucket ?? Bucket(tokens: capacity, updated: now)
         let elapsed = now - current.updated
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        current.tokens = min(capacity, current.tokens + seconds * Double(rate))
+        current.tokens = min(capacity, current.tokens + seconds * rate)
         current.updated = now
         bucket = current
         let required = min(Double(need), capacity)
-        return current.tokens >= required ? 0 : (required - current.tokens) / Double(rate)
+        return current.tokens >= required ? 0 : (required - current.tokens) / rate
     }
 }

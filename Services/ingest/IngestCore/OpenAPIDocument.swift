@@ -815,7 +815,7 @@ paths:
           $ref: '#/components/responses/Error'
           description: body_too_large (over 1 MiB), batch_too_large (over 500 notifications or recipients), payload_too_large (one notification a provider would refuse for its size).
         '429':
-          description: rate_limited - the app publishes faster than its requests/s or notifications/s (for the whole deployment: each ingest instance takes its share); nothing was accepted. Try again after Retry-After.
+          description: rate_limited - the app publishes faster than its requests/s or notifications/s (for the whole deployment, each ingest instance taking its share); nothing was accepted. Try again after Retry-After.
           headers:
             Retry-After:
               $ref: '#/components/headers/RetryAfter'

@@ -83,15 +83,11 @@ public final class OutboundHTTPClient: Sendable {
     }
 
     private func client(for destination: OutboundDestination) -> HTTPClient {
-        var configuration = configuration
-        if !destination.hostIsAddress {
-            configuration.dnsOverride = [destination.host: destination.address.description]
-        }
         let now = ContinuousClock.now
         let (client, closing) = state.withLock { state -> (HTTPClient, [HTTPClient]) in
             var slot = state.slots[destination] ?? Slot(lastUsed: now)
             if slot.clients.count < connectionsPerDestination && slot.next >= slot.clients.count {
-                slot.clients.append(HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration))
+                slot.clients.append(HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration(for: destination)))
             }
             let client = slot.clients[slot.next % slot.clients.count]
             slot.next = (slot.next + 1) % connectionsPerDestination
@@ -107,6 +103,15 @@ public final class OutboundHTTPClient: Sendable {
         }
         for retired in closing { _ = retired.shutdown() }
         return client
+    }
+
+    /// The clients' configuration, connecting a host name to the address that was checked for it.
+    private func configuration(for destination: OutboundDestination) -> HTTPClient.Configuration {
+        var configuration = configuration
+        if !destination.hostIsAddress {
+            configuration.dnsOverride = [destination.host: destination.address.description]
+        }
+        return configuration
     }
 
     /// Closes every connection.

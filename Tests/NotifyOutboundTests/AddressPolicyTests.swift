@@ -52,7 +52,8 @@ import Testing
             "http://169.254.169.254/latest/meta-data/", "http://[::ffff:127.0.0.1]/", "http://10.0.0.1/", "http://[fd00::1]/",
             "http://100.64.1.1/", "http://0.0.0.0:22090/", "http://2130706433/", "http://LOCALHOST./",
         ] {
-            await #expect(throws: OutboundRefusal.self, "\(url)") { try await policy.destination(of: url) }
+            let refusal = await #expect(throws: OutboundRefusal.self, "\(url)") { try await policy.destination(of: url) }
+            #expect(refusal?.code == .forbiddenAddress, "\(url): refused for its address, not for another reason")
         }
         for (url, code) in [("https://nowhere.example/", OutboundRefusal.Code.unresolvable), ("ftp://example.com/", .unsupportedURL)] {
             let refusal = await #expect(throws: OutboundRefusal.self) { try await policy.destination(of: url) }

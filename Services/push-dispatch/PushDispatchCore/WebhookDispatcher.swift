@@ -42,7 +42,8 @@ struct WebhookDispatcher: Sendable {
     let lanes: WebhookLanes
     let logger: Logger
     var maximumAttempts = 8
-    var firstDelay: Duration = .milliseconds(500)
+    /// Seconds before the second attempt; each next waits twice as long, at most 60 s.
+    var firstDelay: TimeInterval = 0.5
 
     /// The body POSTed: the event with its data (already JSON, stored by storage).
     static func body(of delivery: WebhookDelivery) -> Data {
@@ -67,10 +68,9 @@ struct WebhookDispatcher: Sendable {
         return "v1=" + mac.map { String(format: "%02x", $0) }.joined()
     }
 
-    /// The wait in seconds before the attempt after `attempt` (1-based): 0.5 s doubling, at most 60 s.
+    /// The wait in seconds before the attempt after `attempt` (1-based): `firstDelay` doubling, at most 60 s.
     func retryDelay(after attempt: Int) -> TimeInterval {
-        let delay = min(firstDelay * (1 << min(attempt - 1, 16)), .seconds(60))
-        return Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+        min(firstDelay * Double(1 << min(attempt - 1, 16)), 60)
     }
 
     func handle(_ deliveries: [AMQPDelivery]) async -> AMQPHandling {

@@ -187,6 +187,16 @@ extension EndToEndTests {
                 try? FileManager.default.removeItem(atPath: output)
                 try? FileManager.default.removeItem(atPath: ready)
             }
+            // What earlier tests published is through storage and fanout first: a change batch of theirs arriving while
+            // fanout is stopped would wait on fanout.changes beside the preload.
+            let settled = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < settled {
+                let storage = try await Self.readyMessages(in: "storage.commands") ?? 0
+                let changes = try await Self.readyMessages(in: "fanout.changes") ?? 0
+                if storage == 0 && changes == 0 { break }
+                try await Task.sleep(for: .milliseconds(500))
+            }
+            try await Task.sleep(for: .seconds(1))
             try await Services.restoringAll {
                 try await Services.control("stop", ["push-dispatch", "fanout"])
                 let loadgen = try RunningLoadgen([

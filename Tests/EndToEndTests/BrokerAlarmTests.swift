@@ -40,7 +40,13 @@ extension EndToEndTests {
 
             // The app server publishes again, as a 503 asks; the first try may have been stored once the alarm cleared.
             _ = try await app.publishAccepted(request)
-            let history = try await user.history()
+            // A 202 is accepted, not yet stored: the history shows it once storage applied it.
+            var history = try await user.history()
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !history.notifications.contains(where: { $0.appNotificationId == request.appNotificationId }), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(200))
+                history = try await user.history()
+            }
             #expect(history.notifications.filter { $0.appNotificationId == request.appNotificationId }.count == 1)
         }
     }

@@ -35,22 +35,24 @@ enum ProviderSandbox {
     private struct FaultRequest: Encodable {
         var provider: String
         var token: String
-        var status: Int
+        var status: Int?
         var reason: String?
         var retryAfter: Int?
         var retryAfterAsDate: Bool?
+        var delayMilliseconds: Int?
         var times: Int?
         var timestamp: Int64?
     }
 
-    /// `POST /faults`: the next `times` pushes to `token` (every one if nil) are answered with `status`.
+    /// `POST /faults`: the next `times` pushes to `token` (every one if nil) are answered with `status` (normally if nil),
+    /// each after `delayMilliseconds` if given.
     static func fault(
-        _ provider: String, token: String, status: Int, reason: String? = nil, retryAfter: Int? = nil, retryAfterAsDate: Bool = false,
-        times: Int? = 1, timestamp: Date? = nil
+        _ provider: String, token: String, status: Int? = nil, reason: String? = nil, retryAfter: Int? = nil, retryAfterAsDate: Bool = false,
+        delayMilliseconds: Int? = nil, times: Int? = 1, timestamp: Date? = nil
     ) async throws {
         let request = FaultRequest(
             provider: provider, token: token, status: status, reason: reason, retryAfter: retryAfter,
-            retryAfterAsDate: retryAfterAsDate ? true : nil, times: times,
+            retryAfterAsDate: retryAfterAsDate ? true : nil, delayMilliseconds: delayMilliseconds, times: times,
             timestamp: timestamp.map { Int64($0.timeIntervalSince1970 * 1000) })
         let answer = try await StackClient.send(.POST, "\(Stack.sandboxURL)/faults", json: StackClient.encode(request))
         guard answer.status == 201 else { throw TestFailure("POST /faults answered \(answer.status): \(answer.text)") }

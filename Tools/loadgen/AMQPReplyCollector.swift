@@ -1,6 +1,7 @@
 import Foundation
 import Histogram
 import NotifyAMQP
+import NotifyRuntime
 import Synchronization
 
 /// Consumes the replies ingest sends to `reply_to` (a queue of the app's broker user, `<user>.reply.*`) while loadgen

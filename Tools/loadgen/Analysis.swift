@@ -1,5 +1,6 @@
 import Foundation
 import Histogram
+import NotifyRuntime
 
 /// Matches the observed pushes against what was published and computes the run's figures.
 struct Analysis: Sendable {

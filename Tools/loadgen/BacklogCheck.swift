@@ -1,3 +1,5 @@
+import NotifyRuntime
+
 /// Whether delivery kept pace with publishing, so that a sweep can tell the highest rate held steadily: the time from
 /// the last 202 to the last push (the work still queued when publishing stopped), 202 -> push latency at the start
 /// and the end of publishing (a backlog that grows makes it grow), and the broker's queue depth over the run. Kept up

@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
-import NotifyModels
 import Logging
 import NotifyDatabase
+import NotifyModels
+import NotifyRuntime
 import PostgresNIO
 
 /// `loadgen broadcast`: one publish to every device subscribed to an event source; time until the last push.

@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
-import Logging
 import Histogram
+import Logging
 import NotifyAMQP
+import NotifyRuntime
 
 /// `loadgen broker`: the broker's own ceiling on this machine, through the project's AMQP layer, with the
 /// durability the pipeline uses (persistent messages, quorum queue, publisher confirms, manual acks).

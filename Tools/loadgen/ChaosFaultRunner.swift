@@ -1,4 +1,5 @@
 import Foundation
+import NotifyRuntime
 
 /// What became of one fault: when it was injected and when its recovery command returned (offsets from the start
 /// of the run, in seconds), and any command that failed.

@@ -4,6 +4,7 @@ import Logging
 import NotifyAMQP
 import NotifyDatabase
 import NotifyModels
+import NotifyRuntime
 import NotifyWire
 import PostgresNIO
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import NotifyAMQP
+import NotifyRuntime
 
 /// `loadgen http`: setup, publish through ingest's HTTP API, match deliveries at the sandbox, report.
 struct HTTPLoadCommand: AsyncParsableCommand {

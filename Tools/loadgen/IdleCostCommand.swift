@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NotifyRuntime
 
 /// `loadgen idle`: what the local stack costs while nothing is sent: each process's CPU and context switches per
 /// second. An app's traffic comes and goes through the day; whatever a process does on a timer is paid all night.

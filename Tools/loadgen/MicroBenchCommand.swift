@@ -4,9 +4,10 @@ import Foundation
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
-import NotifyDatabase
 import NotifyAPNsCore
+import NotifyDatabase
 import NotifyModels
+import NotifyRuntime
 import NotifyWire
 import PostgresNIO
 

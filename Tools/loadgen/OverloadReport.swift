@@ -1,4 +1,5 @@
 import Foundation
+import NotifyRuntime
 
 /// What `loadgen overload` measured in each phase, and whether ingest kept serving within the app's limit, refused the
 /// rest as it should, lost nothing it accepted and recovered once the load dropped.

@@ -1,4 +1,5 @@
 import Foundation
+import NotifyRuntime
 
 /// CPU time (user + system) of the local stack's processes, read before and after a measured phase so a report says
 /// where the CPU went per unit of work: each service (its pid file), RabbitMQ (the node's VM and its children),

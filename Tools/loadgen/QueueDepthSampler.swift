@@ -1,3 +1,5 @@
+import NotifyRuntime
+
 /// Samples the messages in the broker's queues about once a second (what the management API shows, refreshed every
 /// 5 s) until cancelled, at most an hour's worth.
 enum QueueDepthSampler {

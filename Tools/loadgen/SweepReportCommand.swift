@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NotifyRuntime
 
 /// `loadgen sweep-report`: gathers the reports of a sweep's `loadgen http` runs into one table and one plot.
 struct SweepReportCommand: AsyncParsableCommand {

@@ -1,8 +1,9 @@
-import ArgumentParser
-import Foundation
 
 #if canImport(Glibc)
+import ArgumentParser
+import Foundation
 import Glibc
+import NotifyRuntime
 #endif
 
 /// `loadgen wakeup`: the CPU that waking a sleeping thread costs on this machine, on the thread's own CPU and on the

@@ -14,11 +14,12 @@ enum DeadLetterReader {
     static func read(_ body: Data, contentType: String?, from queue: String) -> Reading {
         switch queue {
         case QueueNames.storageCommands: render(StorageCommandBatch.self, body, contentType)
-        case QueueNames.fanoutChanges: render(ChangeEventBatch.self, body, contentType)
+        case QueueNames.fanoutChanges, QueueNames.fanoutBroadcasts: render(ChangeEventBatch.self, body, contentType)
         case QueueNames.pushFeedback: render(PushOutcomeBatch.self, body, contentType)
         case WebhookOutcomeBatch.queue: render(WebhookOutcomeBatch.self, body, contentType)
         case WebhookDelivery.queue: webhookDelivery(body, contentType)
-        case _ where Platform.providers.contains(where: { QueueNames.pushQueue($0) == queue }): render(PushJobBatch.self, body, contentType)
+        case _ where Platform.providers.contains(where: { provider in PushLane.allCases.contains { QueueNames.pushQueue(provider, lane: $0) == queue } }):
+            render(PushJobBatch.self, body, contentType)
         case QueueNames.ingestQueue: Reading(type: "an app server's publish body", text: String(decoding: body, as: UTF8.self))
         default: Reading(type: contentType ?? "no content type", text: String(data: body, encoding: .utf8) ?? "base64 " + body.base64EncodedString())
         }

@@ -5,7 +5,8 @@ import NotifyModels
 import NotifyRuntime
 import PostgresNIO
 
-/// Wires fanout together: read-only database pool, change consumer, push-job publisher, health.
+/// Wires fanout together: read-only database pool, the change consumer (interactive lane) and the broadcast consumer
+/// (bulk lane), push-job publisher, health.
 public struct FanoutService {
     let environment: ServiceEnvironment
 
@@ -27,15 +28,16 @@ public struct FanoutService {
         self.environment = environment
     }
 
-    /// The push exchange and one work queue per provider, so no push job is ever unroutable; the visual fallbacks' delay
-    /// queue.
-    static let pushTopology: AMQPTopology = Platform.providers.reduce(
-        AMQPTopology(exchanges: [.init(name: QueueNames.pushExchange, type: "direct")])
+    /// The push exchange and one work queue per provider and lane, so no push job is ever unroutable; the visual
+    /// fallbacks' delay queue; the broadcast lane's queue.
+    static let topology: AMQPTopology = Platform.providers.flatMap { platform in PushLane.allCases.map { (platform, $0) } }.reduce(
+        AMQPTopology.changeEvents.merging(.workQueue(QueueNames.fanoutBroadcasts))
+            .merging(AMQPTopology(exchanges: [.init(name: QueueNames.pushExchange, type: "direct")]))
             .merging(.workQueue(QueueNames.pushVisualFallback))
-    ) { topology, platform in
-        let queue = QueueNames.pushQueue(platform)
+    ) { topology, route in
+        let queue = QueueNames.pushQueue(route.0, lane: route.1)
         return topology.merging(.workQueue(queue)).merging(AMQPTopology(bindings: [
-            .init(queue: queue, exchange: QueueNames.pushExchange, routingKey: platform.rawValue),
+            .init(queue: queue, exchange: QueueNames.pushExchange, routingKey: QueueNames.pushRoutingKey(route.0, lane: route.1)),
         ]))
     }
 
@@ -46,13 +48,14 @@ public struct FanoutService {
         let amqp = try environment.amqpConfiguration()
         let database = try DatabaseURL.makeClient(try environment.require(.databaseURL(role: "reader")), logger: logger)
         let prefetch = try environment.integer(Self.prefetch)
-        let topology = AMQPTopology.changeEvents.merging(Self.pushTopology)
+        let topology = Self.topology
         let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
+        let lanes = FanoutLanes()
         let handler = ChangeFanoutHandler(
             resolver: SubscriptionResolver(
                 client: database, cache: DeviceCache(usersPerGeneration: try environment.integer(Self.deviceCacheUsers)), logger: logger),
-            broadcasts: BroadcastStreamer(client: database, logger: logger),
             publisher: publisher,
+            lanes: lanes,
             logger: logger,
             visualFallbackDelay: TimeInterval(max(try environment.integer(Self.visualFallback), 0)))
         let consumer = AMQPConsumer(
@@ -60,11 +63,18 @@ public struct FanoutService {
             // Two batches, each at most half the prefetch: one is prepared while the other publishes.
             options: .init(prefetch: prefetch, maximumBatch: max(prefetch / 2, 1), concurrentBatches: 2, inOrder: true),
             deadLetterPublisher: publisher, logger: logger, orderedHandler: handler.handle)
+        // One broadcast at a time, in order; the next one is already at hand when it ends.
+        let broadcastConsumer = AMQPConsumer(
+            configuration: amqp, queue: QueueNames.fanoutBroadcasts, topology: topology, options: .init(prefetch: 2, maximumBatch: 1),
+            deadLetterPublisher: publisher, logger: logger,
+            handler: BroadcastFanoutHandler(
+                broadcasts: BroadcastStreamer(client: database, logger: logger), publisher: publisher, lanes: lanes, logger: logger
+            ).handle)
         let databaseHealth = DatabaseHealth(client: database, logger: logger)
         let health = HealthServer(
             host: try environment.require(.httpHost), port: try environment.integer(.healthPort(default: 8082)),
-            checks: ["amqp": { publisher.isConnected && consumer.isConnected }, "database": { await databaseHealth.check() }],
+            checks: ["amqp": { publisher.isConnected && consumer.isConnected && broadcastConsumer.isConnected }, "database": { await databaseHealth.check() }],
             metrics: metrics, logger: logger)
-        try await ServiceRunner.run([database, publisher, consumer, health], logger: logger)
+        try await ServiceRunner.run([database, publisher, consumer, broadcastConsumer, health], logger: logger)
     }
 }

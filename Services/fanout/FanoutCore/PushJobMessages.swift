@@ -5,18 +5,20 @@ import NotifyModels
 import NotifyWire
 
 /// Push jobs gathered into messages per provider, `jobsPerMessage` to a message, each message written as soon
-/// as it is full; the jobs are counted in `notify_push_jobs_total{provider}` once the messages are published.
+/// as it is full and routed to its provider's queue in `lane`; the jobs are counted in `notify_push_jobs_total{provider}` once the messages are published.
 /// Visual fallbacks go to `push.fallback`, due `visualFallbackDelay` after their change, a message per change.
 struct PushJobMessages {
     private let jobsPerMessage: Int
     private let visualFallbackDelay: TimeInterval
+    private let lane: PushLane
     private var messages: [AMQPOutboundMessage] = []
     private var pending: [Platform: [PushJob]] = [:]
     private var jobsPerProvider: [Platform: Int] = [:]
 
-    init(jobsPerMessage: Int, visualFallbackDelay: TimeInterval = 0) {
+    init(jobsPerMessage: Int, visualFallbackDelay: TimeInterval = 0, lane: PushLane = .interactive) {
         self.jobsPerMessage = jobsPerMessage
         self.visualFallbackDelay = visualFallbackDelay
+        self.lane = lane
     }
 
     mutating func add(_ jobs: [PushJob]) {
@@ -54,7 +56,7 @@ struct PushJobMessages {
     private mutating func write(_ provider: Platform) {
         guard let jobs = pending.removeValue(forKey: provider) else { return }
         messages.append(AMQPOutboundMessage(
-            exchange: QueueNames.pushExchange, routingKey: provider.rawValue, wire: PushJobBatch(jobs: jobs)))
+            exchange: QueueNames.pushExchange, routingKey: QueueNames.pushRoutingKey(provider, lane: lane), wire: PushJobBatch(jobs: jobs)))
         jobsPerProvider[provider, default: 0] += jobs.count
     }
 }

@@ -4,14 +4,15 @@ import NotifyRuntime
 import Synchronization
 
 /// Whether the pipeline behind ingest is too far behind to take more: when a queue between the services
-/// (`storage.commands`, `fanout.changes`, `push.*`) holds more than `maximumDepth` messages ready, publishes are
+/// (`storage.commands`, `fanout.changes`, `push.<provider>`) holds more than `maximumDepth` messages ready, publishes are
 /// refused with 503 `pipeline_backlogged` and Retry-After (over AMQP the consumer waits), so that an accepted
 /// notification is not queued behind minutes of others; taking resumes once every queue is below 80 % of the limit.
 /// `BacklogMonitor` feeds it the depths about once a second while publishes come (each one that asks nudges it), and
 /// every 10 s while none do. A limit of 0 turns it off.
 final class PipelineBacklog: Sendable {
-    /// The queues whose depth is watched.
-    static let watchedQueues: Set<String> = Set([QueueNames.storageCommands, QueueNames.fanoutChanges] + Platform.allCases.map(QueueNames.pushQueue))
+    /// The queues whose depth is watched: the interactive lane's. A broadcast's backlog (`fanout.broadcasts`,
+    /// `push.<provider>.bulk`) is worked through in its own lane and refuses nobody's publishes.
+    static let watchedQueues: Set<String> = Set([QueueNames.storageCommands, QueueNames.fanoutChanges] + Platform.allCases.map { QueueNames.pushQueue($0) })
 
     let maximumDepth: Int
     /// Nudged by every publish that asks for a refusal: the monitor reads the depths often only while publishes come.

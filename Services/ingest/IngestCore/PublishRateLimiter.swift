@@ -70,7 +70,7 @@ final class PublishRateLimiter: Sendable {
         let capacity = rate
         var current = bucket ?? Bucket(tokens: capacity, updated: now)
         let elapsed = now - current.updated
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.inSeconds
         current.tokens = min(capacity, current.tokens + seconds * rate)
         current.updated = now
         bucket = current

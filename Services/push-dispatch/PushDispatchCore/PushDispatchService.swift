@@ -8,16 +8,24 @@ import NotifyRuntime
 import PostgresNIO
 import ServiceLifecycle
 
-/// Wires push-dispatch together: APNs connections and HTTP clients, credentials from the database, a consumer per provider, health.
+/// Wires push-dispatch together: APNs connections and HTTP clients, credentials from the database, a consumer per provider
+/// and lane, health.
 public struct PushDispatchService {
     let environment: ServiceEnvironment
 
     static let trustedCA = EnvironmentVariable(
         "NOTIFY_TRUSTED_CA_FILE", "PEM file of an extra CA to trust for provider endpoints (the provider sandbox's ca.pem)")
     static let concurrency = EnvironmentVariable(
-        "NOTIFY_CONCURRENCY", "FCM, WNS and Web Push pushes in flight at once per batch (APNs: as many as its HTTP/2 streams allow)", default: "256")
+        "NOTIFY_CONCURRENCY", "pushes in flight at once per provider, shared by its lanes and its apps (APNs streams included)", default: "512")
+    static let appConcurrency = EnvironmentVariable(
+        "NOTIFY_APP_CONCURRENCY",
+        "an app's share of a provider's pushes in flight while other apps wait; an app at its share whose answers take over 1 s has its further pushes parked",
+        default: "128")
     static let prefetch = EnvironmentVariable(
-        "NOTIFY_PREFETCH", "push-job messages (up to 500 jobs each) taken from the broker at once, in 4 concurrent batches", default: "16")
+        "NOTIFY_PREFETCH", "interactive push-job messages taken from the broker at once per provider (above the messages a slow app's share can hold)",
+        default: "512")
+    static let bulkPrefetch = EnvironmentVariable(
+        "NOTIFY_BULK_PREFETCH", "broadcast push-job messages (up to 500 jobs each) taken from the broker at once per provider", default: "16")
 
     static let feedbackInterval = EnvironmentVariable(
         "NOTIFY_FEEDBACK_INTERVAL_MS", "how long outcomes gather before they go to push.feedback in one message (sooner when half the prefetch waits for them)",
@@ -33,7 +41,7 @@ public struct PushDispatchService {
 
     public static let variables: [EnvironmentVariable] = [
         .amqpURL, .databaseURL(role: "read-only: provider credentials and webhooks"), trustedCA, concurrency, prefetch, feedbackInterval,
-        retryDelays, webhookAttempts, .outboundAllow, .secretKeys, .secretKeysFile, .httpHost, .healthPort(default: 8083), .logLevel, .logFormat,
+        appConcurrency, bulkPrefetch, retryDelays, webhookAttempts, .outboundAllow, .secretKeys, .secretKeysFile, .httpHost, .healthPort(default: 8083), .logLevel, .logFormat,
     ]
 
     public init(environment: ServiceEnvironment) {
@@ -70,24 +78,32 @@ public struct PushDispatchService {
                 credentials: CredentialStore(platform: .wns, client: database, keyring: keyring, logger: logger)),
         ]
         let topology = providers.reduce(AMQPTopology.workQueue(QueueNames.pushFeedback).merging(WebhookDispatcher.topology)) { topology, provider in
-            topology.merging(.workQueue(QueueNames.pushQueue(provider.platform)))
-        }.merging(retryPolicy.topology).merging(.workQueue(QueueNames.pushVisualFallback))
+            PushLane.allCases.reduce(topology) { $0.merging(.workQueue(QueueNames.pushQueue(provider.platform, lane: $1))) }
+        }.merging(retryPolicy.topology).merging(.workQueue(QueueNames.pushVisualFallback)).merging(.workQueue(QueueNames.pushParked))
         let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
         let concurrency = try environment.integer(Self.concurrency)
-        let prefetch = try environment.integer(Self.prefetch)
+        let appConcurrency = try environment.integer(Self.appConcurrency)
+        let prefetch = (interactive: try environment.integer(Self.prefetch), bulk: try environment.integer(Self.bulkPrefetch))
         let feedbackInterval = Duration.milliseconds(try environment.integer(Self.feedbackInterval))
-        let consumers = providers.map { provider in
-            AMQPConsumer(
-                configuration: amqp, queue: QueueNames.pushQueue(provider.platform), topology: topology,
-                options: .init(prefetch: prefetch, maximumBatch: max(prefetch / 4, 1), concurrentBatches: 4),
-                deadLetterPublisher: publisher, logger: logger,
-                deferringHandler: PushDispatchHandler(
-                    provider: provider, publisher: publisher,
-                    reporter: OutcomeReporter(publisher: publisher, interval: feedbackInterval, maximumDeliveries: prefetch / 2, logger: logger),
-                    retryPolicy: retryPolicy, concurrency: concurrency,
-                    metrics: DispatchMetrics(provider: provider.platform), logger: logger,
-                    syncCheck: DeviceSyncCheck(client: database, logger: logger)
-                ).handle)
+        // Per provider, a consumer per lane sharing one in-flight budget (interactive first, an app's share each).
+        // Interactive batches are small: a batch is settled once all its jobs are answered or parked, so a big one
+        // holding one slow app's job would hold many other messages of the prefetch with it.
+        let consumers = providers.flatMap { provider in
+            let budget = InFlightBudget(capacity: concurrency, appShare: appConcurrency)
+            let metrics = DispatchMetrics(provider: provider.platform)
+            return PushLane.allCases.map { lane in
+                let lanePrefetch = lane == .interactive ? prefetch.interactive : prefetch.bulk
+                return AMQPConsumer(
+                    configuration: amqp, queue: QueueNames.pushQueue(provider.platform, lane: lane), topology: topology,
+                    options: .init(prefetch: lanePrefetch, maximumBatch: lane == .interactive ? 8 : max(lanePrefetch / 4, 1), concurrentBatches: 4),
+                    deadLetterPublisher: publisher, logger: logger,
+                    deferringHandler: PushDispatchHandler(
+                        provider: provider, lane: lane, budget: budget, publisher: publisher,
+                        reporter: OutcomeReporter(publisher: publisher, interval: feedbackInterval, maximumDeliveries: lanePrefetch / 2, logger: logger),
+                        retryPolicy: retryPolicy, metrics: metrics, logger: logger,
+                        syncCheck: DeviceSyncCheck(client: database, logger: logger)
+                    ).handle)
+            }
         }
         // Each app's events in a lane of their own (WebhookLanes), the apps at once: an app's failing or slow receiver
         // holds only its own events, which wait in webhooks.retry while it backs off.
@@ -100,7 +116,7 @@ public struct PushDispatchService {
             ).handle)
         // Each holds up to its prefetch of retries (and of visual fallbacks) until they are due (see RetryForwarder).
         let forwarder = RetryForwarder(publisher: publisher, logger: logger)
-        let retryConsumers = (retryPolicy.queueNames + [QueueNames.pushVisualFallback, WebhookDispatcher.retryQueue]).map { queue in
+        let retryConsumers = (retryPolicy.queueNames + [QueueNames.pushVisualFallback, QueueNames.pushParked, WebhookDispatcher.retryQueue]).map { queue in
             AMQPConsumer(
                 configuration: amqp, queue: queue, topology: topology, options: .init(prefetch: 2000, maximumBatch: 100),
                 deadLetterPublisher: publisher, logger: logger, deferringHandler: forwarder.handle)

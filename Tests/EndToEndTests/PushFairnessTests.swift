@@ -1,0 +1,112 @@
+import Foundation
+import NotifyModels
+import PostgresNIO
+import Testing
+
+extension EndToEndTests {
+    /// One app's big broadcast, or its slow provider, beside another app's one-to-one notification.
+    @Suite("pushes among apps")
+    struct PushFairnessTests {
+        private struct Batch: Encodable {
+            var notifications: [NotificationRequest]
+        }
+
+        @Test("a provider that answers one app late holds only that app's pushes, and none of them is lost", .timeLimit(.minutes(3)))
+        func slowProviderHoldsOnlyItsApp() async throws {
+            let slow = try await TestApp.create()
+            let slowUser = "slow-\(uniqueSuffix())"
+            let slowToken = try await slow.registerDevice(of: slowUser)
+            // Every push to the slow app's device is answered 6 s late.
+            try await ProviderSandbox.fault("apns", token: slowToken, delayMilliseconds: 6000, times: nil)
+            // 300 notifications in 60 requests: many push-job messages, more than an app's share of the pushes in flight.
+            var slowIds: Set<String> = []
+            for round in 0..<60 {
+                let answer = try await slow.publish(Batch(notifications: (0..<5).map { .alert(to: slowUser, title: "slow \(round).\($0)") }))
+                #expect(answer.status == 202, "\(answer.text)")
+                struct Accepted: Decodable {
+                    struct Result: Decodable { var id: String? }
+                    var results: [Result]
+                }
+                slowIds.formUnion(try answer.decode(Accepted.self).results.compactMap(\.id))
+            }
+            #expect(slowIds.count == 300)
+            // Its pushes are in flight (and waiting) now.
+            try await Task.sleep(for: .seconds(2))
+
+            let quiet = try await TestApp.create()
+            let quietUser = "quiet-\(uniqueSuffix())"
+            let quietToken = try await quiet.registerDevice(of: quietUser)
+            let published = ContinuousClock.now
+            let quietId = try await quiet.publishAccepted(.alert(to: quietUser))
+            let missing = try await Sandbox.missingNotifications([quietId], at: quietToken, timeout: .seconds(60))
+            let waited = ContinuousClock.now - published
+            #expect(missing.isEmpty, "the other app's notification was not pushed")
+            // Behind the slow app's pushes it would wait at least one of their 6 s answers.
+            #expect(waited < .seconds(4), "the other app's push waited \(waited) beside the slow app's")
+
+            // The slow app's pushes all arrive, those set aside while its share was taken included.
+            let slowMissing = try await Sandbox.missingNotifications(slowIds, at: slowToken, timeout: .seconds(120))
+            #expect(slowMissing.isEmpty, "\(slowMissing.count) of the slow app's 300 notifications were not pushed")
+        }
+
+        @Test("a one-to-one notification does not wait for another app's broadcast to a big audience", .timeLimit(.minutes(4)))
+        func broadcastDoesNotHoldOneToOne() async throws {
+            let broadcaster = try await TestApp.create()
+            let source = "crowd-\(uniqueSuffix())"
+            let defined = try await StackClient.send(
+                .POST, "\(Stack.ingestURL)/v1/apps/\(broadcaster.appId)/event-sources", bearer: broadcaster.apiKey,
+                json: StackClient.encode(EventSourceRequest(name: source, policy: .open)))
+            #expect(defined.status == 201, "\(defined.text)")
+            // 50,000 members straight into PostgreSQL; the one in the middle of the audience's order is watched.
+            let members = 50_000
+            let middle = try await Database.withClient { client in
+                try await client.query(
+                    """
+                    WITH added AS (
+                        INSERT INTO subscriptions (subscription_id, app_id, user_id, platform, push_token, expires_at, registered_at)
+                        SELECT gen_random_uuid(), \(broadcaster.appId), 'crowd-' || n, 'apns', encode(sha256(convert_to(\(source) || n, 'UTF8')), 'hex'),
+                               now() + interval '1 day', now()
+                        FROM generate_series(1, \(members)) AS n
+                        RETURNING subscription_id
+                    )
+                    INSERT INTO event_source_members (app_id, event_source, subscription_id)
+                    SELECT \(broadcaster.appId), \(source), subscription_id FROM added
+                    """, logger: testLogger)
+                let rows = try await client.query(
+                    """
+                    SELECT s.push_token FROM event_source_members m JOIN subscriptions s USING (subscription_id)
+                    WHERE m.app_id = \(broadcaster.appId) AND m.event_source = \(source) ORDER BY m.subscription_id OFFSET \(members / 2) LIMIT 1
+                    """, logger: testLogger)
+                for try await token in rows.decode(String.self) { return token }
+                throw TestFailure("the audience has no middle")
+            }
+            let quiet = try await TestApp.create()
+            let quietUser = "quiet-\(uniqueSuffix())"
+            let quietToken = try await quiet.registerDevice(of: quietUser)
+
+            _ = try await broadcaster.publishAccepted(
+                NotificationRequest(eventSource: source, payload: NotificationPayload(visualContent: VisualContent(title: "To all", body: "a crowd"))))
+            // The other app publishes once the broadcast's first pushes are out.
+            _ = try await Database.withClient { client in
+                try await Database.waitForInteger(
+                    "SELECT count(*) FROM delivery_records WHERE app_id = \(broadcaster.appId)", on: client, timeout: .seconds(60)) { $0 > 0 }
+            }
+            let quietId = try await quiet.publishAccepted(.alert(to: quietUser))
+            let quietPush = try #require(
+                try await Sandbox.waitForDeliveries(to: quietToken, timeout: .seconds(120)) { !$0.isEmpty }.first, "the other app's notification was not pushed")
+            #expect(quietPush.notificationId == quietId)
+            // Behind the broadcast it would be pushed after every member of it; in its own lane, before the middle one.
+            let middlePush = try #require(
+                try await Sandbox.waitForDeliveries(to: middle, timeout: .seconds(180)) { !$0.isEmpty }.first, "the broadcast's middle member got nothing")
+            let quietAt = try #require(quietPush.receivedAt.flatMap(Self.instant))
+            let middleAt = try #require(middlePush.receivedAt.flatMap(Self.instant))
+            #expect(quietAt < middleAt, "the other app's push (\(quietPush.receivedAt ?? "")) came after the broadcast's middle member's (\(middlePush.receivedAt ?? ""))")
+        }
+
+        private static func instant(_ text: String) -> Date? {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            return formatter.date(from: text) ?? ISO8601DateFormatter().date(from: text)
+        }
+    }
+}

@@ -5,8 +5,8 @@ import NotifyModels
 import NotifyRuntime
 import NotifyWire
 
-/// The broadcast lane: takes broadcast changes from `fanout.broadcasts` one at a time, streams each audience page by
-/// page and publishes its push jobs to the providers' bulk queues (`push.<provider>.bulk`), each page confirmed
+/// The broadcast lane: takes broadcast changes from `fanout.broadcasts` (several at once, each in a batch of its own),
+/// streams each audience page by page and publishes its push jobs to the providers' bulk queues (`push.<provider>.bulk`), each page confirmed
 /// before the next. Before each page it lets a waiting interactive batch go first (`FanoutLanes`).
 struct BroadcastFanoutHandler: Sendable {
     let broadcasts: BroadcastStreamer

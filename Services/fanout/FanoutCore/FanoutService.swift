@@ -63,9 +63,11 @@ public struct FanoutService {
             // Two batches, each at most half the prefetch: one is prepared while the other publishes.
             options: .init(prefetch: prefetch, maximumBatch: max(prefetch / 2, 1), concurrentBatches: 2, inOrder: true),
             deadLetterPublisher: publisher, logger: logger, orderedHandler: handler.handle)
-        // One broadcast at a time, in order; the next one is already at hand when it ends.
+        // Up to four broadcasts at once, each streaming its pages: one app's broadcast to millions does not hold another's
+        // until it ends. (Pushes are not ordered in any case: each carries its change's sequence, and the client syncs.)
         let broadcastConsumer = AMQPConsumer(
-            configuration: amqp, queue: QueueNames.fanoutBroadcasts, topology: topology, options: .init(prefetch: 2, maximumBatch: 1),
+            configuration: amqp, queue: QueueNames.fanoutBroadcasts, topology: topology,
+            options: .init(prefetch: 4, maximumBatch: 1, concurrentBatches: 4),
             deadLetterPublisher: publisher, logger: logger,
             handler: BroadcastFanoutHandler(
                 broadcasts: BroadcastStreamer(client: database, logger: logger), publisher: publisher, lanes: lanes, logger: logger

@@ -110,4 +110,17 @@ struct InFlightBudgetTests {
         for task in tasks { await task.value }
         #expect(order.lanes.withLock { $0 } == ["interactive", "interactive", "interactive", "bulk", "interactive", "interactive"])
     }
+
+    @Test("a handler waits for room while as many jobs as the limit wait for slots")
+    func roomToWaitHoldsBackNewBatches() async throws {
+        let budget = InFlightBudget(capacity: 1, appShare: 1, slowAfter: .seconds(60), maximumWaiting: 2)
+        let holding = try slots(await budget.acquire(appId: "a", lane: .interactive, wanted: 1))
+        let queued = await waiting(budget, "b", wanted: 2)
+        let admitted = Task { await budget.roomToWait(); return ContinuousClock.now }
+        try await Task.sleep(for: .milliseconds(100))
+        let released = ContinuousClock.now
+        budget.release(holding)
+        #expect(await admitted.value >= released, "a new batch was taken on while the limit's worth of jobs waited")
+        budget.release(try slots(await queued.value))
+    }
 }

@@ -13,6 +13,8 @@ import Synchronization
 /// - When slots free up, waiting interactive jobs are served first, but every `bulkEvery`-th grant goes to a waiting
 ///   bulk job, so a stream of one-to-one notifications slows a broadcast without stopping it. Within a lane the apps
 ///   take turns.
+/// - At most `maximumWaiting` jobs wait for slots: a handler asks for room (`roomToWait`) before it takes a batch on,
+///   so the consumers stop taking messages while the provider is behind (the broker holds them, not this process).
 final class InFlightBudget: Sendable {
     /// Slots taken at once for a run of one app's jobs; `release` gives them back.
     struct Lease: Sendable {
@@ -47,46 +49,73 @@ final class InFlightBudget: Sendable {
         var turns: [PushLane: [Holder]] = [:]
         var nextToken: UInt64 = 0
         var interactiveGrantsSinceBulk = 0
+        /// Jobs waiting for slots (the runs that waiters want), and the handlers waiting for room below the limit.
+        var waitingJobs = 0
+        var waitingForRoom: [CheckedContinuation<Void, Never>] = []
     }
 
     let capacity: Int
     let appShare: Int
     let slowAfter: Duration
     let bulkEvery: Int
+    let maximumWaiting: Int
     private let state = Mutex(State())
 
-    init(capacity: Int, appShare: Int, slowAfter: Duration = .seconds(1), bulkEvery: Int = 4) {
+    init(capacity: Int, appShare: Int, slowAfter: Duration = .seconds(1), bulkEvery: Int = 4, maximumWaiting: Int? = nil) {
         self.capacity = max(capacity, 1)
         self.appShare = min(max(appShare, 1), max(capacity, 1))
         self.slowAfter = slowAfter
         self.bulkEvery = max(bulkEvery, 1)
+        self.maximumWaiting = maximumWaiting ?? 8 * max(capacity, 1)
+    }
+
+    /// Returns once fewer than `maximumWaiting` jobs wait for slots.
+    func roomToWait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let hasRoom = state.withLock { state in
+                if state.waitingJobs < maximumWaiting { return true }
+                state.waitingForRoom.append(continuation)
+                return false
+            }
+            if hasRoom { continuation.resume() }
+        }
     }
 
     /// Slots for up to `wanted` of an app's jobs in a lane (at least one), once the rules above allow; or a park.
     func acquire(appId: String, lane: PushLane, wanted: Int) async -> Grant {
         let holder = Holder(appId: appId, lane: lane)
         return await withCheckedContinuation { continuation in
-            let grants = state.withLock { state -> [(CheckedContinuation<Grant, Never>, Grant)] in
-                if let park = parking(holder, in: state, now: .now) { return [(continuation, park)] }
+            let (grants, handlers) = state.withLock { state -> ([(CheckedContinuation<Grant, Never>, Grant)], [CheckedContinuation<Void, Never>]) in
+                if let park = parking(holder, in: state, now: .now) { return ([(continuation, park)], []) }
                 if state.waiting[holder] == nil { state.turns[lane, default: []].append(holder) }
                 state.waiting[holder, default: []].append(Waiter(wanted: max(wanted, 1), continuation: continuation))
-                return grantWaiting(&state)
+                state.waitingJobs += max(wanted, 1)
+                return (grantWaiting(&state), self.roomMade(&state))
             }
             for (waiter, grant) in grants { waiter.resume(returning: grant) }
+            for handler in handlers { handler.resume() }
         }
     }
 
     /// Gives a lease's slots back (its pushes were answered) and hands them to waiting jobs.
     func release(_ lease: Lease) {
-        let grants = state.withLock { state -> [(CheckedContinuation<Grant, Never>, Grant)] in
+        let (grants, handlers) = state.withLock { state -> ([(CheckedContinuation<Grant, Never>, Grant)], [CheckedContinuation<Void, Never>]) in
             state.inFlight -= lease.count
             state.held[lease.holder, default: 0] -= lease.count
             if state.held[lease.holder] == 0 { state.held[lease.holder] = nil }
             state.started[lease.holder]?[lease.token] = nil
             if state.started[lease.holder]?.isEmpty == true { state.started[lease.holder] = nil }
-            return grantWaiting(&state)
+            return (grantWaiting(&state), self.roomMade(&state))
         }
         for (waiter, grant) in grants { waiter.resume(returning: grant) }
+        for handler in handlers { handler.resume() }
+    }
+
+    /// The handlers waiting for room, once there is some.
+    private func roomMade(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        guard state.waitingJobs < maximumWaiting, !state.waitingForRoom.isEmpty else { return [] }
+        defer { state.waitingForRoom = [] }
+        return state.waitingForRoom
     }
 
     /// The park for a holder's jobs if it is slow: at its share, its oldest push in flight unanswered for `slowAfter`.
@@ -130,6 +159,7 @@ final class InFlightBudget: Sendable {
             guard var waiters = state.waiting[holder], !waiters.isEmpty else { continue }
             if let park = parking(holder, in: state, now: now) {
                 // Every waiting job of a slow app is parked at once.
+                state.waitingJobs -= waiters.reduce(0) { $0 + $1.wanted }
                 state.waiting[holder] = nil
                 state.turns[lane]?.remove(at: position)
                 return waiters.map { ($0.continuation, park) }
@@ -142,6 +172,8 @@ final class InFlightBudget: Sendable {
             guard allowed > 0 else { continue }
             let waiter = waiters.removeFirst()
             let count = min(waiter.wanted, allowed)
+            // The rest of the run asks again at once, as a new waiter.
+            state.waitingJobs -= waiter.wanted
             let token = state.nextToken
             state.nextToken &+= 1
             state.inFlight += count

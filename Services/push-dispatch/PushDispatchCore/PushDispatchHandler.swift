@@ -42,6 +42,8 @@ struct PushDispatchHandler: Sendable {
         if logger.logLevel <= .debug {
             for job in jobs { logger.debug("push received", metadata: ["notificationId": .id(job.notificationId), "pushId": .id(job.pushId)]) }
         }
+        // Taken on only while few enough jobs wait for the provider: otherwise the consumer stops taking messages.
+        await budget.roomToWait()
         return .settleAfter { [self, jobs, dispositions] in
             await dispatch(jobs, dispositions: dispositions, deliveries: deliveries.count)
         }

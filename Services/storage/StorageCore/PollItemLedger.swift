@@ -9,10 +9,10 @@ import PostgresNIO
 /// recorded the digest was (its `applied_commands` row may be purged; the ledger row stays while the source exists).
 ///
 /// A publish whose item is new or changed is applied (a changed one replaces the notification, pushed as an update)
-/// and its digest recorded, in the batch's transaction. A source's rows are deleted with it (the foreign key), so a
-/// source defined again under the same name publishes everything it serves anew; a row whose item is no longer served
-/// stays, so an item served again unchanged is not pushed again. A publish for a source deleted meanwhile is applied
-/// and records nothing.
+/// and its digest recorded, in the batch's transaction. A source's rows are deleted with it (the foreign key): they
+/// describe what that source served, and a source defined again under the same name starts an empty ledger. A row whose
+/// item is no longer served stays, so an item served again unchanged is not pushed again. A publish for a source
+/// deleted meanwhile is applied and records nothing.
 struct PollItemLedger {
     let connection: PostgresConnection
     let logger: Logger

@@ -26,6 +26,14 @@ struct PollFeed {
         guard answer.status == 204 else { throw TestFailure("PUT \(url) answered \(answer.status)") }
     }
 
+    /// Registers this feed as the app's poll source `name`, polled every `intervalSeconds`.
+    func register(as name: String, of app: TestApp, intervalSeconds: Int) async throws {
+        let registered = try await StackClient.send(
+            .PUT, "\(Stack.ingestURL)/v1/apps/\(app.appId)/poll-sources/\(name)", bearer: app.apiKey,
+            json: StackClient.encode(PollSourceRequest(url: url, intervalSeconds: intervalSeconds)))
+        guard registered.status == 201 else { throw TestFailure("PUT poll source answered \(registered.status): \(registered.text)") }
+    }
+
     func log() async throws -> Log {
         try await StackClient.send(.GET, "\(url)/log").decode(Log.self)
     }

@@ -31,9 +31,7 @@ extension EndToEndTests {
             try await Services.restoringAll { try await Services.control("restart", ["ingest"]) }
             _ = try await feed.awaitRequests(after: try await feed.log().requests, count: 3)
             try await Task.sleep(for: .seconds(1))
-            // Counted by push id: a push repeated on the wire (the same apns-id, as at-least-once delivery allows) is not a
-            // second publish.
-            #expect(Set(try await Sandbox.deliveries(to: phone).map { $0.headers["apns-id"] }).count == 2, "an item polled again is not published again")
+            #expect(try await Sandbox.distinctDeliveries(to: phone).count == 2, "an item polled again is not published again")
 
             // The back end fails twice, then serves a changed item and a new one: both arrive once it answers.
             try await feed.serve([PollFeed.item("a", to: user, title: "First, changed"), PollFeed.item("b", to: user, title: "Second"),
@@ -42,7 +40,7 @@ extension EndToEndTests {
             #expect(try await Sandbox.missingNotifications([third], at: phone, timeout: .seconds(40)).isEmpty, "the new item arrived after the failures")
             #expect(try await feed.log().failed == 2)
             try await Task.sleep(for: .seconds(2))
-            let pushes = Dictionary(try await Sandbox.deliveries(to: phone).map { ($0.headers["apns-id"], $0) }) { first, _ in first }.values
+            let pushes = try await Sandbox.distinctDeliveries(to: phone)
             #expect(pushes.count == 4, "a, b, then a's update and c: \(pushes.map { $0.payload["aps"]?["alert"]?["title"]?.stringValue ?? "-" })")
             #expect(pushes.contains { $0.payload["aps"]?["alert"]?["title"]?.stringValue == "First, changed" })
 
@@ -63,10 +61,7 @@ extension EndToEndTests {
             try await stuckFeed.serve([PollFeed.item("stuck", to: "someone", title: "Never read")], delaySeconds: 30)
             try await quietFeed.serve([PollFeed.item("quiet", to: "someone", title: "Read every second")])
             for (app, feed) in [(stuckApp, stuckFeed), (quietApp, quietFeed)] {
-                let registered = try await StackClient.send(
-                    .PUT, "\(Stack.ingestURL)/v1/apps/\(app.appId)/poll-sources/feed", bearer: app.apiKey,
-                    json: StackClient.encode(PollSourceRequest(url: feed.url, intervalSeconds: 1)))
-                #expect(registered.status == 201, "\(registered.text)")
+                try await feed.register(as: "feed", of: app, intervalSeconds: 1)
             }
             _ = try await stuckFeed.awaitRequests(after: 0)
             let before = try await quietFeed.log().requests

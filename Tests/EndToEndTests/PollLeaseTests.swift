@@ -13,14 +13,6 @@ extension EndToEndTests {
         /// The second ingest's port (the stack's ingest port + 17, clear of the other tests' and the sandbox's).
         private static let secondIngestPort = (Int(ProcessInfo.processInfo.environment["NOTIFY_INGEST_PORT"] ?? "") ?? 22080) + 17
 
-        /// Registers `feed` as the app's source `name`, polled every `intervalSeconds`, through `ingestURL`.
-        private static func register(_ feed: PollFeed, as name: String, of app: TestApp, intervalSeconds: Int, through ingestURL: String = Stack.ingestURL) async throws {
-            let registered = try await StackClient.send(
-                .PUT, "\(ingestURL)/v1/apps/\(app.appId)/poll-sources/\(name)", bearer: app.apiKey,
-                json: StackClient.encode(PollSourceRequest(url: feed.url, intervalSeconds: intervalSeconds)))
-            guard registered.status == 201 else { throw TestFailure("PUT poll source answered \(registered.status): \(registered.text)") }
-        }
-
         /// The process id of the ingest holding the lease of the app's source `name`, from its session's name
         /// (`notify-ingest poll leases, pid N`); nil while no session holds it.
         private static func leaseHolder(of app: TestApp, source name: String, on client: PostgresClient) async throws -> Int32? {
@@ -49,11 +41,6 @@ extension EndToEndTests {
             }
         }
 
-        /// The pushes a device received, one per push id (a push repeated on the wire is not a second publish).
-        private static func distinctPushes(to device: String) async throws -> [Delivery] {
-            Array(Dictionary(try await Sandbox.deliveries(to: device).map { ($0.headers["apns-id"], $0) }) { first, _ in first }.values)
-        }
-
         @Test("two ingest instances poll a source once per interval between them; a served item is pushed once, and not again when its command's record is gone; a changed item is pushed once, as an update",
               .timeLimit(.minutes(3)))
         func twoInstancesPollOnceAndPushOnce() async throws {
@@ -66,7 +53,7 @@ extension EndToEndTests {
             try await SecondIngest.running(port: Self.secondIngestPort, environment: [:]) { _ in
                 // Each instance looks at the leases at every reload (5 s): both count themselves by then.
                 try await Task.sleep(for: .seconds(6))
-                try await Self.register(feed, as: "feed", of: app, intervalSeconds: 2)
+                try await feed.register(as: "feed", of: app, intervalSeconds: 2)
                 let first = try await feed.awaitRequests(after: 0)
                 #expect(try await Sandbox.missingNotifications([notificationId.lowercasedString], at: phone).isEmpty, "the item was pushed")
 
@@ -74,7 +61,7 @@ extension EndToEndTests {
                 try await Task.sleep(for: .seconds(10))
                 let polled = try await feed.log().requests - first.requests
                 #expect(polled >= 3 && polled <= 7, "the source was polled \(polled) times in 10 s at a 2 s interval")
-                #expect(try await Self.distinctPushes(to: phone).count == 1, "an item polled again is not pushed again")
+                #expect(try await Sandbox.distinctDeliveries(to: phone).count == 1, "an item polled again is not pushed again")
 
                 // The item's idempotency record purged, as after its retention: still served, it is not pushed again.
                 try await Database.withClient { client in
@@ -90,18 +77,18 @@ extension EndToEndTests {
                 }
                 _ = try await feed.awaitRequests(after: try await feed.log().requests, count: 3)
                 try await Task.sleep(for: .seconds(1))
-                #expect(try await Self.distinctPushes(to: phone).count == 1, "an item served past its record's retention is not pushed again")
+                #expect(try await Sandbox.distinctDeliveries(to: phone).count == 1, "an item served past its record's retention is not pushed again")
 
                 // Changed, it is pushed once more, as an update, however often it is polled after.
                 try await feed.serve([PollFeed.item("a", to: user, title: "First, changed")])
                 let deadline = ContinuousClock.now + .seconds(20)
-                while try await Self.distinctPushes(to: phone).count < 2 {
+                while try await Sandbox.distinctDeliveries(to: phone).count < 2 {
                     guard ContinuousClock.now < deadline else { throw TestFailure("the changed item was not pushed within 20 s") }
                     try await Task.sleep(for: .milliseconds(200))
                 }
                 _ = try await feed.awaitRequests(after: try await feed.log().requests, count: 3)
                 try await Task.sleep(for: .seconds(1))
-                let pushes = try await Self.distinctPushes(to: phone)
+                let pushes = try await Sandbox.distinctDeliveries(to: phone)
                 #expect(pushes.count == 2, "the change is pushed once: \(pushes.map { $0.payload["aps"]?["alert"]?["title"]?.stringValue ?? "-" })")
                 #expect(pushes.contains { $0.payload["aps"]?["alert"]?["title"]?.stringValue == "First, changed" })
                 #expect(try await StackClient.send(.DELETE, "\(Stack.ingestURL)/v1/apps/\(app.appId)/poll-sources/feed", bearer: app.apiKey).status == 204)
@@ -121,7 +108,7 @@ extension EndToEndTests {
             try await Services.restoringAll {
                 try await SecondIngest.running(port: Self.secondIngestPort, environment: [:]) { second in
                     try await Task.sleep(for: .seconds(6))
-                    try await Self.register(feed, as: "feed", of: app, intervalSeconds: 1)
+                    try await feed.register(as: "feed", of: app, intervalSeconds: 1)
                     _ = try await feed.awaitRequests(after: 0)
                     try await Database.withClient { client in
                         let holder = try await Self.awaitLeaseHolder(of: app, source: "feed", on: client)

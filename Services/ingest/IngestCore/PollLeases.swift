@@ -31,6 +31,8 @@ final class PollLeases: Sendable {
         var connection: PostgresConnection?
         var held: Set<Int64> = []
         var connections = 0
+        /// When the session last answered a query.
+        var answeredAt: ContinuousClock.Instant?
     }
     private let session = Mutex(Session())
 
@@ -53,9 +55,12 @@ final class PollLeases: Sendable {
         session.withLock { $0.held.contains(key) }
     }
 
-    /// Whether this instance holds the lease of `key` and its session still answers: asked right before each poll.
+    /// Whether this instance holds the lease of `key` and its session still answers (it answered within the last
+    /// second, or answers now): asked right before each poll, so a session the server ended without the connection
+    /// noticing polls no more; many sources due at once cost one query a second, not one each.
     func confirm(_ key: Int64) async -> Bool {
         guard holds(key) else { return false }
+        if let answeredAt = session.withLock({ $0.answeredAt }), ContinuousClock.now - answeredAt < .seconds(1) { return true }
         do {
             try await onSession { connection in _ = try await connection.query("SELECT 1", logger: self.logger).collect() }
             return holds(key)
@@ -114,6 +119,7 @@ final class PollLeases: Sendable {
     func close() async {
         let connection = session.withLock { session in
             session.held = []
+            session.answeredAt = nil
             defer { session.connection = nil }
             return session.connection
         }
@@ -140,6 +146,7 @@ final class PollLeases: Sendable {
                 guard session.connection === connection else { return false }
                 session.connection = nil
                 session.held = []
+                session.answeredAt = nil
                 return true
             }
             if lost { logger.warning("poll leases: the session ended; every lease is lost and polling stops until they are taken again") }
@@ -153,7 +160,10 @@ final class PollLeases: Sendable {
         let timeout = timeout
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await body(connection) }
+                group.addTask {
+                    try await body(connection)
+                    self.session.withLock { $0.answeredAt = .now }
+                }
                 group.addTask {
                     try await Task.sleep(for: timeout)
                     throw SessionLost()

@@ -50,18 +50,30 @@ extension EndToEndTests {
             let feed = PollFeed()
             try await feed.serve([PollFeed.item("a", to: user, title: "First")])
             let notificationId = DeterministicID.notificationID(appId: app.appId, userId: user, appNotificationId: "a")
-            try await SecondIngest.running(port: Self.secondIngestPort, environment: [:]) { _ in
+            try await SecondIngest.running(port: Self.secondIngestPort, environment: [:]) { second in
+                // The storage commands both instances made of polled items.
+                func commandsOfPolls() async throws -> Double {
+                    try await Metrics.value("notify_poll_notifications_total", service: .ingest)
+                        + Metrics.value("notify_poll_notifications_total", service: .otherIngest(second.baseURL))
+                }
                 // Each instance looks at the leases at every reload (5 s): both count themselves by then.
                 try await Task.sleep(for: .seconds(6))
                 try await feed.register(as: "feed", of: app, intervalSeconds: 2)
-                let first = try await feed.awaitRequests(after: 0)
+                _ = try await feed.awaitRequests(after: 0)
                 #expect(try await Sandbox.missingNotifications([notificationId.lowercasedString], at: phone).isEmpty, "the item was pushed")
+                // A poll that read the ledger before storage recorded the item sent it again (applied once): the count is
+                // taken after a poll that began once the item was pushed.
+                _ = try await feed.awaitRequests(after: try await feed.log().requests)
+                try await Task.sleep(for: .milliseconds(500))
+                let commandsAfterFirstPoll = try await commandsOfPolls()
 
                 // One poll per interval between the two instances (each polling it would make about ten in 10 s).
+                let before = try await feed.log().requests
                 try await Task.sleep(for: .seconds(10))
-                let polled = try await feed.log().requests - first.requests
+                let polled = try await feed.log().requests - before
                 #expect(polled >= 3 && polled <= 7, "the source was polled \(polled) times in 10 s at a 2 s interval")
                 #expect(try await Sandbox.distinctDeliveries(to: phone).count == 1, "an item polled again is not pushed again")
+                #expect(try await commandsOfPolls() == commandsAfterFirstPoll, "an item served unchanged makes no storage command")
 
                 // The item's idempotency record purged, as after its retention: still served, it is not pushed again.
                 try await Database.withClient { client in
@@ -78,6 +90,7 @@ extension EndToEndTests {
                 _ = try await feed.awaitRequests(after: try await feed.log().requests, count: 3)
                 try await Task.sleep(for: .seconds(1))
                 #expect(try await Sandbox.distinctDeliveries(to: phone).count == 1, "an item served past its record's retention is not pushed again")
+                #expect(try await commandsOfPolls() == commandsAfterFirstPoll, "nor sent to storage again")
 
                 // Changed, it is pushed once more, as an update, however often it is polled after.
                 try await feed.serve([PollFeed.item("a", to: user, title: "First, changed")])

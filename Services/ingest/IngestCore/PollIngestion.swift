@@ -183,7 +183,15 @@ struct PollIngestion: Service {
         Self.polls.ok.increment()
         guard !items.isEmpty else { return true }
         do {
-            let ledger = try await servedBefore(by: source)
+            let ledger: [UUID: String]
+            do {
+                ledger = try await servedBefore(by: source)
+            } catch {
+                // Storage skips what its ledger holds: sending every item costs messages, not pushes.
+                logger.warning(
+                    "a poll source's ledger cannot be read; every item it served is sent", metadata: metadata.merging(["error": "\(error)"]) { $1 })
+                ledger = [:]
+            }
             let resolved = try await ResolvedTargets.resolve(items, appId: source.appId, in: targets)
             var commands: [StorageCommand] = []
             for item in items {

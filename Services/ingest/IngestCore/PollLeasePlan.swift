@@ -7,6 +7,8 @@
 /// until it reaches it. The shares add up to at least the number of sources, so every source finds a holder; an
 /// instance that joins takes what the others gave back above their new share; one that dies (or loses its database
 /// session) frees its leases and leaves the presence count, so the others' shares grow and they take its sources.
+/// The count is not `IngestInstanceCount`'s (the consumers of `notify.ingest`): an instance that consumes but cannot
+/// hold leases (its database session down) would be counted there, and the share it cannot take left unpolled.
 struct PollLeasePlan: Equatable {
     /// Leases to try (`pg_try_advisory_lock`): another session may take one first.
     var take: [Int64] = []

@@ -8,12 +8,18 @@ public struct StorageCommand: Codable, Sendable, Equatable {
     /// Storage announces this command on `appliedChannel` once it is applied, whatever its action: ingest asks for it
     /// to pace its publishes by storage's progress (`StoragePacing`). Not part of the JSON form of schema version 1.
     public var announceWhenApplied: Bool
+    /// Set on a publish made from an item a poll source served: storage records the item's digest in its ledger
+    /// (`poll_items`) and skips the publish when the ledger holds that digest already. Not part of the JSON form.
+    public var polledItem: PolledItem?
 
-    public init(commandId: UUID = .random(), issuedAt: Date = Date(), action: Action, announceWhenApplied: Bool = false) {
+    public init(
+        commandId: UUID = .random(), issuedAt: Date = Date(), action: Action, announceWhenApplied: Bool = false, polledItem: PolledItem? = nil
+    ) {
         self.commandId = commandId
         self.issuedAt = issuedAt
         self.action = action
         self.announceWhenApplied = announceWhenApplied
+        self.polledItem = polledItem
     }
 
     private enum CodingKeys: String, CodingKey {

@@ -36,6 +36,7 @@ extension StorageCommand {
         command.commandID = commandId.wireBytes
         command.issuedAtMicros = issuedAt.wireMicros
         command.announceApplied = announceWhenApplied
+        if let polledItem { command.polledItem = polledItem.wire }
         switch action {
         case .createApp(let app):
             command.createApp = app.wire
@@ -262,7 +263,21 @@ extension StorageCommand {
         }
         self.init(
             commandId: try UUID(wire: wire.commandID, "\(field()).command_id"), issuedAt: Date(wireMicros: wire.issuedAtMicros), action: action,
-            announceWhenApplied: wire.announceApplied)
+            announceWhenApplied: wire.announceApplied, polledItem: wire.hasPolledItem ? PolledItem(wire: wire.polledItem) : nil)
+    }
+}
+
+extension PolledItem {
+    var wire: WirePolledItem {
+        var item = WirePolledItem()
+        item.source = source
+        item.appNotificationID = appNotificationId
+        item.digest = digest
+        return item
+    }
+
+    init(wire: WirePolledItem) {
+        self.init(source: wire.source, appNotificationId: wire.appNotificationID, digest: wire.digest)
     }
 }
 

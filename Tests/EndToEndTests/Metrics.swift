@@ -4,6 +4,8 @@ import Foundation
 enum Metrics {
     enum Service {
         case ingest, storage, fanout, pushDispatch
+        /// An ingest a test runs beside the stack's (`SecondIngest`), at its base URL.
+        case otherIngest(String)
 
         var url: String {
             let environment = ProcessInfo.processInfo.environment
@@ -12,6 +14,7 @@ enum Metrics {
             case .storage: return "http://127.0.0.1:\(environment["NOTIFY_STORAGE_HEALTH_PORT"] ?? "21081")"
             case .fanout: return "http://127.0.0.1:\(environment["NOTIFY_FANOUT_HEALTH_PORT"] ?? "21082")"
             case .pushDispatch: return "http://127.0.0.1:\(environment["NOTIFY_DISPATCH_HEALTH_PORT"] ?? "21083")"
+            case .otherIngest(let baseURL): return baseURL
             }
         }
     }

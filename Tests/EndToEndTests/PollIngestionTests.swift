@@ -5,54 +5,14 @@ import Testing
 extension EndToEndTests {
     @Suite("polling a back end for notifications")
     struct PollIngestionTests {
-        /// A feed the provider sandbox serves at `url`: what the service polls.
-        private struct Feed {
-            let name = "feed-\(uniqueSuffix())"
-            var url: String { "\(Stack.sandboxURL)/feeds/\(name)" }
-
-            struct Log: Decodable {
-                var requests: Int
-                var failed: Int
-                var lastAuthorization: String?
-            }
-
-            /// Serves `notifications` as `{"notifications": [...]}` from now on; the next `failing` requests are answered 503;
-            /// each answer comes after `delaySeconds`.
-            func serve(_ notifications: [NotificationRequest], failing: Int = 0, delaySeconds: Int = 0) async throws {
-                struct Document: Encodable { var notifications: [NotificationRequest] }
-                let answer = try await StackClient.send(
-                    .PUT, "\(url)?fail=\(failing)&delay=\(delaySeconds)", json: StackClient.encode(Document(notifications: notifications)))
-                guard answer.status == 204 else { throw TestFailure("PUT \(url) answered \(answer.status)") }
-            }
-
-            func log() async throws -> Log {
-                try await StackClient.send(.GET, "\(url)/log").decode(Log.self)
-            }
-
-            /// Waits until the service asked `count` more times than `after`.
-            func awaitRequests(after: Int, count: Int = 1, timeout: Duration = .seconds(30)) async throws -> Log {
-                let deadline = ContinuousClock.now + timeout
-                while true {
-                    let log = try await log()
-                    if log.requests >= after + count { return log }
-                    guard ContinuousClock.now < deadline else { throw TestFailure("the feed was asked \(log.requests - after) times within \(timeout)") }
-                    try await Task.sleep(for: .milliseconds(200))
-                }
-            }
-        }
-
-        private static func item(_ id: String, to user: String, title: String) -> NotificationRequest {
-            NotificationRequest(userId: user, appNotificationId: id, payload: NotificationPayload(visualContent: VisualContent(title: title)))
-        }
-
         @Test("the service polls a registered back end, publishes each item once however often it polls (a restart included), backs off while it fails, and publishes a changed item as an update",
               .timeLimit(.minutes(3)))
         func pollsPublishesOnceAndBacksOff() async throws {
             let app = try await TestApp.create()
             let user = "user-\(uniqueSuffix())"
             let phone = try await app.registerDevice(of: user)
-            let feed = Feed()
-            try await feed.serve([Self.item("a", to: user, title: "First"), Self.item("b", to: user, title: "Second")])
+            let feed = PollFeed()
+            try await feed.serve([PollFeed.item("a", to: user, title: "First"), PollFeed.item("b", to: user, title: "Second")])
 
             let registered = try await StackClient.send(
                 .PUT, "\(Stack.ingestURL)/v1/apps/\(app.appId)/poll-sources/legacy", bearer: app.apiKey,
@@ -71,18 +31,16 @@ extension EndToEndTests {
             try await Services.restoringAll { try await Services.control("restart", ["ingest"]) }
             _ = try await feed.awaitRequests(after: try await feed.log().requests, count: 3)
             try await Task.sleep(for: .seconds(1))
-            // Counted by push id: a push repeated on the wire (the same apns-id, as at-least-once delivery allows) is not a
-            // second publish.
-            #expect(Set(try await Sandbox.deliveries(to: phone).map { $0.headers["apns-id"] }).count == 2, "an item polled again is not published again")
+            #expect(try await Sandbox.distinctDeliveries(to: phone).count == 2, "an item polled again is not published again")
 
             // The back end fails twice, then serves a changed item and a new one: both arrive once it answers.
-            try await feed.serve([Self.item("a", to: user, title: "First, changed"), Self.item("b", to: user, title: "Second"),
-                                  Self.item("c", to: user, title: "Third")], failing: 2)
+            try await feed.serve([PollFeed.item("a", to: user, title: "First, changed"), PollFeed.item("b", to: user, title: "Second"),
+                                  PollFeed.item("c", to: user, title: "Third")], failing: 2)
             let third = DeterministicID.notificationID(appId: app.appId, userId: user, appNotificationId: "c").lowercasedString
             #expect(try await Sandbox.missingNotifications([third], at: phone, timeout: .seconds(40)).isEmpty, "the new item arrived after the failures")
             #expect(try await feed.log().failed == 2)
             try await Task.sleep(for: .seconds(2))
-            let pushes = Dictionary(try await Sandbox.deliveries(to: phone).map { ($0.headers["apns-id"], $0) }) { first, _ in first }.values
+            let pushes = try await Sandbox.distinctDeliveries(to: phone)
             #expect(pushes.count == 4, "a, b, then a's update and c: \(pushes.map { $0.payload["aps"]?["alert"]?["title"]?.stringValue ?? "-" })")
             #expect(pushes.contains { $0.payload["aps"]?["alert"]?["title"]?.stringValue == "First, changed" })
 
@@ -98,15 +56,12 @@ extension EndToEndTests {
               .timeLimit(.minutes(2)))
         func hangingBackEndHoldsOnlyItself() async throws {
             let (stuckApp, quietApp) = (try await TestApp.create(), try await TestApp.create())
-            let (stuckFeed, quietFeed) = (Feed(), Feed())
+            let (stuckFeed, quietFeed) = (PollFeed(), PollFeed())
             // Each request to it hangs 30 s: every poll of it times out after 10 s.
-            try await stuckFeed.serve([Self.item("stuck", to: "someone", title: "Never read")], delaySeconds: 30)
-            try await quietFeed.serve([Self.item("quiet", to: "someone", title: "Read every second")])
+            try await stuckFeed.serve([PollFeed.item("stuck", to: "someone", title: "Never read")], delaySeconds: 30)
+            try await quietFeed.serve([PollFeed.item("quiet", to: "someone", title: "Read every second")])
             for (app, feed) in [(stuckApp, stuckFeed), (quietApp, quietFeed)] {
-                let registered = try await StackClient.send(
-                    .PUT, "\(Stack.ingestURL)/v1/apps/\(app.appId)/poll-sources/feed", bearer: app.apiKey,
-                    json: StackClient.encode(PollSourceRequest(url: feed.url, intervalSeconds: 1)))
-                #expect(registered.status == 201, "\(registered.text)")
+                try await feed.register(as: "feed", of: app, intervalSeconds: 1)
             }
             _ = try await stuckFeed.awaitRequests(after: 0)
             let before = try await quietFeed.log().requests

@@ -50,6 +50,13 @@ enum Sandbox {
         return try answer.decode(Page.self).deliveries
     }
 
+    /// The device's deliveries, one per push id (the first of each): a push repeated on the wire (the same apns-id, as
+    /// at-least-once delivery allows) is not a second publish.
+    static func distinctDeliveries(to deviceToken: String) async throws -> [Delivery] {
+        var seen = Set<String?>()
+        return try await deliveries(to: deviceToken).filter { seen.insert($0.headers["apns-id"]).inserted }
+    }
+
     /// Polls the device's deliveries every 75 ms until `done` holds or the timeout passes; returns the last ones seen.
     static func waitForDeliveries(
         to deviceToken: String, timeout: Duration = .seconds(20), until done: ([Delivery]) -> Bool

@@ -21,6 +21,16 @@ import Testing
         #expect(read == [command])
     }
 
+    @Test("a polled publish's origin (source, appNotificationId, digest) travels in the wire form; others carry none")
+    func polledItemRoundTrips() throws {
+        let plain = WireFixtures.commands.first { if case .publishNotification = $0.action { true } else { false } }!
+        var polled = plain
+        polled.polledItem = PolledItem(source: "feed", appNotificationId: "a-1", digest: "00ff")
+        let read = try StorageCommandBatch(wireBytes: StorageCommandBatch(commands: [plain, polled]).wireBytes()).commands
+        #expect(read == [plain, polled])
+        #expect(read[0].polledItem == nil)
+    }
+
     @Test func changeEventsRoundTrip() throws {
         let batch = ChangeEventBatch(events: WireFixtures.events)
         #expect(try ChangeEventBatch(wireBytes: batch.wireBytes()).events == batch.events)

@@ -68,7 +68,8 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         ).handle)
     let polling = PollIngestion(
         database: database, intake: dependencies.intake, targets: dependencies.contract.targets, sender: sender,
-        keyring: configuration.secretKeys, http: OutboundHTTPClient(policy: configuration.outboundPolicy, readTimeout: .seconds(10)), logger: logger)
+        keyring: configuration.secretKeys, http: OutboundHTTPClient(policy: configuration.outboundPolicy, readTimeout: .seconds(10)),
+        leases: PollLeases(configuration: try DatabaseURL.connectionConfiguration(configuration.databaseURL), logger: logger), logger: logger)
     // One connection reads the queues: how many ingest instances consume notify.ingest (each takes its share of the
     // apps' rate limits), and the pipeline's depths when a limit is set.
     let queueReader = AMQPQueueDepths(configuration: configuration.amqp, logger: logger)

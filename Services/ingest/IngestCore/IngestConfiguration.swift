@@ -89,13 +89,13 @@ public struct IngestConfiguration: Sendable {
         "NOTIFY_MAX_CONNECTIONS", "open HTTP connections this instance serves at once (keep it under the open-file limit); more wait to be accepted", default: "4096")
 
     public static let variables: [EnvironmentVariable] = [
-        .amqpURL, .databaseURL(role: "read-only"), replicaDatabaseURL, adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, confirmTimeout, appRequestsPerSecond, appNotificationsPerSecond, .logLevel, .logFormat,
+        .amqpURL, .databaseURL(role: "read-only role, the primary: poll leases are advisory locks taken there"), replicaDatabaseURL, adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, confirmTimeout, appRequestsPerSecond, appNotificationsPerSecond, .logLevel, .logFormat,
         .secretKeys, .secretKeysFile, keyRotationOverlap, maximumQueueDepth, storageLag, maximumStreamsPerUser, maximumConnections, liveUnbind, .outboundAllow, publicBrokerAddress, brokerUserOverlap,
     ]
 
     public init(environment: ServiceEnvironment) throws(ConfigurationError) {
         amqp = try environment.amqpConfiguration()
-        databaseURL = try environment.require(.databaseURL(role: "read-only"))
+        databaseURL = try environment.require(.databaseURL(role: "read-only role, the primary: poll leases are advisory locks taken there"))
         replicaDatabaseURL = environment.string(Self.replicaDatabaseURL)
         adminToken = try environment.require(Self.adminToken)
         httpHost = try environment.require(.httpHost)

@@ -1270,9 +1270,10 @@ paths:
       summary: 'Define or change a back end the service polls for `{"notifications": [...]}`.'
       description: |
         Every `intervalSeconds` the service GETs `url` (with `authorization` as the Authorization header) and publishes
-        each item of the answer, in the publish format, each with its `appNotificationId`: an item polled again is
-        published once, a changed one replaces it. A failing back end is asked again after twice the wait each time
-        (at most an hour).
+        each item of the answer, in the publish format, each with its `appNotificationId`: an item is published once,
+        however long it stays served (or leaves and comes back unchanged), and a changed one replaces it (pushed as an
+        update). One ingest instance at a time polls a source. A failing back end is asked again after twice the wait
+        each time (at most an hour). Changing a source keeps the record of what it served; deleting it deletes that.
       tags: [App server]
       security:
         - apiKey: []
@@ -1320,6 +1321,7 @@ paths:
     delete:
       operationId: deletePollSource
       summary: Stop polling a back end.
+      description: The record of the items it served is deleted with it.
       tags: [App server]
       security:
         - apiKey: []

@@ -13,11 +13,15 @@ import Synchronization
 
 /// Polls the back ends apps registered (`poll_sources`) and publishes what they answer through the normal intake.
 ///
-/// Every `intervalSeconds` a source is fetched (GET, its Authorization header, 10 s, at most 1 MiB); the answer is
-/// `{"notifications": [...]}` in the publish format, and each item must carry an `appNotificationId`. An item's
-/// command id derives from the source, its appNotificationId and a digest of its JSON, so polling the same item
-/// again, by this instance after a restart or by another instance, is applied once and pushed once; a changed item
-/// replaces the notification (pushed as an update). A failing back end (a non-200 answer, no answer, a body that is not
+/// One ingest instance at a time polls a source: the one holding its lease (`PollLeases`, looked at again at every
+/// reload of the sources). Every `intervalSeconds` a source is fetched (GET, its Authorization header, 10 s, at most
+/// 1 MiB); the answer is `{"notifications": [...]}` in the publish format, and each item must carry an
+/// `appNotificationId`. Only new and changed items become storage commands: the source's ledger (`poll_items`, which
+/// storage keeps) is read once per poll, and an item whose digest it holds for its notification is left out. Each
+/// command says which item it was made from (`PolledItem`), so storage too skips one the ledger holds (when this read
+/// came before storage applied the last poll's), whatever became of its idempotency record; a changed item replaces
+/// the notification (pushed as an update). An item's command id derives from the source, its appNotificationId and its
+/// digest, so a command sent twice is applied once. A failing back end (a non-200 answer, no answer, a body that is not
 /// such a document) is asked again after twice the wait each time, at most an hour. Each source keeps its own schedule,
 /// polled in a task of its own, so a back end that hangs holds only its own source.
 struct PollIngestion: Service {
@@ -29,8 +33,10 @@ struct PollIngestion: Service {
     let keyring: SecretKeyring
     /// Fetches through the outbound address policy, redirects not followed: a poll source's URL is a tenant's.
     let http: OutboundHTTPClient
+    /// Which sources this instance polls.
+    let leases: PollLeases
     let logger: Logger
-    /// How often the list of sources is read again.
+    /// How often the list of sources is read again (and the leases looked at).
     var reloadInterval: Duration = .seconds(5)
     /// The shortest pause between two turns (a source due now waits this long when the last turn polled others).
     var minimumPause: Duration = .milliseconds(10)
@@ -38,6 +44,8 @@ struct PollIngestion: Service {
     private struct SourceKey: Hashable {
         var appId: String
         var name: String
+
+        var lease: Int64 { PollLeaseKeys.source(appId: appId, name: name) }
     }
 
     private struct Schedule {
@@ -71,16 +79,23 @@ struct PollIngestion: Service {
                     do {
                         sources = try await load()
                         nextReload = now + reloadInterval
+                        await leases.rebalance(sources.map { SourceKey(appId: $0.appId, name: $0.name).lease })
                     } catch {
                         logger.debug("could not read the poll sources; will try again", metadata: ["error": "\(error)"])
                         nextReload = now + min(reloadInterval, .seconds(1))
                     }
                 }
                 let known = turns.schedules.withLock { $0 }
-                for source in sources {
+                let leased = sources.filter { leases.holds(SourceKey(appId: $0.appId, name: $0.name).lease) }
+                for source in leased {
                     let key = SourceKey(appId: source.appId, name: source.name)
                     guard known[key].map({ $0.next <= now }) ?? true, turns.inFlight.withLock({ $0.insert(key).inserted }) else { continue }
                     group.addTask {
+                        // The lease's session answers right before the poll; a lost lease ends this turn unpolled.
+                        guard await leases.confirm(key.lease) else {
+                            turns.inFlight.withLock { _ = $0.remove(key) }
+                            return
+                        }
                         let answered = await poll(source)
                         turns.schedules.withLock { schedules in
                             let failures = answered ? 0 : (schedules[key]?.failures ?? 0) + 1
@@ -97,7 +112,7 @@ struct PollIngestion: Service {
                 var next = nextReload
                 let current = turns.schedules.withLock { $0 }
                 let busy = turns.inFlight.withLock { $0 }
-                for source in sources {
+                for source in leased {
                     let key = SourceKey(appId: source.appId, name: source.name)
                     if !busy.contains(key), let due = current[key]?.next, due < next { next = due }
                 }
@@ -105,6 +120,7 @@ struct PollIngestion: Service {
             }
             // Shutting down: the group waits for the polls under way, each within its timeout.
         }
+        await leases.close()
         await http.shutdown()
     }
 
@@ -167,15 +183,34 @@ struct PollIngestion: Service {
         Self.polls.ok.increment()
         guard !items.isEmpty else { return true }
         do {
+            let ledger: [UUID: String]
+            do {
+                ledger = try await servedBefore(by: source)
+            } catch {
+                // Storage skips what its ledger holds: sending every item costs messages, not pushes.
+                logger.warning(
+                    "a poll source's ledger cannot be read; every item it served is sent", metadata: metadata.merging(["error": "\(error)"]) { $1 })
+                ledger = [:]
+            }
             let resolved = try await ResolvedTargets.resolve(items, appId: source.appId, in: targets)
             var commands: [StorageCommand] = []
             for item in items {
-                let outcome = intake.accept([.success(item)], form: .single, appId: source.appId, idempotencyKey: Self.key(item, of: source), targets: resolved)
+                let digest = Self.digest(item)
+                let outcome = intake.accept(
+                    [.success(item)], form: .single, appId: source.appId, idempotencyKey: Self.key(item, digest: digest, of: source), targets: resolved)
                 if let error = outcome.results.first?.error {
                     logger.warning("a polled notification was refused", metadata: metadata.merging(["error": "\(error.message)"]) { $1 })
                 }
-                commands += outcome.commands
+                // Served before as it is now: its notification is made already.
+                if let notificationId = outcome.results.first?.id, ledger[notificationId] == digest { continue }
+                let polled = PolledItem(source: source.name, appNotificationId: item.appNotificationId ?? "", digest: digest)
+                commands += outcome.commands.map { command in
+                    var command = command
+                    command.polledItem = polled
+                    return command
+                }
             }
+            guard !commands.isEmpty else { return true }
             try await sender.send(commands)
             Self.published.increment(by: Int64(commands.count))
         } catch {
@@ -185,12 +220,26 @@ struct PollIngestion: Service {
         return true
     }
 
-    /// The item's idempotency key: the source, its appNotificationId and a digest of its JSON (keys sorted).
-    static func key(_ item: NotificationRequest, of source: PollSourceRecord) -> String {
+    /// The digest of each notification the source's items were made into, as storage's ledger holds it (read on the
+    /// primary: storage writes it).
+    private func servedBefore(by source: PollSourceRecord) async throws -> [UUID: String] {
+        var ledger: [UUID: String] = [:]
+        let rows = try await database.query(
+            "SELECT notification_id, digest FROM poll_items WHERE app_id = \(source.appId) AND source = \(source.name)", logger: logger)
+        for try await (notificationId, digest) in rows.decode((UUID, String).self) { ledger[notificationId] = digest }
+        return ledger
+    }
+
+    /// A digest of the item's JSON (keys sorted): lowercase hex of SHA-256's first 16 bytes.
+    static func digest(_ item: NotificationRequest) -> String {
         let encoder = WireCoding.makeEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let json = (try? encoder.encode(item)) ?? Data()
-        let digest = SHA256.hash(data: json).prefix(16).map { String(format: "%02x", $0) }.joined()
-        return "poll:\(source.name):\(item.appNotificationId ?? ""):\(digest)"
+        return SHA256.hash(data: json).prefix(16).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// The item's idempotency key: the source, its appNotificationId and its digest.
+    static func key(_ item: NotificationRequest, digest: String, of source: PollSourceRecord) -> String {
+        "poll:\(source.name):\(item.appNotificationId ?? ""):\(digest)"
     }
 }

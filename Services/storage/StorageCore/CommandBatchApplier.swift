@@ -22,6 +22,9 @@ import PostgresNIO
 /// If another transaction records one of the same commands at the same time, the second attempt rolls
 /// back with `ConcurrentApplication` and is retried.
 ///
+/// A publish made from a polled item is applied only when the item is new or changed (`PollItemLedger`), whatever
+/// became of its command's record: the record is purged after a while, the ledger is kept while the source exists.
+///
 /// The transaction runs on its connection's event loop (`withTransactionOnEventLoop`): each reply resumes the batch's
 /// code on the thread that read it.
 struct CommandBatchApplier: Sendable {
@@ -69,6 +72,9 @@ struct CommandBatchApplier: Sendable {
         _ commands: [StorageCommand], earlier: [UUID: Data]?, clearing: [UUID], on connection: PostgresConnection
     ) async throws -> [(commandId: UUID, events: Data)] {
         let fresh = commands.filter { earlier?[$0.commandId] == nil }
+        // Polled publishes repeating what their source served before are recorded as applied, with no effect.
+        let repeated = try await PollItemLedger(connection: connection, logger: logger)
+            .record(PollItemLedger.entries(of: commands) { earlier?[$0] != nil })
         let writer = NotificationChangeWriter(connection: connection, logger: logger)
         var produced: [NotificationChangeWriter.Produced] = []
         var segment: [(commandId: UUID, effect: NotificationChangeWriter.Effect)] = []
@@ -78,7 +84,7 @@ struct CommandBatchApplier: Sendable {
             segment = []
             touched = []
         }
-        for command in fresh {
+        for command in fresh where !repeated.contains(command.commandId) {
             let effect: NotificationChangeWriter.Effect
             switch command.action {
             case .publishNotification(let notification):

@@ -605,6 +605,23 @@ struct Migrations {
             "ALTER TABLE app_broker_users DROP CONSTRAINT app_broker_users_app_id_fkey",
             "CREATE INDEX app_broker_users_pending ON app_broker_users (created_at) WHERE provisioned_at IS NULL",
         ]),
+        // The ledger of what poll sources served: the digest of the item each polled notification was last made from.
+        // Storage skips a polled publish whose digest the ledger holds (however long ago its command was applied) and
+        // ingest reads it to send only new or changed items. Rows go with their source (and so with the app).
+        (32, [
+            """
+            CREATE TABLE poll_items (
+                app_id text NOT NULL,
+                source text NOT NULL,
+                notification_id uuid NOT NULL,
+                app_notification_id text NOT NULL,
+                digest text NOT NULL,
+                updated_at timestamptz NOT NULL,
+                PRIMARY KEY (app_id, source, notification_id),
+                FOREIGN KEY (app_id, source) REFERENCES poll_sources (app_id, name) ON DELETE CASCADE
+            )
+            """,
+        ]),
     ]
 
     /// Code run before a step's statements, for what SQL alone cannot do.

@@ -1,4 +1,4 @@
 // Written by regenerate.sh: the SHA-256 of Protos/*.proto (concatenated in name order) this code was generated from.
 enum WireSchemaDigest {
-    static let protos = "5e5ef83e775fbedf767ec7c77b52e4f101e3343011d3fd97f799c7d9e394c3d8"
+    static let protos = "14cedbcfc1ce566dc5e71475a3883e3c5b3ae9dfa66c069142496cf65a600d6c"
 }

@@ -43,266 +43,289 @@ nonisolated struct WireStorageCommandBatch: Sendable {
   init() {}
 }
 
-nonisolated struct WireStorageCommand: Sendable {
+nonisolated struct WireStorageCommand: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// 16 bytes.
-  var commandID: Data = Data()
+  var commandID: Data {
+    get {_storage._commandID}
+    set {_uniqueStorage()._commandID = newValue}
+  }
 
-  var issuedAtMicros: Int64 = 0
+  var issuedAtMicros: Int64 {
+    get {_storage._issuedAtMicros}
+    set {_uniqueStorage()._issuedAtMicros = newValue}
+  }
 
   /// Storage announces this command on PostgreSQL's notify_applied channel once it is applied, whatever its action
   /// (ingest paces its publishes by these while it is busy). Absent: only the actions whose senders wait for them.
-  var announceApplied: Bool = false
+  var announceApplied: Bool {
+    get {_storage._announceApplied}
+    set {_uniqueStorage()._announceApplied = newValue}
+  }
 
-  var action: WireStorageCommand.OneOf_Action? = nil
+  /// Set on a publish made from an item a poll source served: storage skips it when its ledger (poll_items) holds
+  /// the same digest for the notification, and records the digest otherwise.
+  var polledItem: WirePolledItem {
+    get {_storage._polledItem ?? WirePolledItem()}
+    set {_uniqueStorage()._polledItem = newValue}
+  }
+  /// Returns true if `polledItem` has been explicitly set.
+  var hasPolledItem: Bool {_storage._polledItem != nil}
+  /// Clears the value of `polledItem`. Subsequent reads from it will return its default value.
+  mutating func clearPolledItem() {_uniqueStorage()._polledItem = nil}
+
+  var action: OneOf_Action? {
+    get {return _storage._action}
+    set {_uniqueStorage()._action = newValue}
+  }
 
   var createApp: WireAppRecord {
     get {
-      if case .createApp(let v)? = action {return v}
+      if case .createApp(let v)? = _storage._action {return v}
       return WireAppRecord()
     }
-    set {action = .createApp(newValue)}
+    set {_uniqueStorage()._action = .createApp(newValue)}
   }
 
   var setProviderCredentials: WireSetProviderCredentials {
     get {
-      if case .setProviderCredentials(let v)? = action {return v}
+      if case .setProviderCredentials(let v)? = _storage._action {return v}
       return WireSetProviderCredentials()
     }
-    set {action = .setProviderCredentials(newValue)}
+    set {_uniqueStorage()._action = .setProviderCredentials(newValue)}
   }
 
   var registerSubscription: WireDeviceSubscription {
     get {
-      if case .registerSubscription(let v)? = action {return v}
+      if case .registerSubscription(let v)? = _storage._action {return v}
       return WireDeviceSubscription()
     }
-    set {action = .registerSubscription(newValue)}
+    set {_uniqueStorage()._action = .registerSubscription(newValue)}
   }
 
   var unregisterSubscription: WireUnregisterSubscription {
     get {
-      if case .unregisterSubscription(let v)? = action {return v}
+      if case .unregisterSubscription(let v)? = _storage._action {return v}
       return WireUnregisterSubscription()
     }
-    set {action = .unregisterSubscription(newValue)}
+    set {_uniqueStorage()._action = .unregisterSubscription(newValue)}
   }
 
   var publishNotification: WirePublishedNotification {
     get {
-      if case .publishNotification(let v)? = action {return v}
+      if case .publishNotification(let v)? = _storage._action {return v}
       return WirePublishedNotification()
     }
-    set {action = .publishNotification(newValue)}
+    set {_uniqueStorage()._action = .publishNotification(newValue)}
   }
 
   var publishBroadcast: WirePublishedBroadcast {
     get {
-      if case .publishBroadcast(let v)? = action {return v}
+      if case .publishBroadcast(let v)? = _storage._action {return v}
       return WirePublishedBroadcast()
     }
-    set {action = .publishBroadcast(newValue)}
+    set {_uniqueStorage()._action = .publishBroadcast(newValue)}
   }
 
   var changeNotificationState: WireNotificationStateChange {
     get {
-      if case .changeNotificationState(let v)? = action {return v}
+      if case .changeNotificationState(let v)? = _storage._action {return v}
       return WireNotificationStateChange()
     }
-    set {action = .changeNotificationState(newValue)}
+    set {_uniqueStorage()._action = .changeNotificationState(newValue)}
   }
 
   /// Expires every active notification whose expiration passed by this time (storage's sweeper).
   var expireDueNotificationsMicros: Int64 {
     get {
-      if case .expireDueNotificationsMicros(let v)? = action {return v}
+      if case .expireDueNotificationsMicros(let v)? = _storage._action {return v}
       return 0
     }
-    set {action = .expireDueNotificationsMicros(newValue)}
+    set {_uniqueStorage()._action = .expireDueNotificationsMicros(newValue)}
   }
 
   /// Forgets tombstones and changes older than this time (storage's sweeper).
   var purgeTombstonesMicros: Int64 {
     get {
-      if case .purgeTombstonesMicros(let v)? = action {return v}
+      if case .purgeTombstonesMicros(let v)? = _storage._action {return v}
       return 0
     }
-    set {action = .purgeTombstonesMicros(newValue)}
+    set {_uniqueStorage()._action = .purgeTombstonesMicros(newValue)}
   }
 
   /// Records one of an app's broker users: a new one (with its password's hash), which storage creates in RabbitMQ,
   /// or one now retiring, which storage deletes from RabbitMQ once its overlap ended.
   var putBrokerUser: WireBrokerUser {
     get {
-      if case .putBrokerUser(let v)? = action {return v}
+      if case .putBrokerUser(let v)? = _storage._action {return v}
       return WireBrokerUser()
     }
-    set {action = .putBrokerUser(newValue)}
+    set {_uniqueStorage()._action = .putBrokerUser(newValue)}
   }
 
   /// Deletes an app (by id) and everything stored for it.
   var deleteApp: String {
     get {
-      if case .deleteApp(let v)? = action {return v}
+      if case .deleteApp(let v)? = _storage._action {return v}
       return String()
     }
-    set {action = .deleteApp(newValue)}
+    set {_uniqueStorage()._action = .deleteApp(newValue)}
   }
 
   /// Defines an event source, or changes its policy and description.
   var putEventSource: WireEventSource {
     get {
-      if case .putEventSource(let v)? = action {return v}
+      if case .putEventSource(let v)? = _storage._action {return v}
       return WireEventSource()
     }
-    set {action = .putEventSource(newValue)}
+    set {_uniqueStorage()._action = .putEventSource(newValue)}
   }
 
   /// Deletes an event source and its memberships.
   var deleteEventSource: WireEventSourceName {
     get {
-      if case .deleteEventSource(let v)? = action {return v}
+      if case .deleteEventSource(let v)? = _storage._action {return v}
       return WireEventSourceName()
     }
-    set {action = .deleteEventSource(newValue)}
+    set {_uniqueStorage()._action = .deleteEventSource(newValue)}
   }
 
   /// Puts devices of the app in an existing event source.
   var joinEventSource: WireEventSourceMembers {
     get {
-      if case .joinEventSource(let v)? = action {return v}
+      if case .joinEventSource(let v)? = _storage._action {return v}
       return WireEventSourceMembers()
     }
-    set {action = .joinEventSource(newValue)}
+    set {_uniqueStorage()._action = .joinEventSource(newValue)}
   }
 
   /// Takes devices out of an event source.
   var leaveEventSource: WireEventSourceMembers {
     get {
-      if case .leaveEventSource(let v)? = action {return v}
+      if case .leaveEventSource(let v)? = _storage._action {return v}
       return WireEventSourceMembers()
     }
-    set {action = .leaveEventSource(newValue)}
+    set {_uniqueStorage()._action = .leaveEventSource(newValue)}
   }
 
   /// Defines a back end to poll for notifications, or changes it.
   var putPollSource: WirePollSource {
     get {
-      if case .putPollSource(let v)? = action {return v}
+      if case .putPollSource(let v)? = _storage._action {return v}
       return WirePollSource()
     }
-    set {action = .putPollSource(newValue)}
+    set {_uniqueStorage()._action = .putPollSource(newValue)}
   }
 
   /// Stops polling a back end (app id and name, as for event sources).
   var deletePollSource: WireEventSourceName {
     get {
-      if case .deletePollSource(let v)? = action {return v}
+      if case .deletePollSource(let v)? = _storage._action {return v}
       return WireEventSourceName()
     }
-    set {action = .deletePollSource(newValue)}
+    set {_uniqueStorage()._action = .deletePollSource(newValue)}
   }
 
   /// Registers (or changes) an app's webhook.
   var putWebhook: WireWebhook {
     get {
-      if case .putWebhook(let v)? = action {return v}
+      if case .putWebhook(let v)? = _storage._action {return v}
       return WireWebhook()
     }
-    set {action = .putWebhook(newValue)}
+    set {_uniqueStorage()._action = .putWebhook(newValue)}
   }
 
   /// Removes an app's webhook (by app id).
   var deleteWebhook: String {
     get {
-      if case .deleteWebhook(let v)? = action {return v}
+      if case .deleteWebhook(let v)? = _storage._action {return v}
       return String()
     }
-    set {action = .deleteWebhook(newValue)}
+    set {_uniqueStorage()._action = .deleteWebhook(newValue)}
   }
 
   /// Sets what the badge of an app's pushes counts.
   var setBadgeMode: WireAppBadgeMode {
     get {
-      if case .setBadgeMode(let v)? = action {return v}
+      if case .setBadgeMode(let v)? = _storage._action {return v}
       return WireAppBadgeMode()
     }
-    set {action = .setBadgeMode(newValue)}
+    set {_uniqueStorage()._action = .setBadgeMode(newValue)}
   }
 
   /// Sets a user's badge number where the app's badge mode is external.
   var setExternalBadge: WireExternalBadge {
     get {
-      if case .setExternalBadge(let v)? = action {return v}
+      if case .setExternalBadge(let v)? = _storage._action {return v}
       return WireExternalBadge()
     }
-    set {action = .setExternalBadge(newValue)}
+    set {_uniqueStorage()._action = .setExternalBadge(newValue)}
   }
 
   /// Sets an app's publish rate limits (0: the service's default).
   var setRateLimit: WireAppRateLimit {
     get {
-      if case .setRateLimit(let v)? = action {return v}
+      if case .setRateLimit(let v)? = _storage._action {return v}
       return WireAppRateLimit()
     }
-    set {action = .setRateLimit(newValue)}
+    set {_uniqueStorage()._action = .setRateLimit(newValue)}
   }
 
   /// Replaces an app's API key or client signing key, the replaced one accepted until the rotation's end.
   var rotateAppKeys: WireAppKeyRotation {
     get {
-      if case .rotateAppKeys(let v)? = action {return v}
+      if case .rotateAppKeys(let v)? = _storage._action {return v}
       return WireAppKeyRotation()
     }
-    set {action = .rotateAppKeys(newValue)}
+    set {_uniqueStorage()._action = .rotateAppKeys(newValue)}
   }
 
   /// A device read its user's changes up to a sequence (a visual fallback for it is then not sent).
   var recordDeviceSync: WireDeviceSync {
     get {
-      if case .recordDeviceSync(let v)? = action {return v}
+      if case .recordDeviceSync(let v)? = _storage._action {return v}
       return WireDeviceSync()
     }
-    set {action = .recordDeviceSync(newValue)}
+    set {_uniqueStorage()._action = .recordDeviceSync(newValue)}
   }
 
   /// Names the identity provider whose ID tokens are user tokens of an app, or removes it.
   var setIdentityProvider: WireAppIdentityProvider {
     get {
-      if case .setIdentityProvider(let v)? = action {return v}
+      if case .setIdentityProvider(let v)? = _storage._action {return v}
       return WireAppIdentityProvider()
     }
-    set {action = .setIdentityProvider(newValue)}
+    set {_uniqueStorage()._action = .setIdentityProvider(newValue)}
   }
 
   /// Creates one of an app's scoped API keys (its hash only).
   var putApiKey: WireApiKey {
     get {
-      if case .putApiKey(let v)? = action {return v}
+      if case .putApiKey(let v)? = _storage._action {return v}
       return WireApiKey()
     }
-    set {action = .putApiKey(newValue)}
+    set {_uniqueStorage()._action = .putApiKey(newValue)}
   }
 
   /// Revokes one of an app's scoped API keys.
   var revokeApiKey: WireApiKeyRevocation {
     get {
-      if case .revokeApiKey(let v)? = action {return v}
+      if case .revokeApiKey(let v)? = _storage._action {return v}
       return WireApiKeyRevocation()
     }
-    set {action = .revokeApiKey(newValue)}
+    set {_uniqueStorage()._action = .revokeApiKey(newValue)}
   }
 
   /// Records when one of an app's scoped API keys was last used (a later time wins).
   var recordApiKeyUse: WireApiKeyUse {
     get {
-      if case .recordApiKeyUse(let v)? = action {return v}
+      if case .recordApiKeyUse(let v)? = _storage._action {return v}
       return WireApiKeyUse()
     }
-    set {action = .recordApiKeyUse(newValue)}
+    set {_uniqueStorage()._action = .recordApiKeyUse(newValue)}
   }
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -362,6 +385,8 @@ nonisolated struct WireStorageCommand: Sendable {
   }
 
   init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// One of an app's scoped API keys: what it may do ("publish", "read" or "admin"), never the key itself.
@@ -414,6 +439,25 @@ nonisolated struct WireApiKeyUse: Sendable {
   var keyID: String = String()
 
   var usedAtMicros: Int64 = 0
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+}
+
+/// An item a poll source of the command's app served.
+nonisolated struct WirePolledItem: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The poll source's name.
+  var source: String = String()
+
+  var appNotificationID: String = String()
+
+  /// Lowercase hex of the first 16 bytes of SHA-256 over the item's JSON (keys sorted).
+  var digest: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1087,503 +1131,552 @@ nonisolated extension WireStorageCommandBatch: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension WireStorageCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StorageCommand"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{3}announce_applied\0\u{4}\u{7}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{4}\u{2}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0\u{3}put_webhook\0\u{3}delete_webhook\0\u{3}set_badge_mode\0\u{3}set_external_badge\0\u{3}set_rate_limit\0\u{3}rotate_app_keys\0\u{3}record_device_sync\0\u{3}set_identity_provider\0\u{4}\u{5}put_api_key\0\u{3}revoke_api_key\0\u{3}record_api_key_use\0\u{b}delete_broker_user\0\u{c}\u{14}\u{1}")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}command_id\0\u{3}issued_at_micros\0\u{3}announce_applied\0\u{4}\u{7}create_app\0\u{3}set_provider_credentials\0\u{3}register_subscription\0\u{3}unregister_subscription\0\u{3}publish_notification\0\u{3}publish_broadcast\0\u{3}change_notification_state\0\u{3}expire_due_notifications_micros\0\u{3}purge_tombstones_micros\0\u{3}put_broker_user\0\u{4}\u{2}delete_app\0\u{3}put_event_source\0\u{3}delete_event_source\0\u{3}join_event_source\0\u{3}leave_event_source\0\u{3}put_poll_source\0\u{3}delete_poll_source\0\u{3}put_webhook\0\u{3}delete_webhook\0\u{3}set_badge_mode\0\u{3}set_external_badge\0\u{3}set_rate_limit\0\u{3}rotate_app_keys\0\u{3}record_device_sync\0\u{3}set_identity_provider\0\u{4}\u{5}put_api_key\0\u{3}revoke_api_key\0\u{3}record_api_key_use\0\u{3}polled_item\0\u{b}delete_broker_user\0\u{c}\u{14}\u{1}")
+
+  fileprivate class _StorageClass {
+    var _commandID: Data = Data()
+    var _issuedAtMicros: Int64 = 0
+    var _announceApplied: Bool = false
+    var _polledItem: WirePolledItem? = nil
+    var _action: WireStorageCommand.OneOf_Action?
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _commandID = source._commandID
+      _issuedAtMicros = source._issuedAtMicros
+      _announceApplied = source._announceApplied
+      _polledItem = source._polledItem
+      _action = source._action
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularBytesField(value: &self.commandID) }()
-      case 2: try { try decoder.decodeSingularSFixed64Field(value: &self.issuedAtMicros) }()
-      case 3: try { try decoder.decodeSingularBoolField(value: &self.announceApplied) }()
-      case 10: try {
-        var v: WireAppRecord?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .createApp(let m) = current {v = m}
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularBytesField(value: &_storage._commandID) }()
+        case 2: try { try decoder.decodeSingularSFixed64Field(value: &_storage._issuedAtMicros) }()
+        case 3: try { try decoder.decodeSingularBoolField(value: &_storage._announceApplied) }()
+        case 10: try {
+          var v: WireAppRecord?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .createApp(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .createApp(v)
+          }
+        }()
+        case 11: try {
+          var v: WireSetProviderCredentials?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .setProviderCredentials(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .setProviderCredentials(v)
+          }
+        }()
+        case 12: try {
+          var v: WireDeviceSubscription?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .registerSubscription(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .registerSubscription(v)
+          }
+        }()
+        case 13: try {
+          var v: WireUnregisterSubscription?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .unregisterSubscription(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .unregisterSubscription(v)
+          }
+        }()
+        case 14: try {
+          var v: WirePublishedNotification?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .publishNotification(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .publishNotification(v)
+          }
+        }()
+        case 15: try {
+          var v: WirePublishedBroadcast?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .publishBroadcast(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .publishBroadcast(v)
+          }
+        }()
+        case 16: try {
+          var v: WireNotificationStateChange?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .changeNotificationState(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .changeNotificationState(v)
+          }
+        }()
+        case 17: try {
+          var v: Int64?
+          try decoder.decodeSingularSFixed64Field(value: &v)
+          if let v = v {
+            if _storage._action != nil {try decoder.handleConflictingOneOf()}
+            _storage._action = .expireDueNotificationsMicros(v)
+          }
+        }()
+        case 18: try {
+          var v: Int64?
+          try decoder.decodeSingularSFixed64Field(value: &v)
+          if let v = v {
+            if _storage._action != nil {try decoder.handleConflictingOneOf()}
+            _storage._action = .purgeTombstonesMicros(v)
+          }
+        }()
+        case 19: try {
+          var v: WireBrokerUser?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .putBrokerUser(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .putBrokerUser(v)
+          }
+        }()
+        case 21: try {
+          var v: String?
+          try decoder.decodeSingularStringField(value: &v)
+          if let v = v {
+            if _storage._action != nil {try decoder.handleConflictingOneOf()}
+            _storage._action = .deleteApp(v)
+          }
+        }()
+        case 22: try {
+          var v: WireEventSource?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .putEventSource(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .putEventSource(v)
+          }
+        }()
+        case 23: try {
+          var v: WireEventSourceName?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .deleteEventSource(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .deleteEventSource(v)
+          }
+        }()
+        case 24: try {
+          var v: WireEventSourceMembers?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .joinEventSource(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .joinEventSource(v)
+          }
+        }()
+        case 25: try {
+          var v: WireEventSourceMembers?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .leaveEventSource(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .leaveEventSource(v)
+          }
+        }()
+        case 26: try {
+          var v: WirePollSource?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .putPollSource(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .putPollSource(v)
+          }
+        }()
+        case 27: try {
+          var v: WireEventSourceName?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .deletePollSource(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .deletePollSource(v)
+          }
+        }()
+        case 28: try {
+          var v: WireWebhook?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .putWebhook(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .putWebhook(v)
+          }
+        }()
+        case 29: try {
+          var v: String?
+          try decoder.decodeSingularStringField(value: &v)
+          if let v = v {
+            if _storage._action != nil {try decoder.handleConflictingOneOf()}
+            _storage._action = .deleteWebhook(v)
+          }
+        }()
+        case 30: try {
+          var v: WireAppBadgeMode?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .setBadgeMode(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .setBadgeMode(v)
+          }
+        }()
+        case 31: try {
+          var v: WireExternalBadge?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .setExternalBadge(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .setExternalBadge(v)
+          }
+        }()
+        case 32: try {
+          var v: WireAppRateLimit?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .setRateLimit(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .setRateLimit(v)
+          }
+        }()
+        case 33: try {
+          var v: WireAppKeyRotation?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .rotateAppKeys(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .rotateAppKeys(v)
+          }
+        }()
+        case 34: try {
+          var v: WireDeviceSync?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .recordDeviceSync(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .recordDeviceSync(v)
+          }
+        }()
+        case 35: try {
+          var v: WireAppIdentityProvider?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .setIdentityProvider(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .setIdentityProvider(v)
+          }
+        }()
+        case 40: try {
+          var v: WireApiKey?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .putApiKey(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .putApiKey(v)
+          }
+        }()
+        case 41: try {
+          var v: WireApiKeyRevocation?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .revokeApiKey(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .revokeApiKey(v)
+          }
+        }()
+        case 42: try {
+          var v: WireApiKeyUse?
+          var hadOneofValue = false
+          if let current = _storage._action {
+            hadOneofValue = true
+            if case .recordApiKeyUse(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._action = .recordApiKeyUse(v)
+          }
+        }()
+        case 43: try { try decoder.decodeSingularMessageField(value: &_storage._polledItem) }()
+        default: break
         }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .createApp(v)
-        }
-      }()
-      case 11: try {
-        var v: WireSetProviderCredentials?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .setProviderCredentials(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .setProviderCredentials(v)
-        }
-      }()
-      case 12: try {
-        var v: WireDeviceSubscription?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .registerSubscription(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .registerSubscription(v)
-        }
-      }()
-      case 13: try {
-        var v: WireUnregisterSubscription?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .unregisterSubscription(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .unregisterSubscription(v)
-        }
-      }()
-      case 14: try {
-        var v: WirePublishedNotification?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .publishNotification(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .publishNotification(v)
-        }
-      }()
-      case 15: try {
-        var v: WirePublishedBroadcast?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .publishBroadcast(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .publishBroadcast(v)
-        }
-      }()
-      case 16: try {
-        var v: WireNotificationStateChange?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .changeNotificationState(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .changeNotificationState(v)
-        }
-      }()
-      case 17: try {
-        var v: Int64?
-        try decoder.decodeSingularSFixed64Field(value: &v)
-        if let v = v {
-          if self.action != nil {try decoder.handleConflictingOneOf()}
-          self.action = .expireDueNotificationsMicros(v)
-        }
-      }()
-      case 18: try {
-        var v: Int64?
-        try decoder.decodeSingularSFixed64Field(value: &v)
-        if let v = v {
-          if self.action != nil {try decoder.handleConflictingOneOf()}
-          self.action = .purgeTombstonesMicros(v)
-        }
-      }()
-      case 19: try {
-        var v: WireBrokerUser?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .putBrokerUser(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .putBrokerUser(v)
-        }
-      }()
-      case 21: try {
-        var v: String?
-        try decoder.decodeSingularStringField(value: &v)
-        if let v = v {
-          if self.action != nil {try decoder.handleConflictingOneOf()}
-          self.action = .deleteApp(v)
-        }
-      }()
-      case 22: try {
-        var v: WireEventSource?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .putEventSource(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .putEventSource(v)
-        }
-      }()
-      case 23: try {
-        var v: WireEventSourceName?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .deleteEventSource(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .deleteEventSource(v)
-        }
-      }()
-      case 24: try {
-        var v: WireEventSourceMembers?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .joinEventSource(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .joinEventSource(v)
-        }
-      }()
-      case 25: try {
-        var v: WireEventSourceMembers?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .leaveEventSource(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .leaveEventSource(v)
-        }
-      }()
-      case 26: try {
-        var v: WirePollSource?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .putPollSource(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .putPollSource(v)
-        }
-      }()
-      case 27: try {
-        var v: WireEventSourceName?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .deletePollSource(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .deletePollSource(v)
-        }
-      }()
-      case 28: try {
-        var v: WireWebhook?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .putWebhook(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .putWebhook(v)
-        }
-      }()
-      case 29: try {
-        var v: String?
-        try decoder.decodeSingularStringField(value: &v)
-        if let v = v {
-          if self.action != nil {try decoder.handleConflictingOneOf()}
-          self.action = .deleteWebhook(v)
-        }
-      }()
-      case 30: try {
-        var v: WireAppBadgeMode?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .setBadgeMode(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .setBadgeMode(v)
-        }
-      }()
-      case 31: try {
-        var v: WireExternalBadge?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .setExternalBadge(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .setExternalBadge(v)
-        }
-      }()
-      case 32: try {
-        var v: WireAppRateLimit?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .setRateLimit(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .setRateLimit(v)
-        }
-      }()
-      case 33: try {
-        var v: WireAppKeyRotation?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .rotateAppKeys(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .rotateAppKeys(v)
-        }
-      }()
-      case 34: try {
-        var v: WireDeviceSync?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .recordDeviceSync(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .recordDeviceSync(v)
-        }
-      }()
-      case 35: try {
-        var v: WireAppIdentityProvider?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .setIdentityProvider(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .setIdentityProvider(v)
-        }
-      }()
-      case 40: try {
-        var v: WireApiKey?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .putApiKey(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .putApiKey(v)
-        }
-      }()
-      case 41: try {
-        var v: WireApiKeyRevocation?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .revokeApiKey(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .revokeApiKey(v)
-        }
-      }()
-      case 42: try {
-        var v: WireApiKeyUse?
-        var hadOneofValue = false
-        if let current = self.action {
-          hadOneofValue = true
-          if case .recordApiKeyUse(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.action = .recordApiKeyUse(v)
-        }
-      }()
-      default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if !self.commandID.isEmpty {
-      try visitor.visitSingularBytesField(value: self.commandID, fieldNumber: 1)
-    }
-    if self.issuedAtMicros != 0 {
-      try visitor.visitSingularSFixed64Field(value: self.issuedAtMicros, fieldNumber: 2)
-    }
-    if self.announceApplied != false {
-      try visitor.visitSingularBoolField(value: self.announceApplied, fieldNumber: 3)
-    }
-    switch self.action {
-    case .createApp?: try {
-      guard case .createApp(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
-    }()
-    case .setProviderCredentials?: try {
-      guard case .setProviderCredentials(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
-    }()
-    case .registerSubscription?: try {
-      guard case .registerSubscription(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
-    }()
-    case .unregisterSubscription?: try {
-      guard case .unregisterSubscription(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
-    }()
-    case .publishNotification?: try {
-      guard case .publishNotification(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
-    }()
-    case .publishBroadcast?: try {
-      guard case .publishBroadcast(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
-    }()
-    case .changeNotificationState?: try {
-      guard case .changeNotificationState(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
-    }()
-    case .expireDueNotificationsMicros?: try {
-      guard case .expireDueNotificationsMicros(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularSFixed64Field(value: v, fieldNumber: 17)
-    }()
-    case .purgeTombstonesMicros?: try {
-      guard case .purgeTombstonesMicros(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularSFixed64Field(value: v, fieldNumber: 18)
-    }()
-    case .putBrokerUser?: try {
-      guard case .putBrokerUser(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
-    }()
-    case .deleteApp?: try {
-      guard case .deleteApp(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularStringField(value: v, fieldNumber: 21)
-    }()
-    case .putEventSource?: try {
-      guard case .putEventSource(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
-    }()
-    case .deleteEventSource?: try {
-      guard case .deleteEventSource(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
-    }()
-    case .joinEventSource?: try {
-      guard case .joinEventSource(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
-    }()
-    case .leaveEventSource?: try {
-      guard case .leaveEventSource(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 25)
-    }()
-    case .putPollSource?: try {
-      guard case .putPollSource(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 26)
-    }()
-    case .deletePollSource?: try {
-      guard case .deletePollSource(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 27)
-    }()
-    case .putWebhook?: try {
-      guard case .putWebhook(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 28)
-    }()
-    case .deleteWebhook?: try {
-      guard case .deleteWebhook(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularStringField(value: v, fieldNumber: 29)
-    }()
-    case .setBadgeMode?: try {
-      guard case .setBadgeMode(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 30)
-    }()
-    case .setExternalBadge?: try {
-      guard case .setExternalBadge(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 31)
-    }()
-    case .setRateLimit?: try {
-      guard case .setRateLimit(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 32)
-    }()
-    case .rotateAppKeys?: try {
-      guard case .rotateAppKeys(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 33)
-    }()
-    case .recordDeviceSync?: try {
-      guard case .recordDeviceSync(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 34)
-    }()
-    case .setIdentityProvider?: try {
-      guard case .setIdentityProvider(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 35)
-    }()
-    case .putApiKey?: try {
-      guard case .putApiKey(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 40)
-    }()
-    case .revokeApiKey?: try {
-      guard case .revokeApiKey(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 41)
-    }()
-    case .recordApiKeyUse?: try {
-      guard case .recordApiKeyUse(let v)? = self.action else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 42)
-    }()
-    case nil: break
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._commandID.isEmpty {
+        try visitor.visitSingularBytesField(value: _storage._commandID, fieldNumber: 1)
+      }
+      if _storage._issuedAtMicros != 0 {
+        try visitor.visitSingularSFixed64Field(value: _storage._issuedAtMicros, fieldNumber: 2)
+      }
+      if _storage._announceApplied != false {
+        try visitor.visitSingularBoolField(value: _storage._announceApplied, fieldNumber: 3)
+      }
+      switch _storage._action {
+      case .createApp?: try {
+        guard case .createApp(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+      }()
+      case .setProviderCredentials?: try {
+        guard case .setProviderCredentials(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+      }()
+      case .registerSubscription?: try {
+        guard case .registerSubscription(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+      }()
+      case .unregisterSubscription?: try {
+        guard case .unregisterSubscription(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+      }()
+      case .publishNotification?: try {
+        guard case .publishNotification(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+      }()
+      case .publishBroadcast?: try {
+        guard case .publishBroadcast(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+      }()
+      case .changeNotificationState?: try {
+        guard case .changeNotificationState(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
+      }()
+      case .expireDueNotificationsMicros?: try {
+        guard case .expireDueNotificationsMicros(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularSFixed64Field(value: v, fieldNumber: 17)
+      }()
+      case .purgeTombstonesMicros?: try {
+        guard case .purgeTombstonesMicros(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularSFixed64Field(value: v, fieldNumber: 18)
+      }()
+      case .putBrokerUser?: try {
+        guard case .putBrokerUser(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
+      }()
+      case .deleteApp?: try {
+        guard case .deleteApp(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularStringField(value: v, fieldNumber: 21)
+      }()
+      case .putEventSource?: try {
+        guard case .putEventSource(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
+      }()
+      case .deleteEventSource?: try {
+        guard case .deleteEventSource(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
+      }()
+      case .joinEventSource?: try {
+        guard case .joinEventSource(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
+      }()
+      case .leaveEventSource?: try {
+        guard case .leaveEventSource(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 25)
+      }()
+      case .putPollSource?: try {
+        guard case .putPollSource(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 26)
+      }()
+      case .deletePollSource?: try {
+        guard case .deletePollSource(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 27)
+      }()
+      case .putWebhook?: try {
+        guard case .putWebhook(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 28)
+      }()
+      case .deleteWebhook?: try {
+        guard case .deleteWebhook(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularStringField(value: v, fieldNumber: 29)
+      }()
+      case .setBadgeMode?: try {
+        guard case .setBadgeMode(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 30)
+      }()
+      case .setExternalBadge?: try {
+        guard case .setExternalBadge(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 31)
+      }()
+      case .setRateLimit?: try {
+        guard case .setRateLimit(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 32)
+      }()
+      case .rotateAppKeys?: try {
+        guard case .rotateAppKeys(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 33)
+      }()
+      case .recordDeviceSync?: try {
+        guard case .recordDeviceSync(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 34)
+      }()
+      case .setIdentityProvider?: try {
+        guard case .setIdentityProvider(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 35)
+      }()
+      case .putApiKey?: try {
+        guard case .putApiKey(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 40)
+      }()
+      case .revokeApiKey?: try {
+        guard case .revokeApiKey(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 41)
+      }()
+      case .recordApiKeyUse?: try {
+        guard case .recordApiKeyUse(let v)? = _storage._action else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 42)
+      }()
+      case nil: break
+      }
+      try { if let v = _storage._polledItem {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 43)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: WireStorageCommand, rhs: WireStorageCommand) -> Bool {
-    if lhs.commandID != rhs.commandID {return false}
-    if lhs.issuedAtMicros != rhs.issuedAtMicros {return false}
-    if lhs.announceApplied != rhs.announceApplied {return false}
-    if lhs.action != rhs.action {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._commandID != rhs_storage._commandID {return false}
+        if _storage._issuedAtMicros != rhs_storage._issuedAtMicros {return false}
+        if _storage._announceApplied != rhs_storage._announceApplied {return false}
+        if _storage._polledItem != rhs_storage._polledItem {return false}
+        if _storage._action != rhs_storage._action {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1719,6 +1812,46 @@ nonisolated extension WireApiKeyUse: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.appID != rhs.appID {return false}
     if lhs.keyID != rhs.keyID {return false}
     if lhs.usedAtMicros != rhs.usedAtMicros {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WirePolledItem: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".PolledItem"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}source\0\u{3}app_notification_id\0\u{1}digest\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.source) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.appNotificationID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.digest) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.source.isEmpty {
+      try visitor.visitSingularStringField(value: self.source, fieldNumber: 1)
+    }
+    if !self.appNotificationID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appNotificationID, fieldNumber: 2)
+    }
+    if !self.digest.isEmpty {
+      try visitor.visitSingularStringField(value: self.digest, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: WirePolledItem, rhs: WirePolledItem) -> Bool {
+    if lhs.source != rhs.source {return false}
+    if lhs.appNotificationID != rhs.appNotificationID {return false}
+    if lhs.digest != rhs.digest {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

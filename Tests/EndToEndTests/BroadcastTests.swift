@@ -30,31 +30,20 @@ extension EndToEndTests {
             let seeded = 5999
             let members = seeded + registered.count
             let (expired, firstOfSecondPage, last) = try await Database.withClient { client in
-                try await client.query(
-                    """
-                    WITH added AS (
-                        INSERT INTO subscriptions (subscription_id, app_id, user_id, platform, push_token, expires_at, registered_at)
-                        SELECT gen_random_uuid(), \(app.appId), 'seeded-' || n, 'apns', encode(sha256(convert_to(\(source) || n, 'UTF8')), 'hex'),
-                               now() + interval '1 day', now()
-                        FROM generate_series(1, \(seeded)) AS n
-                        RETURNING subscription_id
-                    )
-                    INSERT INTO event_source_members (app_id, event_source, subscription_id)
-                    SELECT \(app.appId), \(source), subscription_id FROM added
-                    """, logger: testLogger)
+                try await EventSourceAudience.seed(seeded, userPrefix: "seeded-", of: source, in: app, on: client)
                 // Registrations answered 202 are applied shortly: the offsets below count every member.
                 _ = try await Database.waitForInteger(
                     "SELECT count(*) FROM event_source_members WHERE app_id = \(app.appId) AND event_source = \(source)",
                     on: client) { $0 == Int64(members) }
-                let expired = try await Self.token(
+                let expired = try await EventSourceAudience.token(
                     """
                     UPDATE subscriptions SET expires_at = now() - interval '1 day'
                     WHERE subscription_id = (SELECT subscription_id FROM event_source_members WHERE app_id = \(app.appId)
                                              AND event_source = \(source) ORDER BY subscription_id OFFSET 4999 LIMIT 1)
                     RETURNING push_token
                     """, on: client)
-                let firstOfSecondPage = try await Self.member(at: 5000, of: source, in: app, on: client)
-                let last = try await Self.member(at: members - 1, of: source, in: app, on: client)
+                let firstOfSecondPage = try await EventSourceAudience.member(at: 5000, of: source, in: app, on: client)
+                let last = try await EventSourceAudience.member(at: members - 1, of: source, in: app, on: client)
                 return (expired, firstOfSecondPage, last)
             }
 
@@ -89,20 +78,6 @@ extension EndToEndTests {
                 #expect(deliveries.allSatisfy { $0.headers["apns-collapse-id"] == notificationId })
             }
             #expect(try await Sandbox.deliveries(to: expired).isEmpty, "the member whose subscription expired got a push")
-        }
-
-        /// The push token of the member at `offset` in the audience's order (the order the broadcast pages in).
-        private static func member(at offset: Int, of source: String, in app: TestApp, on client: PostgresClient) async throws -> String {
-            try await token(
-                """
-                SELECT s.push_token FROM event_source_members m JOIN subscriptions s USING (subscription_id)
-                WHERE m.app_id = \(app.appId) AND m.event_source = \(source) ORDER BY m.subscription_id OFFSET \(offset) LIMIT 1
-                """, on: client)
-        }
-
-        private static func token(_ query: PostgresQuery, on client: PostgresClient) async throws -> String {
-            for try await token in try await client.query(query, logger: testLogger).decode(String.self) { return token }
-            throw TestFailure("no member answered \(query.sql)")
         }
     }
 }

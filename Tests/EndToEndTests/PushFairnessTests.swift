@@ -60,25 +60,8 @@ extension EndToEndTests {
             // 50,000 members straight into PostgreSQL; the one in the middle of the audience's order is watched.
             let members = 50_000
             let middle = try await Database.withClient { client in
-                try await client.query(
-                    """
-                    WITH added AS (
-                        INSERT INTO subscriptions (subscription_id, app_id, user_id, platform, push_token, expires_at, registered_at)
-                        SELECT gen_random_uuid(), \(broadcaster.appId), 'crowd-' || n, 'apns', encode(sha256(convert_to(\(source) || n, 'UTF8')), 'hex'),
-                               now() + interval '1 day', now()
-                        FROM generate_series(1, \(members)) AS n
-                        RETURNING subscription_id
-                    )
-                    INSERT INTO event_source_members (app_id, event_source, subscription_id)
-                    SELECT \(broadcaster.appId), \(source), subscription_id FROM added
-                    """, logger: testLogger)
-                let rows = try await client.query(
-                    """
-                    SELECT s.push_token FROM event_source_members m JOIN subscriptions s USING (subscription_id)
-                    WHERE m.app_id = \(broadcaster.appId) AND m.event_source = \(source) ORDER BY m.subscription_id OFFSET \(members / 2) LIMIT 1
-                    """, logger: testLogger)
-                for try await token in rows.decode(String.self) { return token }
-                throw TestFailure("the audience has no middle")
+                try await EventSourceAudience.seed(members, userPrefix: "crowd-", of: source, in: broadcaster, on: client)
+                return try await EventSourceAudience.member(at: members / 2, of: source, in: broadcaster, on: client)
             }
             let quiet = try await TestApp.create()
             let quietUser = "quiet-\(uniqueSuffix())"

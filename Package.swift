@@ -67,7 +67,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // JSON read and written by hand for the public formats: the publish body's reader (JSONDecoder cost ingest about
-        // 45 % of its sustained accepted/s, BENCHMARKS.md, thirteenth session), the answers' and provider payloads' writer.
+        // 45 % of its sustained accepted/s, docs/benchmarks-history.md, "2026-11-23, 23b2129"), the answers' and provider payloads' writer.
         .target(
             name: "NotifyJSON",
             dependencies: [.product(name: "NotifyAPI", package: "NotifyClient")],

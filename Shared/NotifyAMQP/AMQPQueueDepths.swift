@@ -7,7 +7,7 @@ import ServiceLifecycle
 /// The broker answers from the queue itself, so a figure is current (its management API lists queues from statistics
 /// refreshed every `collect_statistics_interval`, 5 s by default), and no management API is needed. For the broker a
 /// passive declare of a quorum queue is not cheap: six of them a second cost an idle RabbitMQ 3.10 about as much CPU as
-/// one listing of the management API a second, 2-4 ms (BENCHMARKS.md, "2026-11-25, 2acc630"). While the broker is
+/// one listing of the management API a second, 2-4 ms (docs/benchmarks-history.md, "2026-11-25, 2acc630 and 0d1421f"). While the broker is
 /// unreachable, `depths` fails at once with `.notConnected`, and the thread reconnects with backoff.
 public final class AMQPQueueDepths: Service, Sendable {
     private let connection: OnDemandConnection

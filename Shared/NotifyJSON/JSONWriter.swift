@@ -4,7 +4,7 @@ import NotifyAPI
 /// Appends compact JSON to a byte buffer without going through `Codable`;
 /// used on the per-push hot path where JSONEncoder's allocations dominate. Inlinable: its callers (the payload
 /// builders, ingest's answers) are in other modules, and a call per key and value across a module boundary cost the
-/// payload builders 2-20 % (BENCHMARKS.md, fifteenth session).
+/// payload builders 2-20 % (docs/benchmarks-history.md, "2026-11-24, cc2c920").
 public struct JSONWriter: Sendable {
     public var bytes: [UInt8]
     /// Whether the open container already holds a value (the next one needs a comma); that flag of each

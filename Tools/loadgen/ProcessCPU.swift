@@ -6,7 +6,7 @@ import NotifyRuntime
 /// PostgreSQL (the postmaster and its backends, those that exited included), and loadgen itself. Beside it, each
 /// process's context switches (its threads' voluntary and involuntary ones; a PostgreSQL backend that exited takes its
 /// own along): the times a thread of it went to sleep or was put aside. Each costs CPU of its own, about 20 µs of it on
-/// the 2-vCPU virtual machine of BENCHMARKS.md (`loadgen wakeup`).
+/// the 2-vCPU virtual machine of BENCHMARKS.md (`loadgen wakeup`; docs/benchmarks-history.md, "2026-11-25, 90b04ab").
 enum ProcessCPU {
     /// CPU milliseconds and context switches by process name at one moment.
     struct Snapshot: Sendable {

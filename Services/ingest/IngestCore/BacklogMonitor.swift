@@ -6,7 +6,7 @@ import ServiceLifecycle
 /// Reads the depth of the pipeline's queues (the messages ready in each, with passive declares over AMQP) and hands them
 /// to `PipelineBacklog`: about once a second while publishes come, and every `idleInterval` while none do (the first
 /// publish after a quiet spell has them read at once). Each read costs the broker about as much as a listing of its
-/// management API, 2-4 ms of CPU a second when made every second (BENCHMARKS.md, "2026-11-25, 2acc630"), which an idle
+/// management API, 2-4 ms of CPU a second when made every second (docs/benchmarks-history.md, "2026-11-25, 2acc630 and 0d1421f"), which an idle
 /// stack no longer pays. When the depths cannot be read for ten seconds the backlog is cleared (publishes are taken: a
 /// refusal must rest on a depth seen, not on an outage of the broker connection that reads them).
 struct BacklogMonitor: Service {

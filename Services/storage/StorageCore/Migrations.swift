@@ -521,7 +521,7 @@ struct Migrations {
         // What each change event of a user carries (UserStateReader), in a function that plans its query once per
         // connection: as a prepared statement PostgreSQL planned it again at every execution (its generic plan,
         // costed for unnest's default 10 rows, never beat the custom one), 0.26-0.41 ms of each storage transaction's
-        // ~2.3 ms at idle; through the function it takes about 0.05 ms (BENCHMARKS.md, twentieth session).
+        // ~2.3 ms at idle; through the function it takes about 0.05 ms (docs/benchmarks-history.md, "2026-11-24, 0049c4b").
         (26, [
             """
             CREATE FUNCTION user_states(p_apps text[], p_users text[])

@@ -140,7 +140,7 @@ struct NotificationChangeWriter {
 
     /// Stores (or replaces) notifications, numbers their changes and logs them. Prepared once per connection:
     /// PostgreSQL then neither parses nor plans it again (planning was about 30 % of its statement time at
-    /// 1,000 notifications/s, `pg_stat_statements`, BENCHMARKS.md).
+    /// 1,000 notifications/s, `pg_stat_statements`; docs/benchmarks-history.md, "2026-11-23, f74dec3").
     struct PublishStatement: PostgresPreparedStatement {
         static let sql = """
             WITH input AS (

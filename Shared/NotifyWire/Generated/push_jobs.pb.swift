@@ -40,7 +40,7 @@ nonisolated struct WirePushJobBatch: Sendable {
 
 /// Ids on this per-push path are two fixed64 halves (big-endian order: high is the UUID's first 8 bytes), not 16-byte
 /// `bytes`: a Data of 16 bytes is a heap allocation on each side, and building the jobs' message took twice the time
-/// (loadgen micro, push-job batch encode: 571 ns per job with bytes, 305 with fixed64; see BENCHMARKS.md).
+/// (loadgen micro, push-job batch encode: 571 ns per job with bytes, 305 with fixed64; docs/benchmarks-history.md, "2026-11-24, cc2c920").
 nonisolated struct WirePushJobGroup: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for

@@ -86,8 +86,9 @@ public struct PushDispatchService {
         let prefetch = (interactive: try environment.integer(Self.prefetch), bulk: try environment.integer(Self.bulkPrefetch))
         let feedbackInterval = Duration.milliseconds(try environment.integer(Self.feedbackInterval))
         // Per provider, a consumer per lane sharing one in-flight budget (interactive first, an app's share each).
-        // Interactive batches are small: a batch is settled once all its jobs are answered or parked, so a big one
-        // holding one slow app's job would hold many other messages of the prefetch with it.
+        // Each interactive message is a batch of its own: a batch is settled once all its jobs are answered or parked, so
+        // a batch of several holding one slow app's job would hold the other messages of the prefetch with it (a slow
+        // app then holds at most its share's worth of messages, well under the prefetch).
         let consumers = providers.flatMap { provider in
             let budget = InFlightBudget(capacity: concurrency, appShare: appConcurrency)
             let metrics = DispatchMetrics(provider: provider.platform)
@@ -95,7 +96,7 @@ public struct PushDispatchService {
                 let lanePrefetch = lane == .interactive ? prefetch.interactive : prefetch.bulk
                 return AMQPConsumer(
                     configuration: amqp, queue: QueueNames.pushQueue(provider.platform, lane: lane), topology: topology,
-                    options: .init(prefetch: lanePrefetch, maximumBatch: lane == .interactive ? 8 : max(lanePrefetch / 4, 1), concurrentBatches: 4),
+                    options: .init(prefetch: lanePrefetch, maximumBatch: lane == .interactive ? 1 : max(lanePrefetch / 4, 1), concurrentBatches: 4),
                     deadLetterPublisher: publisher, logger: logger,
                     deferringHandler: PushDispatchHandler(
                         provider: provider, lane: lane, budget: budget, publisher: publisher,
@@ -106,19 +107,24 @@ public struct PushDispatchService {
             }
         }
         // Each app's events in a lane of their own (WebhookLanes), the apps at once: an app's failing or slow receiver
-        // holds only its own events, which wait in webhooks.retry while it backs off.
+        // holds only its own events, which wait in webhooks.retry while it backs off. Each event is a batch of its own,
+        // settled when its attempt ends and not in the order taken (the lanes keep each app's order): an attempt that
+        // hangs holds its own message only. Settled in order, the messages taken after it waited for it, filled the
+        // prefetch, and stopped every app's events until its timeout.
         let webhooks = AMQPConsumer(
-            configuration: amqp, queue: WebhookDelivery.queue, topology: topology, options: .init(prefetch: 64, maximumBatch: 16),
+            configuration: amqp, queue: WebhookDelivery.queue, topology: topology,
+            options: .init(prefetch: 64, maximumBatch: 1, concurrentBatches: 4),
             deadLetterPublisher: publisher, logger: logger,
             deferringHandler: WebhookDispatcher(
                 http: webhookConnections, database: database, publisher: publisher, keyring: keyring, lanes: WebhookLanes(), logger: logger,
                 maximumAttempts: max(try environment.integer(Self.webhookAttempts), 1)
             ).handle)
-        // Each holds up to its prefetch of retries (and of visual fallbacks) until they are due (see RetryForwarder).
+        // Each holds up to its prefetch of retries (and of visual fallbacks, parked jobs and webhook events) until they are
+        // due (see RetryForwarder), each batch settled when its own are forwarded, not after the batches taken before it.
         let forwarder = RetryForwarder(publisher: publisher, logger: logger)
         let retryConsumers = (retryPolicy.queueNames + [QueueNames.pushVisualFallback, QueueNames.pushParked, WebhookDispatcher.retryQueue]).map { queue in
             AMQPConsumer(
-                configuration: amqp, queue: queue, topology: topology, options: .init(prefetch: 2000, maximumBatch: 100),
+                configuration: amqp, queue: queue, topology: topology, options: .init(prefetch: 2000, maximumBatch: 100, concurrentBatches: 4),
                 deadLetterPublisher: publisher, logger: logger, deferringHandler: forwarder.handle)
         }
         let databaseHealth = DatabaseHealth(client: database, logger: logger)

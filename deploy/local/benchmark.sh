@@ -36,7 +36,7 @@ overload (about 2 minutes; overload/report.md, timeline.svg): the app's rate lim
 floor (about 1 minute; floor/hops.md): the services restarted with LOG_LEVEL=debug LOG_FORMAT=json, BENCH_FLOOR_COUNT
   [400] single-notification requests at BENCH_FLOOR_RATE [20] per second, 1 device per user; each hop's time per
   notification read from the four services' logs (floor_hops.py), then the services restarted as before.
-neighbours (about 10 minutes with a 1,000,000-device broadcast; neighbours/report.md): a quiet app B publishes single
+neighbours (about 15 minutes with a 1,000,000-device broadcast; neighbours/report.md): a quiet app B publishes single
   notifications over HTTP at BENCH_NEIGHBOURS_RATE [100] per second to 20 one-device users for BENCH_NEIGHBOURS_SECONDS
   [30] seconds while app A, case by case: alone: nothing (the baseline); broadcast: broadcasts once to
   BENCH_NEIGHBOURS_BROADCAST_DEVICES [1000000] seeded devices (B publishes until its last push); slow-provider: publishes

@@ -24,6 +24,8 @@ final class AMQPReplyCollector: Sendable {
         var firstPublish: ContinuousClock.Instant?
         var lastAnswer: ContinuousClock.Instant?
         var byStatus: [String: Int] = [:]
+        /// Each answered message's `x-notify-status`, by correlation id.
+        var statusOf: [String: Int] = [:]
         var latency = LatencyStats.histogram()
     }
     private let state = Mutex(State())
@@ -53,6 +55,9 @@ final class AMQPReplyCollector: Sendable {
             for delivery in deliveries {
                 let status = delivery.properties.headers["x-notify-status"].map { "\($0)" } ?? "none"
                 state.byStatus[status, default: 0] += 1
+                if let id = delivery.properties.correlationId, let code = delivery.properties.headers["x-notify-status"]?.integerValue {
+                    state.statusOf[id] = Int(code)
+                }
                 if let id = delivery.properties.correlationId, let published = state.publishedAt.removeValue(forKey: id) {
                     state.latency.record(LatencyStats.microseconds(now - published))
                 }
@@ -72,6 +77,9 @@ final class AMQPReplyCollector: Sendable {
 
     var answered: Int { state.withLock { $0.byStatus.values.reduce(0, +) } }
 
+    /// The `x-notify-status` ingest answered the message of `correlationId`, if an answer came.
+    func status(of correlationId: String) -> Int? { state.withLock { $0.statusOf[correlationId] } }
+
     var summary: Summary {
         state.withLock { state in
             let answered = state.byStatus.values.reduce(0, +)
@@ -81,5 +89,20 @@ final class AMQPReplyCollector: Sendable {
                 answered: answered, byStatus: state.byStatus, answeredPerSecond: Double(answered) / Swift.max(seconds, 0.001),
                 latencyMs: LatencyStats(state.latency))
         }
+    }
+}
+
+extension Publisher.Outcome {
+    /// The outcome with each broker-confirmed message's verdict from `replies`: one ingest refused (429, …) is no
+    /// longer accepted; one without a verdict stays accepted (confirmed by the broker, so a loss if never delivered).
+    func withVerdicts(of replies: AMQPReplyCollector) -> Publisher.Outcome {
+        var outcome = self
+        for seq in outcome.statuses.indices where outcome.statuses[seq] == 202 {
+            guard let status = replies.status(of: String(seq)), status != 202 else { continue }
+            outcome.statuses[seq] = Int16(clamping: status)
+            outcome.ids[seq] = nil
+            outcome.acceptedAt[seq] = nil
+        }
+        return outcome
     }
 }

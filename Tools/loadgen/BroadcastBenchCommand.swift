@@ -1,10 +1,7 @@
 import ArgumentParser
 import Foundation
-import Logging
-import NotifyDatabase
 import NotifyModels
 import NotifyRuntime
-import PostgresNIO
 
 /// `loadgen broadcast`: one publish to every device subscribed to an event source; time until the last push.
 struct BroadcastBenchCommand: AsyncParsableCommand {
@@ -33,7 +30,6 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
     @OptionGroup var stack: StackStateOption
 
     private struct Counter: Decodable { let lastId: Int }
-    private struct Accepted: Decodable { let id: String }
 
     func validate() throws {
         guard (1...1_000_000).contains(devices) else { throw ValidationError("--devices must be between 1 and 1,000,000.") }
@@ -42,49 +38,16 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
-        var logger = Logger(label: "loadgen")
-        logger.logLevel = .warning
         let (ingestURL, sandboxURL, sandboxAPNsURL, adminToken) = try endpoints.resolved()
         let client = JSONClient(connectionsPerHost: 4)
         let setup = StackSetup(
             client: client, ingestURL: ingestURL, sandboxURL: sandboxURL, sandboxAPNsURL: sandboxAPNsURL, adminToken: adminToken,
             keyFile: ".local/loadgen/apns-key.json")
         let app = try await setup.createApp(runTag: "broadcast")
-        let eventSource = "loadgen-broadcast"
-        struct Defined: Decodable { let name: String }
-        _ = try await client.call(
-            .POST, "\(ingestURL)/v1/apps/\(app.appId)/event-sources", bearer: app.apiKey,
-            json: EventSourceRequest(name: eventSource, policy: .appServer), as: Defined.self)
-
-        let database = try DatabaseURL.makeClient(
-            databaseURL ?? environment["NOTIFY_WRITER_DATABASE_URL"] ?? "postgres://notify_writer:notify_writer@127.0.0.1:21432/notify",
-            maximumConnections: 2, logger: logger)
-        let running = Task { await database.run() }
-        let seedStarted = ContinuousClock.now
-        var seeded = 0
-        while seeded < devices {
-            let count = min(10_000, devices - seeded)
-            let ids = (0..<count).map { _ in UUID() }
-            let tokens = (0..<count).map { _ in StackSetup.randomDeviceToken() }
-            let users = (0..<count).map { "broadcast-user-\(seeded + $0)" }
-            try await database.query(
-                """
-                WITH added AS (
-                    INSERT INTO subscriptions (subscription_id, app_id, user_id, platform, push_token, expires_at, registered_at)
-                    SELECT id, \(app.appId), usr, 'apns', token, now() + interval '1 day', now()
-                    FROM unnest(\(ArrayParameter(ids))::uuid[], \(ArrayParameter(users))::text[], \(ArrayParameter(tokens))::text[]) AS t(id, usr, token)
-                    RETURNING subscription_id
-                )
-                INSERT INTO event_source_members (app_id, event_source, subscription_id)
-                SELECT \(app.appId), \(eventSource), subscription_id FROM added
-                """, logger: logger)
-            seeded += count
-        }
-        // Done as PostgreSQL's autovacuum would soon do it, or it lands in the broadcast (the audience of a real one
-        // was not inserted a moment before): several seconds of CPU for a million rows.
-        try await database.query("VACUUM (ANALYZE) subscriptions, event_source_members, device_versions", logger: logger)
-        running.cancel()
-        let seedTime = ContinuousClock.now - seedStarted
+        let audience = BroadcastAudience(
+            client: client, ingestURL: ingestURL, app: (app.appId, app.apiKey), eventSource: "loadgen-broadcast", devices: devices)
+        let seedTime = try await audience.seed(
+            databaseURL: databaseURL ?? environment["NOTIFY_WRITER_DATABASE_URL"] ?? "postgres://notify_writer:notify_writer@127.0.0.1:21432/notify")
         FileHandle.standardError.write(Data("seeded \(devices) subscribed devices in \(seedTime)\n".utf8))
 
         // A token no push has: the answer is empty and its lastId is the newest delivery id. Asking only after the
@@ -99,13 +62,7 @@ struct BroadcastBenchCommand: AsyncParsableCommand {
         let cpuBefore = ProcessCPU.snapshot(of: stack)
         let memoryBefore = ProcessMemory.read(stack)
         let published = ContinuousClock.now
-        let body: [String: Any] = [
-            "eventSource": eventSource,
-            "payload": ["visualContent": ["title": "Broadcast", "body": "To \(devices) devices"]],
-        ]
-        let answer = try await client.send(.POST, "\(ingestURL)/v1/apps/\(app.appId)/notifications", bearer: app.apiKey,
-                                           body: try JSONSerialization.data(withJSONObject: body))
-        _ = try JSONClient.decode(Accepted.self, answer, method: .POST, url: "publish")
+        _ = try await audience.publish()
         var arrived = 0
         var lastProgress = ContinuousClock.now
         while arrived < devices, ContinuousClock.now - published < .seconds(timeout) {

@@ -83,38 +83,18 @@ struct ChaosFaultRunner: Sendable {
         return exited && (status >> 8) & 0xff == 0 ? nil : "\(command) ended with wait status \(status)"
     }
 
-    private struct SandboxFault: Encodable {
-        let provider = "apns"
-        let token: String
-        let status: Int?
-        let reason: String?
-        let retryAfter: Int?
-        let delayMilliseconds: Int?
-        let dropConnection: Bool?
-        let times: Int
-    }
-
     /// Scripts `kind` for one device in five; nil when the sandbox took every fault.
     private func burst(_ kind: ChaosFault.ProviderBurst) async -> String? {
         let chosen = deviceTokens.shuffled().prefix(max(1, deviceTokens.count / 5))
         for token in chosen {
             let fault: SandboxFault
             switch kind {
-            case .serverErrors:
-                fault = SandboxFault(token: token, status: 500, reason: "InternalServerError", retryAfter: nil, delayMilliseconds: nil, dropConnection: nil, times: 2)
-            case .throttled:
-                fault = SandboxFault(token: token, status: 429, reason: "TooManyRequests", retryAfter: 1, delayMilliseconds: nil, dropConnection: nil, times: 1)
-            case .timeouts:
-                fault = SandboxFault(token: token, status: nil, reason: nil, retryAfter: nil, delayMilliseconds: 12_000, dropConnection: nil, times: 1)
-            case .droppedConnections:
-                fault = SandboxFault(token: token, status: nil, reason: nil, retryAfter: nil, delayMilliseconds: nil, dropConnection: true, times: 1)
+            case .serverErrors: fault = SandboxFault(token: token, status: 500, reason: "InternalServerError", times: 2)
+            case .throttled: fault = SandboxFault(token: token, status: 429, reason: "TooManyRequests", retryAfter: 1, times: 1)
+            case .timeouts: fault = SandboxFault(token: token, delayMilliseconds: 12_000, times: 1)
+            case .droppedConnections: fault = SandboxFault(token: token, dropConnection: true, times: 1)
             }
-            do {
-                let answer = try await client.send(.POST, "\(sandboxURL)/faults", body: try JSONEncoder().encode(fault))
-                guard answer.status == 201 else { return "the sandbox answered \(answer.status) to a \(kind.rawValue) fault" }
-            } catch {
-                return "the sandbox did not take a \(kind.rawValue) fault: \(error)"
-            }
+            if let refusal = await fault.add(client: client, sandboxURL: sandboxURL) { return "\(refusal) (\(kind.rawValue))" }
         }
         return nil
     }

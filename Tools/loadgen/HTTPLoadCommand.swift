@@ -1,7 +1,5 @@
 import ArgumentParser
 import Foundation
-import Logging
-import NotifyAMQP
 import NotifyRuntime
 
 /// `loadgen http`: setup, publish through ingest's HTTP API, match deliveries at the sandbox, report.
@@ -118,38 +116,18 @@ struct HTTPLoadCommand: AsyncParsableCommand {
             keyFile: apnsKeyFile.isEmpty ? nil : apnsKeyFile)
         let fixture = try await setup.run(
             users: users, devicesPerUser: devices, concurrency: concurrency, runTag: stamp, brokerAccess: transport == "amqp")
-        let amqp: (publisher: AMQPPublisher, replies: AMQPReplyCollector, consumer: Task<Void, any Error>)?
+        let amqp: AMQPSession?
         if transport == "amqp" {
             guard let broker = fixture.broker else { throw ValidationError("ingest answered no broker credentials for the app") }
-            var configuration = try AMQPConfiguration(
-                url: amqpURL ?? ProcessInfo.processInfo.environment["NOTIFY_AMQP_URL"] ?? "amqp://notify:notify@127.0.0.1:21672/notify")
-            (configuration.user, configuration.password) = broker
-            var logger = Logger(label: "loadgen")
-            logger.logLevel = .warning
-            let replies = AMQPReplyCollector(queue: "\(broker.user).reply.loadgen")
-            let consumer = AMQPConsumer(
-                configuration: configuration, queue: replies.queue, topology: replies.topology,
-                options: .init(prefetch: 500, maximumBatch: 500), logger: logger, handler: replies.handle)
-            let consuming = Task { try await consumer.run() }
-            let publisher = AMQPPublisher(configuration: configuration, logger: logger)
-            publisher.startIfNeeded()
-            guard await publisher.waitUntilConnected(timeout: .seconds(10)) else {
-                throw ValidationError("cannot connect to the broker as the app's user \(broker.user)")
-            }
-            let deadline = ContinuousClock.now + .seconds(10)
-            while !consumer.isConnected, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-            amqp = (publisher, replies, consuming)
+            amqp = try await AMQPSession.open(
+                url: amqpURL ?? ProcessInfo.processInfo.environment["NOTIFY_AMQP_URL"] ?? "amqp://notify:notify@127.0.0.1:21672/notify", broker: broker)
         } else {
             amqp = nil
         }
         defer {
-            if let amqp {
-                amqp.consumer.cancel()
-                Task { await amqp.publisher.shutdown() }
-            }
+            if let amqp { Task { await amqp.close() } }
         }
-        let transport: Publisher.Transport =
-            try amqp.map { .amqp($0.publisher, user: fixture.broker?.user ?? "", replies: $0.replies) } ?? .http(ingestURL: ingest, fixture: fixture)
+        let transport = try amqp?.transport ?? .http(ingestURL: ingest, fixture: fixture)
         let counters = LiveCounters()
         let collector = DeliveryCollector(
             client: client, sandboxURL: sandbox, tokens: Set(fixture.deviceTokens.joined()), counters: counters)

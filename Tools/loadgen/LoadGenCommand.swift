@@ -15,7 +15,7 @@ struct LoadGenCommand: AsyncParsableCommand {
             """,
         subcommands: [
             HTTPLoadCommand.self, OverloadCommand.self, SweepReportCommand.self, FanoutBenchCommand.self, BroadcastBenchCommand.self,
-            BrokerCeilingCommand.self, MicroBenchCommand.self, WakeupBenchCommand.self, IdleCostCommand.self, ChaosCommand.self,
+            BrokerCeilingCommand.self, MicroBenchCommand.self, WakeupBenchCommand.self, IdleCostCommand.self, ChaosCommand.self, NeighboursCommand.self,
         ]
     )
 }

@@ -79,7 +79,7 @@ struct OverloadCommand: AsyncParsableCommand {
         let setup = StackSetup(client: client, ingestURL: ingest, sandboxURL: sandbox, sandboxAPNsURL: apns, adminToken: admin,
             keyFile: apnsKeyFile.isEmpty ? nil : apnsKeyFile)
         let fixture = try await setup.run(users: users, devicesPerUser: devices, concurrency: concurrency, runTag: "overload \(stamp)")
-        try await setRateLimit(client: client, ingest: ingest, admin: admin, appId: fixture.appId)
+        try await AppRateLimit(perSecond: limit).apply(client: client, ingest: ingest, admin: admin, appId: fixture.appId)
 
         let phases = [("overload", overloadFactor), ("recovery", recoveryFactor)]
         let schedule = RateSchedule(steps: phases.map { _, factor in
@@ -139,26 +139,5 @@ struct OverloadCommand: AsyncParsableCommand {
             timeline: OverloadReport.timeline(outcome: outcome, pushes: pushes, overloadSeconds: Double(phaseSeconds), title: report.title))
         HTTPLoadCommand.log("wrote \(directory)/report.json, report.md, timeline.svg")
         return report
-    }
-
-    private struct Settings: Encodable {
-        struct Limit: Encodable { let requestsPerSecond: Int; let notificationsPerSecond: Int }
-        let rateLimit: Limit
-    }
-
-    private struct StoredSettings: Decodable {}
-
-    /// Sets the app's limit; again until ingest answers 200 (stored and read back), not 202, so that its next read of the
-    /// app (cached for 30 s) has the limit.
-    private func setRateLimit(client: JSONClient, ingest: String, admin: String, appId: String) async throws {
-        let url = "\(ingest)/v1/apps/\(appId)"
-        let body = try JSONEncoder().encode(Settings(rateLimit: .init(requestsPerSecond: limit, notificationsPerSecond: limit)))
-        for _ in 0..<20 {
-            let answer = try await client.send(.PATCH, url, bearer: admin, body: body)
-            _ = try JSONClient.decode(StoredSettings.self, answer, method: .PATCH, url: url)
-            if answer.status == 200 { return }
-            try await Task.sleep(for: .milliseconds(500))
-        }
-        throw LoadGenError("PATCH \(url) answered 202 (not yet stored) for 10 s: the limit may not be in force")
     }
 }

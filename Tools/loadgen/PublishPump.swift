@@ -69,6 +69,10 @@ final class PublishPump {
                 endSending()
                 break
             }
+            if settings.stop?.isStopped == true {
+                endSending()
+                break
+            }
             if inFlight >= settings.concurrency { return }
             sendNext()
             if next >= settings.count { endSending() }

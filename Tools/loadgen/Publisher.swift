@@ -13,6 +13,8 @@ struct Publisher: Sendable {
         var batch: Int
         var concurrency: Int
         var durationLimit: Duration
+        /// Ends the sending early when set (what was sent is still answered and recorded).
+        var stop: PublishStop?
     }
 
     /// One request's answer.

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NotifyModels
 
@@ -9,11 +10,18 @@ struct LoadFixture: Sendable {
     let clientSigningKey: String
     /// The app's broker user and its password, when it was created with broker access.
     let broker: (user: String, password: String)?
-    /// `users[u]` is the id of user `u`; `deviceTokens[u]` its APNs tokens.
+    /// `users[u]` is the id of user `u`; `deviceTokens[u]` its devices' tokens as the sandbox records them (APNs tokens,
+    /// or the ids of Web Push subscriptions at the sandbox).
     let users: [String]
     let deviceTokens: [[String]]
     /// Registrations ingest answered 202 (accepted, not yet visible in storage) instead of 201.
     let registrationsNotYetVisible: Int
+}
+
+/// The devices setup registers: APNs, or Web Push subscriptions at the sandbox (the app then gets a VAPID key too).
+enum DeviceKind: String, Sendable {
+    case apns
+    case webPush = "webpush"
 }
 
 /// Creates the app, the APNs key and credentials, and the device subscriptions.
@@ -37,8 +45,10 @@ struct StackSetup: Sendable {
     private struct Credentials: Encodable {
         let teamId: String, keyId: String, privateKey: String, topic: String, environment: String, endpoint: String
     }
-    private struct Subscription: Encodable { let platform: String; let pushToken: String; let displayName: String }
     private struct Ignored: Decodable {}
+    private struct WebPushCredentials: Encodable { let vapidPrivateKey: String; let subject: String }
+    private struct StoredWebPushCredentials: Decodable { let vapidPublicKey: String }
+    private struct BrowserSubscription: Decodable { let endpoint: String; let keys: WebPushKeys }
 
     private struct CreateApp: Encodable { let name: String; let brokerAccess: Bool }
 
@@ -58,37 +68,67 @@ struct StackSetup: Sendable {
         return (app.appId, app.apiKey, app.clientSigningKey, app.broker.map { ($0.user, $0.password) })
     }
 
-    func run(users userCount: Int, devicesPerUser: Int, concurrency: Int, runTag: String, brokerAccess: Bool = false) async throws -> LoadFixture {
+    func run(
+        users userCount: Int, devicesPerUser: Int, concurrency: Int, runTag: String, brokerAccess: Bool = false, devices kind: DeviceKind = .apns
+    ) async throws -> LoadFixture {
         let app = try await createApp(runTag: runTag, brokerAccess: brokerAccess)
+        let vapidPublicKey = kind == .webPush ? try await storeWebPushCredentials(appId: app.appId) : nil
 
         let users = (0..<userCount).map { "loadgen-user-\($0)" }
-        let tokens = users.map { _ in (0..<devicesPerUser).map { _ in Self.randomDeviceToken() } }
-        let jobs = users.indices.flatMap { user in tokens[user].indices.map { (user, $0) } }
+        let jobs = users.indices.flatMap { user in (0..<devicesPerUser).map { (user, $0) } }
         var userTokens: [String] = []
         for user in users { userTokens.append(try await UserToken.mint(userId: user, appId: app.appId, signingKey: app.clientSigningKey)) }
-        let url = "\(ingestURL)/v1/me/subscriptions"
+        var tokens = users.map { _ in [String](repeating: "", count: devicesPerUser) }
         var notYetVisible = 0
-        try await withThrowingTaskGroup(of: Int.self) { group in
+        try await withThrowingTaskGroup(of: (user: Int, device: Int, token: String, status: Int).self) { group in
             var next = 0
             func add() {
                 let (user, device) = jobs[next]
                 next += 1
-                let body = Subscription(platform: "apns", pushToken: tokens[user][device], displayName: "loadgen device \(device)")
                 let bearer = userTokens[user]
                 group.addTask {
-                    let answer = try await client.send(.POST, url, bearer: bearer, body: try JSONEncoder().encode(body))
-                    _ = try JSONClient.decode(Ignored.self, answer, method: .POST, url: url)
-                    return answer.status
+                    let (token, status) = try await register(bearer: bearer, name: "loadgen device \(device)", vapidPublicKey: vapidPublicKey)
+                    return (user, device, token, status)
                 }
             }
             while next < jobs.count, next < concurrency { add() }
-            while let status = try await group.next() {
-                if status == 202 { notYetVisible += 1 }
+            while let registered = try await group.next() {
+                tokens[registered.user][registered.device] = registered.token
+                if registered.status == 202 { notYetVisible += 1 }
                 if next < jobs.count { add() }
             }
         }
         return LoadFixture(
             appId: app.appId, apiKey: app.apiKey, clientSigningKey: app.clientSigningKey, broker: app.broker, users: users, deviceTokens: tokens, registrationsNotYetVisible: notYetVisible)
+    }
+
+    /// Registers one device as the user `bearer` signs for: an APNs device with a random token, or (with the app's
+    /// `vapidPublicKey`) a Web Push subscription made at the sandbox. Answers the token the sandbox records its pushes
+    /// under, and ingest's status (201, or 202: accepted, not yet visible).
+    func register(bearer: String, name: String, vapidPublicKey: String? = nil) async throws -> (token: String, status: Int) {
+        let body: SubscriptionRequest
+        let token: String
+        if let vapidPublicKey {
+            let url = "\(sandboxURL)/webpush/subscriptions"
+            let browser = try await client.call(.POST, url, json: ["applicationServerKey": vapidPublicKey], as: BrowserSubscription.self)
+            body = SubscriptionRequest(platform: .webpush, pushToken: browser.endpoint, keys: browser.keys, displayName: name)
+            token = String(browser.endpoint.split(separator: "/").last ?? "")
+        } else {
+            token = Self.randomDeviceToken()
+            body = SubscriptionRequest(platform: .apns, pushToken: token, displayName: name)
+        }
+        let url = "\(ingestURL)/v1/me/subscriptions"
+        let answer = try await client.send(.POST, url, bearer: bearer, body: try JSONEncoder().encode(body))
+        _ = try JSONClient.decode(Ignored.self, answer, method: .POST, url: url)
+        return (token, answer.status)
+    }
+
+    /// Stores a new VAPID key as the app's Web Push credentials; answers its public key (what browsers subscribe with).
+    private func storeWebPushCredentials(appId: String) async throws -> String {
+        let credentials = WebPushCredentials(vapidPrivateKey: P256.Signing.PrivateKey().pemRepresentation, subject: "mailto:loadgen@example.com")
+        return try await client.call(
+            .PUT, "\(ingestURL)/v1/apps/\(appId)/providers/webpush", bearer: adminToken, json: credentials, as: StoredWebPushCredentials.self
+        ).vapidPublicKey
     }
 
     private struct KeyBody: Encodable { let teamId: String; let topics: [String] }

@@ -7,13 +7,15 @@ import Synchronization
 /// answers 503 to the next `fail` POSTs after it was set up, as a receiver that is down would; one set up with
 /// `redirect` answers every POST 307 to that URL instead (counted in `redirected`), as a receiver pointing elsewhere;
 /// one set up with `delay` (seconds) answers each POST only after that long, as a receiver that hangs (every POST is
-/// counted in `arrived` as it arrives).
+/// counted in `arrived` as it arrives). Each recorded POST carries the moment it arrived (`receivedAt`, ISO 8601 with
+/// milliseconds), for measuring how long an event took to reach its receiver.
 final class WebhookReceiver: Sendable {
     struct Received: Codable, Sendable {
         var id: String?
         var timestamp: String?
         var signature: String?
         var body: String
+        var receivedAt: String
     }
 
     struct Log: Codable, Sendable {
@@ -42,6 +44,8 @@ final class WebhookReceiver: Sendable {
             return Response(status: .noContent)
         }
         router.post("receivers/{name}") { request, context in
+            var receivedAt: [UInt8] = []
+            ISO8601Timestamp.append(.now, to: &receivedAt)
             let name = context.parameters.get("name") ?? ""
             let body = String(buffer: try await request.body.collect(upTo: 1 << 20))
             let delay = self.receivers.withLock { receivers -> Int in
@@ -51,7 +55,8 @@ final class WebhookReceiver: Sendable {
             if delay > 0 { try await Task.sleep(for: .seconds(delay)) }
             let received = Received(
                 id: request.headers[HTTPField.Name("X-Notify-Webhook-Id")!], timestamp: request.headers[HTTPField.Name("X-Notify-Webhook-Timestamp")!],
-                signature: request.headers[HTTPField.Name("X-Notify-Webhook-Signature")!], body: body)
+                signature: request.headers[HTTPField.Name("X-Notify-Webhook-Signature")!], body: body,
+                receivedAt: String(decoding: receivedAt, as: UTF8.self))
             let (status, location): (HTTPResponse.Status, String?) = self.receivers.withLock { receivers in
                 guard var receiver = receivers[name] else { return (.notFound, nil) }
                 defer { receivers[name] = receiver }

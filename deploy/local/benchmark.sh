@@ -2,21 +2,22 @@
 # Measures this machine in one run: builds release binaries, starts the stack with them (on the
 # benchmark's own ports and state directory), and runs loadgen's modes in turn: the broker's ceiling,
 # sustained HTTP publishing to 3 devices per user, latency at a fixed rate, the fan-out worker alone, a
-# broadcast, a sweep of single requests over rates, and an app publishing above its rate limit.
+# broadcast, a sweep of single requests over rates, an app publishing above its rate limit, and a quiet app's latency
+# beside noisy ones.
 # Writes every report under .local/bench/<time>/ and a summary (summary.md) with the ratios
 # to the broker's ceiling. Starts from an empty broker and database (as on a fresh machine), waits for the
 # machine to go quiet before each mode, and every run is bounded in count and time. Stops what it started.
 set -euo pipefail
 here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
-    sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
     cat <<USAGE
 Sizes (environment, defaults in brackets): BENCH_SUSTAINED_COUNT [60000], BENCH_LATENCY_RATE [1000],
 BENCH_LATENCY_COUNT [20000], BENCH_FANOUT_EVENTS [300000], BENCH_BROADCAST_DEVICES [1000000],
 BENCH_BROKER_MESSAGES [200000], BENCH_MICRO_SECONDS [2].
 BENCH_KEEP_STATE=1 keeps the broker's and database's data from the last run instead of starting empty.
 BENCH_MODES runs only the modes it names (of: micro wakeup idle broker sustained latency fanout broadcast sustained-amqp
-  single-amqp latency-amqp sweep overload floor; sustained-amqp, single-amqp and latency-amqp publish over AMQP as an
+  single-amqp latency-amqp sweep overload floor neighbours; sustained-amqp, single-amqp and latency-amqp publish over AMQP as an
   app's broker user; wakeup, about 20 s, is the CPU one thread waking another costs on this machine; idle,
   BENCH_IDLE_SECONDS [30] seconds, is each process's CPU and context switches per second with nothing sent).
 sweep (about 20 minutes; sweep/sweep.md, a table, and sweep/sweep.svg, latency and CPU per notification against the
@@ -35,6 +36,17 @@ overload (about 2 minutes; overload/report.md, timeline.svg): the app's rate lim
 floor (about 1 minute; floor/hops.md): the services restarted with LOG_LEVEL=debug LOG_FORMAT=json, BENCH_FLOOR_COUNT
   [400] single-notification requests at BENCH_FLOOR_RATE [20] per second, 1 device per user; each hop's time per
   notification read from the four services' logs (floor_hops.py), then the services restarted as before.
+neighbours (about 15 minutes with a 1,000,000-device broadcast; neighbours/report.md): a quiet app B publishes single
+  notifications over HTTP at BENCH_NEIGHBOURS_RATE [100] per second to 20 one-device users for BENCH_NEIGHBOURS_SECONDS
+  [30] seconds while app A, case by case: alone: nothing (the baseline); broadcast: broadcasts once to
+  BENCH_NEIGHBOURS_BROADCAST_DEVICES [1000000] seeded devices (B publishes until its last push); slow-provider: publishes
+  100/s to Web Push subscriptions the sandbox answers after 5 s (B is Web Push too); dead-webhook: registers 20 devices/s,
+  each a webhook event for a receiver that never answers in time (here and alone, B registers 5/s for its own);
+  amqp-over-limit: publishes over AMQP at 3 times its rate limit of 200/s. Per case B's 202 -> push p50, p99 and max
+  against the target max(2 x B's p99 alone, 250 ms), B's webhook latency, and A's and B's accepted, refused, delivered
+  and lost; what has not arrived BENCH_NEIGHBOURS_DRAIN_TIMEOUT [120] seconds after publishing is waited for as long
+  again once A's load is lifted (late), then counted lost. BENCH_NEIGHBOURS_CASES [alone broadcast slow-provider
+  dead-webhook amqp-over-limit] runs only those cases (the report takes in the baseline only when alone is among them).
 BENCH_BIN_DIR uses the release binaries there instead of building (to measure two builds alternately:
   BENCH_BIN_DIR=/path/to/other/.build-release/release BENCH_MODES="micro fanout" deploy/local/benchmark.sh).
 USAGE
@@ -250,10 +262,21 @@ if wants overload; then
     "$loadgen" overload "${common[@]}" --limit "${BENCH_OVERLOAD_LIMIT:-500}" --phase-seconds "${BENCH_OVERLOAD_SECONDS:-30}" \
         --users 1000 --devices 3 --output "$out/overload" || true
 fi
+if wants neighbours; then
+    echo "== neighbours: a quiet app's 202 -> push beside a noisy one"
+    # One case at a time, the machine settling in between; each run rewrites neighbours/report.md from every case so far.
+    for case in ${BENCH_NEIGHBOURS_CASES:-alone broadcast slow-provider dead-webhook amqp-over-limit}; do
+        settle
+        "$loadgen" neighbours "${common[@]}" --case "$case" --database-url "$NOTIFY_WRITER_DATABASE_URL" --amqp-url "$NOTIFY_AMQP_URL" \
+            --rate "${BENCH_NEIGHBOURS_RATE:-100}" --seconds "${BENCH_NEIGHBOURS_SECONDS:-30}" \
+            --drain-timeout "${BENCH_NEIGHBOURS_DRAIN_TIMEOUT:-120}" \
+            --broadcast-devices "${BENCH_NEIGHBOURS_BROADCAST_DEVICES:-1000000}" --output "$out/neighbours" || true
+    done
+fi
 
 {
     echo "# Benchmark $(date -u +%Y-%m-%d) on $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"
-    for part in micro wakeup broker sustained sustained-amqp single-amqp latency latency-amqp fanout broadcast overload; do
+    for part in micro wakeup broker sustained sustained-amqp single-amqp latency latency-amqp fanout broadcast overload neighbours; do
         [ -f "$out/$part/report.md" ] && { echo; cat "$out/$part/report.md"; }
     done
     [ -f "$out/sweep/sweep.md" ] && { echo; cat "$out/sweep/sweep.md"; }

@@ -1,3 +1,9 @@
+// The provider sandbox stands in for APNs, FCM, Web Push and WNS, and checks what the services send them. It keeps
+// its own byte and JSON utilities on purpose (Base64URL.swift, ASCIIHexDigit.swift, UUIDText.swift, JSONDocument.swift
+// and JSONText.swift, beside the shared ones in Shared/NotifyJSON and elsewhere) and depends on no Notify module: it is
+// an independent oracle, so it must not share the services' code, since a bug in a shared utility would then pass on
+// both sides. Keep them separate rather than deduplicating them.
+
 import Foundation
 import Hummingbird
 import HummingbirdCore

@@ -8,9 +8,11 @@ import Synchronization
 /// still verifies the certificate for the URL's host); redirects are never followed, since a redirect's target was
 /// not checked. A refused URL throws `OutboundRefusal` before anything is sent.
 ///
-/// A destination (host and checked address) gets up to `connectionsPerDestination` clients, handed out in turn: an
-/// HTTP/2 connection carries a limited number of concurrent streams, and a client waits for a free stream rather than
-/// opening another connection, so a busy push service spreads its pushes over several connections. A host's check is
+/// A destination (host and checked address) gets up to `connectionsPerDestination` clients per partition, handed out in
+/// turn: an HTTP/2 connection carries a limited number of concurrent streams, and a client waits for a free stream
+/// rather than opening another connection, so a busy push service spreads its pushes over several connections. Requests
+/// of different partitions (push-dispatch's: one per app) never share a connection: one app's requests that a push
+/// service answers late hold only that app's streams, not another app's to the same host. A host's check is
 /// kept for `checkLifetime`, then made again (a new address gets clients of its own); destinations unused the
 /// longest are retired beyond `maximumDestinations`, their clients closed a minute later (after any request on them).
 public final class OutboundHTTPClient: Sendable {
@@ -24,6 +26,12 @@ public final class OutboundHTTPClient: Sendable {
         var until: ContinuousClock.Instant
     }
 
+    /// The clients of one partition's requests to one destination.
+    private struct SlotKey: Hashable {
+        var destination: OutboundDestination
+        var partition: String
+    }
+
     private struct Slot {
         var clients: [HTTPClient] = []
         var next = 0
@@ -32,7 +40,7 @@ public final class OutboundHTTPClient: Sendable {
 
     private struct State {
         var checked: [HostPort: Checked] = [:]
-        var slots: [OutboundDestination: Slot] = [:]
+        var slots: [SlotKey: Slot] = [:]
         var retired: [(clients: [HTTPClient], at: ContinuousClock.Instant)] = []
     }
 
@@ -61,12 +69,13 @@ public final class OutboundHTTPClient: Sendable {
         self.configuration = configuration
     }
 
-    /// Sends `request` to the address its URL's host was checked to, answering its response (a 3xx included: it is
-    /// not followed). Throws `OutboundRefusal` when the policy refuses the URL, else what AsyncHTTPClient throws.
-    public func execute(_ request: HTTPClientRequest, timeout: TimeAmount) async throws -> HTTPClientResponse {
+    /// Sends `request` to the address its URL's host was checked to, on a connection of `partition`'s, answering its
+    /// response (a 3xx included: it is not followed). Throws `OutboundRefusal` when the policy refuses the URL, else what
+    /// AsyncHTTPClient throws.
+    public func execute(_ request: HTTPClientRequest, timeout: TimeAmount, partition: String = "") async throws -> HTTPClientResponse {
         let (host, port, _) = try OutboundPolicy.hostAndPort(of: request.url)
         let destination = try await destination(host: host, port: port)
-        return try await client(for: destination).execute(request, timeout: timeout)
+        return try await client(for: SlotKey(destination: destination, partition: partition)).execute(request, timeout: timeout)
     }
 
     /// The checked destination of `host` at `port`, checked again once its check is older than `checkLifetime`.
@@ -82,17 +91,17 @@ public final class OutboundHTTPClient: Sendable {
         return destination
     }
 
-    private func client(for destination: OutboundDestination) -> HTTPClient {
+    private func client(for key: SlotKey) -> HTTPClient {
         let now = ContinuousClock.now
         let (client, closing) = state.withLock { state -> (HTTPClient, [HTTPClient]) in
-            var slot = state.slots[destination] ?? Slot(lastUsed: now)
+            var slot = state.slots[key] ?? Slot(lastUsed: now)
             if slot.clients.count < connectionsPerDestination && slot.next >= slot.clients.count {
-                slot.clients.append(HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration(for: destination)))
+                slot.clients.append(HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration(for: key.destination)))
             }
             let client = slot.clients[slot.next % slot.clients.count]
             slot.next = (slot.next + 1) % connectionsPerDestination
             slot.lastUsed = now
-            state.slots[destination] = slot
+            state.slots[key] = slot
             if state.slots.count > maximumDestinations, let oldest = state.slots.min(by: { $0.value.lastUsed < $1.value.lastUsed }) {
                 state.slots[oldest.key] = nil
                 state.retired.append((oldest.value.clients, now))

@@ -35,14 +35,14 @@ struct FCMClient: Sendable {
     }
 
     /// `POST {base}/v1/projects/{project}/messages:send` with the `body` made by `body(_:)`.
-    func send(_ body: Data, accessToken: String, credentials: FCMCredentials) async -> ProviderAnswer {
+    func send(_ body: Data, of appId: String, accessToken: String, credentials: FCMCredentials) async -> ProviderAnswer {
         let project = credentials.serviceAccount.projectId
         var request = HTTPClientRequest(url: "\(credentials.baseURL)/v1/projects/\(project)/messages:send")
         request.method = .POST
         request.headers.add(name: "authorization", value: "Bearer \(accessToken)")
         request.headers.add(name: "content-type", value: "application/json; charset=UTF-8")
         request.body = .bytes(ByteBuffer(bytes: body))
-        return await ProviderAnswer.send(request, on: http) { response, body in
+        return await ProviderAnswer.send(request, of: appId, on: http) { response, body in
             let error = try? JSONDecoder().decode(FCMErrorBody.self, from: Data(buffer: body)).error
             return error?.details?.lazy.compactMap(\.errorCode).first ?? error?.status ?? "HTTP \(response.status.code)"
         }.answer

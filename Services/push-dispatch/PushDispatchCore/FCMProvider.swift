@@ -17,21 +17,21 @@ struct FCMProvider: SinglePushProvider {
             } catch {
                 return error.verdict
             }
-            return await send(body, credentials: stored, renewingRefusedToken: true)
+            return await send(body, of: job.appId, credentials: stored, renewingRefusedToken: true)
         case .unusable(let verdict): return verdict
         }
     }
 
-    private func send(_ body: Data, credentials: FCMCredentials, renewingRefusedToken: Bool) async -> PushVerdict {
+    private func send(_ body: Data, of appId: String, credentials: FCMCredentials, renewingRefusedToken: Bool) async -> PushVerdict {
         let accessToken: String
         switch await client.accessToken(for: credentials.serviceAccount) {
         case .success(let token): accessToken = token
         case .failure(let failure): return failure.verdict
         }
-        let answer = await client.send(body, accessToken: accessToken, credentials: credentials)
+        let answer = await client.send(body, of: appId, accessToken: accessToken, credentials: credentials)
         if case .rejected(401, _, _) = answer, renewingRefusedToken {
             client.invalidate(accessToken, of: credentials.serviceAccount)
-            return await send(body, credentials: credentials, renewingRefusedToken: false)
+            return await send(body, of: appId, credentials: credentials, renewingRefusedToken: false)
         }
         return PushVerdict(FCMAnswerClassifier.classify(answer), answer)
     }

@@ -15,13 +15,15 @@ enum ProviderAnswer: Sendable, Equatable {
     /// Not sent: the outbound address policy refuses the URL's host (`OutboundRefusal`).
     case notAllowed(String)
 
-    /// Sends `request` and reads the answer; `reason` names a refusal from the response and its body.
+    /// Sends `request` on the connections of `appId` (so that a push service slow for one app holds only that app's
+    /// streams; empty: connections shared by every app) and reads the answer; `reason` names a refusal from the response
+    /// and its body.
     static func send(
-        _ request: HTTPClientRequest, on client: OutboundHTTPClient, timeout: TimeAmount = .seconds(10),
+        _ request: HTTPClientRequest, of appId: String = "", on client: OutboundHTTPClient, timeout: TimeAmount = .seconds(10),
         reason: (HTTPClientResponse, ByteBuffer) -> String
     ) async -> (answer: ProviderAnswer, body: ByteBuffer) {
         do {
-            let response = try await client.execute(request, timeout: timeout)
+            let response = try await client.execute(request, timeout: timeout, partition: appId)
             let body = try await response.body.collect(upTo: 64 * 1024)
             if (200..<300).contains(response.status.code) { return (.accepted(status: Int(response.status.code)), body) }
             let answer = ProviderAnswer.rejected(

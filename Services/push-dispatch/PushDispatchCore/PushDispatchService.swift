@@ -59,7 +59,7 @@ public struct PushDispatchService {
         let trustedCAFile = environment.string(Self.trustedCA)
         let outboundPolicy = try environment.outboundPolicy()
         // Every URL here is an app's or a device's (endpoints, channels, token endpoints, webhooks): checked by the policy.
-        let connections = OutboundHTTPClient(policy: outboundPolicy, trustedCAFile: trustedCAFile)
+        let connections = OutboundHTTPClient(policy: outboundPolicy, trustedCAFile: trustedCAFile, maximumDestinations: 1024)
         let webhookConnections = OutboundHTTPClient(policy: outboundPolicy, trustedCAFile: trustedCAFile, readTimeout: .seconds(10))
         let apnsConnections = try APNsTransport(trustedCAFile: trustedCAFile, policy: outboundPolicy)
         let retryPolicy = RetryPolicy(delaysMilliseconds: try Self.delays(environment))

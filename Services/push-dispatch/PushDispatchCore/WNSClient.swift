@@ -53,7 +53,7 @@ struct WNSClient: Sendable {
         }
         request.headers.add(name: "x-wns-ttl", value: String(max(Int(job.expiration.timeIntervalSinceNow), 1)))
         request.body = .bytes(ByteBuffer(string: job.payload))
-        return await Self.send(request, on: http)
+        return await Self.send(request, of: job.appId, on: http)
     }
 
     /// `DELETE <channel URI>` with `X-WNS-Match`: removes the notification's toast from the device's action center.
@@ -61,7 +61,7 @@ struct WNSClient: Sendable {
         var request = Self.request(to: job, accessToken: accessToken)
         request.method = .DELETE
         request.headers.add(name: "x-wns-match", value: "type:wns/toast;tag=\(job.collapseId)")
-        return await Self.send(request, on: http)
+        return await Self.send(request, of: job.appId, on: http)
     }
 
     private static func request(to job: PushJob, accessToken: String) -> HTTPClientRequest {
@@ -70,8 +70,8 @@ struct WNSClient: Sendable {
         return request
     }
 
-    private static func send(_ request: HTTPClientRequest, on http: OutboundHTTPClient) async -> ProviderAnswer {
-        await ProviderAnswer.send(request, on: http) { response, _ in
+    private static func send(_ request: HTTPClientRequest, of appId: String, on http: OutboundHTTPClient) async -> ProviderAnswer {
+        await ProviderAnswer.send(request, of: appId, on: http) { response, _ in
             response.headers.first(name: "x-wns-error-description") ?? "HTTP \(response.status.code)"
         }.answer
     }

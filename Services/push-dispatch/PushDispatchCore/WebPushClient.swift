@@ -39,8 +39,8 @@ struct WebPushClient: Sendable {
         return request
     }
 
-    func send(_ request: HTTPClientRequest) async -> ProviderAnswer {
-        await ProviderAnswer.send(request, on: http) { response, body in
+    func send(_ request: HTTPClientRequest, of appId: String) async -> ProviderAnswer {
+        await ProviderAnswer.send(request, of: appId, on: http) { response, body in
             struct PushServiceError: Decodable {
                 var message: String?
             }

@@ -18,7 +18,7 @@ struct WebPushProvider: SinglePushProvider {
             } catch {
                 return error.verdict
             }
-            let answer = await client.send(request)
+            let answer = await client.send(request, of: job.appId)
             return PushVerdict(WebPushAnswerClassifier.classify(answer), answer)
         case .unusable(let verdict):
             return verdict

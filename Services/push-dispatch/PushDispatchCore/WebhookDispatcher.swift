@@ -180,7 +180,8 @@ struct WebhookDispatcher: Sendable {
         request.headers.add(name: "X-Notify-Webhook-Signature", value: Self.signature(of: body, timestamp: timestamp, secret: webhook.secret))
         request.body = .bytes(ByteBuffer(data: body))
         do {
-            let response = try await http.execute(request, timeout: .seconds(10))
+            // On the app's own connections: a receiver sharing a host with another app's cannot hold its streams.
+            let response = try await http.execute(request, timeout: .seconds(10), partition: delivery.appId)
             _ = try? await response.body.collect(upTo: 64 << 10)
             let status = Int(response.status.code)
             return (status, (200..<300).contains(status) ? nil : "HTTP \(status)", false)

@@ -172,7 +172,10 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Services/ingest/IngestCore",
             swiftSettings: swiftSettings
@@ -188,7 +191,9 @@ let package = Package(
             dependencies: [
                 "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase", "NotifyBrokerAdmin",
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Services/storage/StorageCore",
             swiftSettings: swiftSettings
@@ -204,7 +209,9 @@ let package = Package(
             dependencies: [
                 "NotifyAPNsCore", "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Services/fanout/FanoutCore",
             swiftSettings: swiftSettings
@@ -223,13 +230,10 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOHPACK", package: "swift-nio-http2"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Services/push-dispatch/PushDispatchCore",
             swiftSettings: swiftSettings
@@ -361,7 +365,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifyRuntimeTests",
-            dependencies: ["NotifyRuntime"],
+            dependencies: ["NotifyRuntime", "NotifyModels", .product(name: "Logging", package: "swift-log")],
             path: "Tests/NotifyRuntimeTests",
             swiftSettings: swiftSettings
         ),

@@ -12,9 +12,10 @@ import Synchronization
 /// turn: an HTTP/2 connection carries a limited number of concurrent streams, and a client waits for a free stream
 /// rather than opening another connection, so a busy push service spreads its pushes over several connections. Requests
 /// of different partitions (push-dispatch's: one per app) never share a connection: one app's requests that a push
-/// service answers late hold only that app's streams, not another app's to the same host. A host's check is
-/// kept for `checkLifetime`, then made again (a new address gets clients of its own); destinations unused the
-/// longest are retired beyond `maximumDestinations`, their clients closed a minute later (after any request on them).
+/// service answers late hold only that app's streams, not another app's to the same host. A host's check is kept for
+/// `checkLifetime`, then made again (a new address gets clients of its own); the destinations (each partition's apart)
+/// unused the longest are retired beyond `maximumDestinations`, their clients closed a minute later (after any request
+/// on them).
 public final class OutboundHTTPClient: Sendable {
     private struct HostPort: Hashable {
         var host: String

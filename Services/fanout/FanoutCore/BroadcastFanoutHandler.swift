@@ -29,7 +29,7 @@ struct BroadcastFanoutHandler: Sendable {
                 for event in events where event.eventSource != nil { try await broadcast(event) }
             }
             // Shutting down: this broadcast and those after it go back to the queue (the ones before are done).
-            if !done { return dispositions.enumerated().map { $0.offset < index ? $0.element : RetryUntilShutdown.requeueing([$0.element])[0] } }
+            if !done { return Array(dispositions[..<index]) + RetryUntilShutdown.requeueing(Array(dispositions[index...])) }
         }
         return dispositions
     }

@@ -32,11 +32,17 @@ public final class AMQPConsumer: Service, Sendable {
         /// is taken only while a full one waits: light load is handled in whole batches, not split.
         /// Needs `prefetch` above `maximumBatch`, or the broker never sends a second batch while one is held.
         public var inOrder: Bool
-        public init(prefetch: Int = 500, maximumBatch: Int = 500, concurrentBatches: Int = 1, inOrder: Bool = false) {
+        /// The handler is called for each batch in the order the batches were taken, each call answering before the
+        /// next batch is handed out; only what it answers (`AMQPHandling.settleAfter`'s wait) runs beside other
+        /// batches. For a deferring handler that takes each message's place in an order of its own (a lane per app)
+        /// and must answer at once. Without it, the calls run in tasks of their own and may start in any order.
+        public var startsInOrder: Bool
+        public init(prefetch: Int = 500, maximumBatch: Int = 500, concurrentBatches: Int = 1, inOrder: Bool = false, startsInOrder: Bool = false) {
             self.prefetch = prefetch
             self.maximumBatch = maximumBatch
             self.concurrentBatches = max(concurrentBatches, 1)
             self.inOrder = inOrder || concurrentBatches <= 1
+            self.startsInOrder = startsInOrder
         }
     }
 
@@ -142,12 +148,14 @@ public final class AMQPConsumer: Service, Sendable {
                         let order = AMQPBatchOrder(previousSettled: options.inOrder ? previousSettled : nil)
                         let settled = CompletionSignal()
                         previousSettled = settled
+                        let startedHandling = options.startsInOrder ? await self.handler(batch, order) : nil
                         group.addTask {
                             func releaseSlot() {
                                 self.buffer.batchFinished()
                                 reportFinished.yield()
                             }
-                            let handling = await self.handler(batch, order)
+                            let handling: AMQPHandling
+                            if let startedHandling { handling = startedHandling } else { handling = await self.handler(batch, order) }
                             let dispositions: [AMQPDisposition]
                             switch handling {
                             case .settle(let answered):

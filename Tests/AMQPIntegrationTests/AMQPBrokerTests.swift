@@ -606,6 +606,43 @@ extension AMQPBrokerTests {
             #expect(log.entries.allSatisfy { !$0.redelivered })
         }
     }
+
+    @Test(
+        "started in order, single-message batches handled four at once reach the handler in the order they were published, and their waits still overlap",
+        .timeLimit(.minutes(1)))
+    func startsInOrder() async throws {
+        let queue = TestBroker.uniqueQueueName("starts-in-order")
+        let topology = AMQPTopology.workQueue(queue)
+        let expected = (0..<300).map { String(format: "s-%03d", $0) }
+        try await withQueues([queue, "\(queue).dead"]) {
+            try await withPublisher(topology: topology) { publisher in
+                try await publish(expected, to: queue, with: publisher)
+            }
+            let log = DeliveryLog()
+            let overlap = Overlap()
+            let consumer = AMQPConsumer(
+                configuration: try TestBroker.configuration(), queue: queue, topology: topology,
+                options: .init(prefetch: 64, maximumBatch: 1, concurrentBatches: 4, startsInOrder: true), logger: TestBroker.logger,
+                deferringHandler: { batch in
+                    // The part that takes each message's place (as webhook lanes do), then a wait that may overlap.
+                    log.record(batch)
+                    return .settleAfter {
+                        overlap.begin()
+                        try? await Task.sleep(for: .milliseconds(Int.random(in: 0...3)))
+                        overlap.end()
+                        return batch.map { _ in .ack }
+                    }
+                })
+            try await withServices([consumer]) {
+                #expect(await eventually(.seconds(30)) { log.count >= expected.count }, "only \(log.count) of \(expected.count) arrived")
+                let left = try await TestBroker.waitForMessageCount(queue, 0)
+                #expect(left == 0, "not all acked: the queue holds \(left ?? -1)")
+            }
+            #expect(log.bodies == expected, "the handler was called out of order")
+            #expect(overlap.most > 1, "the waits never overlapped")
+            #expect(log.entries.allSatisfy { !$0.redelivered })
+        }
+    }
 }
 
 // MARK: Queue depths

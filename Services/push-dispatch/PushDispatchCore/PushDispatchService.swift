@@ -110,10 +110,11 @@ public struct PushDispatchService {
         // holds only its own events, which wait in webhooks.retry while it backs off. Each event is a batch of its own,
         // settled when its attempt ends and not in the order taken (the lanes keep each app's order): an attempt that
         // hangs holds its own message only. Settled in order, the messages taken after it waited for it, filled the
-        // prefetch, and stopped every app's events until its timeout.
+        // prefetch, and stopped every app's events until its timeout. The handler is called in the order the events
+        // arrived (startsInOrder), so each takes its place in its lane in that order.
         let webhooks = AMQPConsumer(
             configuration: amqp, queue: WebhookDelivery.queue, topology: topology,
-            options: .init(prefetch: 64, maximumBatch: 1, concurrentBatches: 4),
+            options: .init(prefetch: 64, maximumBatch: 1, concurrentBatches: 4, startsInOrder: true),
             deadLetterPublisher: publisher, logger: logger,
             deferringHandler: WebhookDispatcher(
                 http: webhookConnections, database: database, publisher: publisher, keyring: keyring, lanes: WebhookLanes(), logger: logger,

@@ -74,7 +74,8 @@ struct WebhookDispatcher: Sendable {
     }
 
     func handle(_ deliveries: [AMQPDelivery]) async -> AMQPHandling {
-        // Each event takes its place in its app's lane now, in the order the events arrived, before any batch's task runs.
+        // Each event takes its place in its app's lane now: the consumer calls this in the order the events arrived
+        // (`startsInOrder`), before the waits of the batches before it have ended.
         var dispositions = [AMQPDisposition](repeating: .requeue, count: deliveries.count)
         var byApp: [String: [(index: Int, delivery: WebhookDelivery, ticket: WebhookLanes.Ticket)]] = [:]
         var apps: [String] = []

@@ -141,6 +141,18 @@ let package = Package(
             path: "Shared/NotifyDatabase",
             swiftSettings: swiftSettings
         ),
+        // The schema and every query of the shared tables; callers depend on its small protocols (NotifyStoreTesting holds
+        // in-memory implementations for in-process tests).
+        .target(
+            name: "NotifyStore",
+            dependencies: [
+                "NotifyModels", "NotifyDatabase", "NotifyWire",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Shared/NotifyStore",
+            swiftSettings: swiftSettings
+        ),
 
         // The outbound address policy: what the service may call on a tenant's behalf, and the HTTP client that keeps to it.
         .target(
@@ -165,7 +177,7 @@ let package = Package(
         .target(
             name: "IngestCore",
             dependencies: [
-                "NotifyJSON", "NotifyModels", "NotifyAPNsCore", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase", "NotifyOutbound",
+                "NotifyJSON", "NotifyModels", "NotifyAPNsCore", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase", "NotifyStore", "NotifyOutbound",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -189,7 +201,7 @@ let package = Package(
         .target(
             name: "StorageCore",
             dependencies: [
-                "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase", "NotifyBrokerAdmin",
+                "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase", "NotifyStore", "NotifyBrokerAdmin",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -326,10 +338,27 @@ let package = Package(
             path: "Tests/NotifyWireTests",
             swiftSettings: swiftSettings
         ),
+        // In-memory stores for in-process tests of what reads or writes the database.
+        .target(
+            name: "NotifyStoreTesting",
+            dependencies: ["NotifyStore", "NotifyModels", "NotifyDatabase"],
+            path: "Tests/NotifyStoreTesting",
+            swiftSettings: swiftSettings
+        ),
+        // Each store function against the test stack's PostgreSQL.
+        .testTarget(
+            name: "NotifyStoreTests",
+            dependencies: [
+                "NotifyStore", "NotifyStoreTesting", "NotifyModels", "NotifyDatabase", "StorageCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/NotifyStoreTests",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "IngestCoreTests",
             dependencies: [
-                "IngestCore", "NotifyModels", "NotifyWire", "NotifyAMQP", "NotifyDatabase",
+                "IngestCore", "NotifyModels", "NotifyWire", "NotifyAMQP", "NotifyDatabase", "NotifyStore", "NotifyStoreTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Yams", package: "Yams"),
             ],
@@ -345,7 +374,7 @@ let package = Package(
         .testTarget(
             name: "StorageCoreTests",
             dependencies: [
-                "StorageCore", "NotifyModels", "NotifyWire", "NotifyDatabase", "NotifyAMQP", "NotifyRuntime", "NotifyBrokerAdmin",
+                "StorageCore", "NotifyModels", "NotifyWire", "NotifyDatabase", "NotifyStore", "NotifyAMQP", "NotifyRuntime", "NotifyBrokerAdmin",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/StorageCoreTests",

@@ -5,23 +5,33 @@ import Logging
 import NotifyAMQP
 import NotifyDatabase
 import NotifyModels
+import NotifyStoreTesting
+import NotifyWire
 import Synchronization
 
 @testable import IngestCore
 
-/// Ingest's router, in-process, with an app directory held in memory and a publisher that records what it is given:
-/// no broker, no database. Routes that read the database are not exercised here (the end-to-end tests do).
+/// Ingest's router, in-process, with an app directory and stores held in memory and a publisher that records what it
+/// is given (and applies state changes to `notifications`, as storage would): no broker, no database.
 struct RouteTesting {
     static let adminToken = "operator-secret"
     static let appId = "app_test"
     static let clientSigningKey = "c2lnbmluZy1rZXktb2YtdGhlLXRlc3QtYXBw"
     static let keyring = try! SecretKeyring(parsing: SecretKeyring.generateEntry(id: "route-tests"))
 
-    let published = RecordingPublisher()
+    /// The notifications devices and app servers read; state changes sent to storage are applied here.
+    let notifications = MemoryNotificationStore()
+    let deliveryLog = MemoryDeliveryLogStore()
+    let published: RecordingPublisher
     /// The identity provider documents ingest reads (none unless a test stores some).
     let documents = FixedDocuments()
     /// The backlog check publishes go through (off unless a test sets one).
     var backlog = PipelineBacklog(maximumDepth: 0)
+
+    init(backlog: PipelineBacklog = PipelineBacklog(maximumDepth: 0)) {
+        self.backlog = backlog
+        published = RecordingPublisher(applyingTo: notifications)
+    }
 
     func run<Value>(_ test: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
         let logger = Logger(label: "ingest-route-tests")
@@ -36,6 +46,7 @@ struct RouteTesting {
         return IngestDependencies(
             adminToken: Self.adminToken, apps: AppDirectory(source: FixedApp()),
             sender: CommandSender(publisher: published, logger: logger), database: database,
+            notifications: notifications, deliveryLog: deliveryLog,
             brokerAddress: .init(host: "127.0.0.1", port: 5672, virtualHost: "notify"), appliedCommands: AppliedCommandWatch(client: database, logger: logger), hub: LiveHub(),
             subscriptionLifetime: 86_400, healthChecks: ["amqp": { true }], logger: logger, keyring: Self.keyring, targets: FixedTargets(),
             backlog: backlog, identityKeys: IdentityProviderKeys(fetcher: documents, logger: logger))
@@ -120,13 +131,32 @@ struct FixedTargets: TargetDirectory {
 }
 
 /// Confirms every publish at once and keeps the messages.
+/// State changes among the commands are applied to `store` as they are published, as storage would apply them.
 final class RecordingPublisher: MessagePublisher {
     private let messages = Mutex<[AMQPOutboundMessage]>([])
+    private let store: MemoryNotificationStore?
+
+    init(applyingTo store: MemoryNotificationStore? = nil) {
+        self.store = store
+    }
 
     var all: [AMQPOutboundMessage] { messages.withLock { $0 } }
 
+    /// The storage commands published, in order.
+    var commands: [StorageCommand] {
+        all.flatMap { message in
+            (try? StorageCommandBatch(body: message.body, contentType: message.properties.contentType).commands) ?? []
+        }
+    }
+
     func publish(_ messages: [AMQPOutboundMessage]) async throws {
         self.messages.withLock { $0 += messages }
+        guard let store else { return }
+        for message in messages {
+            for command in (try? StorageCommandBatch(body: message.body, contentType: message.properties.contentType).commands) ?? [] {
+                if case .changeNotificationState(let change) = command.action { store.apply(change) }
+            }
+        }
     }
 }
 

@@ -3,6 +3,7 @@ import Logging
 import NotifyBrokerAdmin
 import NotifyDatabase
 import NotifyModels
+import NotifyStore
 import PostgresNIO
 import ServiceLifecycle
 import Synchronization

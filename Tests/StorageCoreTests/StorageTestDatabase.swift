@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NotifyDatabase
+import NotifyStore
 import PostgresNIO
 
 @testable import StorageCore

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import NotifyJSON
 import NotifyModels
+import NotifyStore
 
 /// An error answered to the client as `{"error": {"code", "message", "field"}}` with a fitting status.
 struct APIFailure: HTTPResponseError {
@@ -18,6 +19,14 @@ struct APIFailure: HTTPResponseError {
     init(_ validation: ValidationError) {
         self.init(validation.code == "payload_too_large" ? .contentTooLarge : .badRequest,
                   code: validation.code, message: validation.message, field: validation.field)
+    }
+
+    /// What the store refused, as the client is told it.
+    init(_ refusal: NotifyStoreError) {
+        switch refusal.code {
+        case .cursorExpired: self = .cursorExpired
+        default: self.init(ValidationError.invalid("pageToken", "the page token is not one this service gave out"))
+        }
     }
 
     /// The error body as JSON, as answered on AMQP's `reply_to`.

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NotifyModels
+import NotifyStore
 
 /// The app server's handle on a stored notification (API key): read, change state, delete —
 /// by id (`/notifications/{id}`) or by its own id (`/users/{userId}/notifications/{appNotificationId}`) —
@@ -9,7 +10,7 @@ import NotifyModels
 /// delivery log across its notifications from a time on (`/deliveries?since=`, default the last hour), paged the same way.
 struct AppNotificationRoutes: Sendable {
     let authenticator: Authenticator
-    let reader: NotificationReader
+    let deliveryLog: any DeliveryLogStore
     let changer: StateChanger
 
     /// How far back the app's delivery log starts when the request gives no `since`.
@@ -29,7 +30,7 @@ struct AppNotificationRoutes: Sendable {
         router.get("/v1/apps/:appId/notifications/:id/deliveries/summary") { request, context in
             let (appId, id) = try await target(request, context, for: .read)
             do {
-                return try JSONResponse.make(.ok, try await reader.deliverySummary(appId: appId, notificationId: id))
+                return try JSONResponse.make(.ok, try await deliveryLog.deliverySummary(appId: appId, notificationId: id))
             } catch {
                 throw APIFailure.databaseUnavailable
             }
@@ -57,7 +58,9 @@ struct AppNotificationRoutes: Sendable {
         let pageToken = request.uri.queryParameters.get("pageToken").map { String($0) }
         do {
             return try JSONResponse.make(
-                .ok, try await reader.deliveries(appId: appId, notificationId: notificationId, since: since, limit: limit, pageToken: pageToken))
+                .ok, try await deliveryLog.deliveries(appId: appId, notificationId: notificationId, since: since, limit: limit, pageToken: pageToken))
+        } catch let refusal as NotifyStoreError {
+            throw APIFailure(refusal)
         } catch let failure as APIFailure {
             throw failure
         } catch {

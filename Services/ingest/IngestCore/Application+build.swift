@@ -6,6 +6,7 @@ import NotifyDatabase
 import NotifyModels
 import NotifyOutbound
 import NotifyRuntime
+import NotifyStore
 import PostgresNIO
 import ServiceLifecycle
 
@@ -40,7 +41,10 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
     let liveBinding = LiveQueueBinding(bindings: liveBindings, queue: liveQueue.name, logger: logger)
     let dependencies = IngestDependencies(
         adminToken: configuration.adminToken, apps: AppDirectory(source: PostgresAppSource(client: database, keyring: configuration.secretKeys, logger: logger)),
-        sender: sender, database: database, replica: replica,
+        sender: sender, database: database,
+        notifications: PostgresNotificationStore(client: database, logger: logger),
+        replicaNotifications: replica.map { PostgresNotificationStore(client: $0, logger: logger) },
+        deliveryLog: PostgresDeliveryLogStore(client: database, logger: logger),
         brokerAddress: .init(host: configuration.publicBrokerHost, port: configuration.publicBrokerPort, virtualHost: configuration.amqp.virtualHost),
         appliedCommands: appliedCommands,
         hub: LiveHub(
@@ -104,8 +108,12 @@ struct IngestDependencies: Sendable {
     var apps: AppDirectory
     var sender: CommandSender
     var database: PostgresClient
-    /// A hot standby for the reads that tolerate lag (`LagTolerantReads`); nil: those read `database` too.
-    var replica: PostgresClient?
+    /// Notifications, their changes and history as devices see them (the primary's).
+    var notifications: any NotificationStore
+    /// The same on a hot standby, for the reads that tolerate lag (`LagTolerantReads`); nil: those read `notifications`.
+    var replicaNotifications: (any NotificationStore)?
+    /// What became of each push.
+    var deliveryLog: any DeliveryLogStore
     /// Where app servers reach the broker, answered with their broker credentials.
     var brokerAddress: BrokerAccess.PublicAddress
     var appliedCommands: AppliedCommandWatch
@@ -146,9 +154,8 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
         adminToken: dependencies.adminToken, apps: dependencies.apps, identityKeys: dependencies.identityKeys, logger: logger,
         keyUses: dependencies.keyUses)
     let visibility = WriteVisibility(client: dependencies.database, sender: dependencies.sender, watch: dependencies.appliedCommands, logger: logger)
-    let reader = NotificationReader(client: dependencies.database, logger: logger)
-    let feed = LagTolerantReads(
-        primary: reader, replica: dependencies.replica.map { NotificationReader(client: $0, logger: logger) }, logger: logger)
+    let reader = dependencies.notifications
+    let feed = LagTolerantReads(primary: reader, replica: dependencies.replicaNotifications, logger: logger)
     let changer = StateChanger(reader: reader, visibility: visibility)
 
     let router = Router()
@@ -184,7 +191,7 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
     WebhookRoutes(authenticator: authenticator, visibility: visibility, keyring: dependencies.keyring, outbound: dependencies.outbound)
         .register(on: router)
     MyNotificationRoutes(authenticator: authenticator, reader: reader, feed: feed, changer: changer, sender: dependencies.sender).register(on: router)
-    AppNotificationRoutes(authenticator: authenticator, reader: reader, changer: changer).register(on: router)
+    AppNotificationRoutes(authenticator: authenticator, deliveryLog: dependencies.deliveryLog, changer: changer).register(on: router)
     StreamRoutes(authenticator: authenticator, reader: reader, hub: dependencies.hub, logger: logger).register(on: router)
     return router
 }

@@ -1,5 +1,6 @@
 import Logging
 import Metrics
+import NotifyStore
 import Synchronization
 
 /// Where the reads that tolerate replication lag go: the changes feed and history, to a hot standby when ingest has one
@@ -18,8 +19,8 @@ import Synchronization
 /// the primary and logged; the standby is then left alone for `pauseAfterFailure`, so that one that is down costs a
 /// timeout now and then, not one per request.
 final class LagTolerantReads: Sendable {
-    let primary: NotificationReader
-    let replica: NotificationReader?
+    let primary: any NotificationStore
+    let replica: (any NotificationStore)?
     let logger: Logger
     let replicaTimeout: Duration
     let pauseAfterFailure: Duration
@@ -29,7 +30,7 @@ final class LagTolerantReads: Sendable {
     private static let fallbacks = Counter(label: "notify_replica_fallbacks_total")
 
     init(
-        primary: NotificationReader, replica: NotificationReader?, logger: Logger,
+        primary: any NotificationStore, replica: (any NotificationStore)?, logger: Logger,
         replicaTimeout: Duration = .seconds(1), pauseAfterFailure: Duration = .seconds(5)
     ) {
         self.primary = primary
@@ -40,12 +41,12 @@ final class LagTolerantReads: Sendable {
     }
 
     /// Runs `read` against the standby if there is one and it is not paused, else (or when it fails there) against the
-    /// primary. What the standby answers, a `CursorExpired` or an `APIFailure` included, is the answer.
-    func read<Value: Sendable>(_ what: String, _ read: @escaping @Sendable (NotificationReader) async throws -> Value) async throws -> Value {
+    /// primary. What the standby answers, a `NotifyStoreError` or an `APIFailure` included, is the answer.
+    func read<Value: Sendable>(_ what: String, _ read: @escaping @Sendable (any NotificationStore) async throws -> Value) async throws -> Value {
         guard let replica, replicaAvailable() else { return try await read(primary) }
         do {
             return try await withReplicaTimeout { try await read(replica) }
-        } catch let answer as NotificationReader.CursorExpired {
+        } catch let answer as NotifyStoreError {
             throw answer
         } catch let answer as APIFailure {
             throw answer

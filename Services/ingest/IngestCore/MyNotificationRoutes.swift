@@ -2,12 +2,13 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NotifyModels
+import NotifyStore
 
 /// A device's view of its user's notifications (user token): changes since a cursor and history (from the standby when
 /// there is one), one notification, and state changes that reach the user's other devices.
 struct MyNotificationRoutes: Sendable {
     let authenticator: Authenticator
-    let reader: NotificationReader
+    let reader: any NotificationStore
     let feed: LagTolerantReads
     let changer: StateChanger
     /// Records how far a device synced (for visual fallbacks).
@@ -56,8 +57,8 @@ struct MyNotificationRoutes: Sendable {
             }
             try await recordSync(of: page, by: try origin(request), user: user)
             return try JSONResponse.make(.ok, page)
-        } catch is NotificationReader.CursorExpired {
-            throw APIFailure.cursorExpired
+        } catch let refusal as NotifyStoreError {
+            throw APIFailure(refusal)
         } catch let failure as APIFailure {
             throw failure
         } catch {
@@ -75,6 +76,8 @@ struct MyNotificationRoutes: Sendable {
                 try await reader.history(appId: user.appId, userId: user.userId, filter: filter, limit: limit, pageToken: pageToken)
             }
             return try JSONResponse.make(.ok, page)
+        } catch let refusal as NotifyStoreError {
+            throw APIFailure(refusal)
         } catch let failure as APIFailure {
             throw failure
         } catch {

@@ -1,12 +1,13 @@
 import Foundation
 import Hummingbird
 import NotifyModels
+import NotifyStore
 import PostgresNIO
 
 /// Applies a state change or deletion for a device or the app server: queues the command, waits until
 /// storage applied it, and answers with the notification as it now is.
 struct StateChanger: Sendable {
-    let reader: NotificationReader
+    let reader: any NotificationStore
     let visibility: WriteVisibility
 
     /// The current notification (for a user, a broadcast in its feed too); 404 if it is not the caller's (or is already
@@ -50,13 +51,10 @@ struct StateChanger: Sendable {
         let change = StorageCommand(action: .changeNotificationState(NotificationStateChange(
             appId: appId, userId: current.userId, notificationId: id, readState: request?.readState,
             userActionState: request?.userActionState, delete: delete, originSubscriptionId: origin, requestedAt: Date())))
-        let visible: PostgresQuery = current.eventSource == nil
-            ? "SELECT sequence FROM notifications WHERE notification_id = \(id) AND sequence > \(current.sequence)"
-            : """
-              SELECT sequence FROM broadcast_states
-              WHERE app_id = \(appId) AND user_id = \(current.userId) AND notification_id = \(id) AND sequence > \(current.sequence)
-              """
-        let applied = try await visibility.send(change, thenRead: Int64.self, visible) != nil
+        let applied = try await visibility.send(change) {
+            try await reader.changeSequence(
+                appId: appId, userId: current.userId, notificationId: id, broadcast: current.eventSource != nil, after: current.sequence)
+        } != nil
         if delete { return Response(status: applied ? .noContent : .accepted) }
         guard applied, let updated = try? await reader.notification(appId: appId, id: id, userId: userId) else {
             return Response(status: .accepted)
@@ -67,8 +65,8 @@ struct StateChanger: Sendable {
 
 /// Reads the reader options (status, readState, userActionState, groupName) and paging from the query string.
 enum ReaderQuery {
-    static func filter(_ request: Request) throws(APIFailure) -> NotificationReader.Filter {
-        NotificationReader.Filter(
+    static func filter(_ request: Request) throws(APIFailure) -> NotificationFilter {
+        NotificationFilter(
             status: try value(request, "status"), readState: try value(request, "readState"), userActionState: try value(request, "userActionState"),
             groupName: request.uri.queryParameters.get("groupName").map { String($0) })
     }

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NotifyModels
+import NotifyStore
 import ServiceLifecycle
 
 /// `GET /v1/me/stream`: Server-Sent Events, one event per change of the user's notifications
@@ -11,7 +12,7 @@ import ServiceLifecycle
 /// point, then whatever each wake-up from the broker finds.
 struct StreamRoutes: Sendable {
     let authenticator: Authenticator
-    let reader: NotificationReader
+    let reader: any NotificationStore
     let hub: LiveHub
     let logger: Logger
     var keepAlive: Duration = .seconds(15)
@@ -45,8 +46,8 @@ struct StreamRoutes: Sendable {
         }
         do {
             try await reader.ensureRetained(appId: user.appId, userId: user.userId, after: start.sequence)
-        } catch is NotificationReader.CursorExpired {
-            throw APIFailure.cursorExpired
+        } catch let refusal as NotifyStoreError {
+            throw APIFailure(refusal)
         } catch {
             throw APIFailure.databaseUnavailable
         }

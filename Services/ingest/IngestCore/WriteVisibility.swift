@@ -18,6 +18,14 @@ struct WriteVisibility: Sendable {
     func send<Value: PostgresDecodable & Sendable>(
         _ command: StorageCommand, thenRead type: Value.Type, _ query: PostgresQuery
     ) async throws(APIFailure) -> Value? {
+        try await send(command) { [self] in try await first(type, query) }
+    }
+
+    /// Sends `command`, then answers what `read` finds once storage applied it; nil if that does not show within the
+    /// timeout (`read` answering nil or failing is "not yet"). Throws `APIFailure.brokerUnavailable` when the send failed.
+    func send<Value: Sendable>(
+        _ command: StorageCommand, thenRead read: @escaping @Sendable () async throws -> Value?
+    ) async throws(APIFailure) -> Value? {
         watch.expect(command.commandId)
         do {
             try await sender.send([command])
@@ -28,9 +36,9 @@ struct WriteVisibility: Sendable {
         switch await watch.waitUntilApplied(command.commandId, timeout: timeout) {
         case .some:
             // Announced (or timed out: a last look, in case only the announcement was lost).
-            return await read(type, query)
+            return try? await read()
         case nil:
-            return await poll(type, query, until: ContinuousClock.now + timeout)
+            return await poll(read, until: ContinuousClock.now + timeout)
         }
     }
 
@@ -42,7 +50,8 @@ struct WriteVisibility: Sendable {
         _ commands: [StorageCommand], thenAwait type: Value.Type, _ query: PostgresQuery
     ) async throws(APIFailure) -> Value? {
         let deadline = ContinuousClock.now + timeout
-        guard let last = commands.last?.commandId else { return await poll(type, query, until: deadline) }
+        let read: @Sendable () async throws -> Value? = { [self] in try await first(type, query) }
+        guard let last = commands.last?.commandId else { return await poll(read, until: deadline) }
         watch.expect(last)
         do {
             try await sender.send(commands)
@@ -51,7 +60,7 @@ struct WriteVisibility: Sendable {
             throw error
         }
         _ = await watch.waitUntilApplied(last, timeout: timeout)
-        return await poll(type, query, until: deadline)
+        return await poll(read, until: deadline)
     }
 
     /// The first column of every row of `query`; 503 `database_unavailable` when the database does not answer.
@@ -65,19 +74,19 @@ struct WriteVisibility: Sendable {
         }
     }
 
-    /// Polls `query` until it returns a row; returns the first column, or nil if none shows by `deadline`.
-    private func poll<Value: PostgresDecodable & Sendable>(_ type: Value.Type, _ query: PostgresQuery, until deadline: ContinuousClock.Instant) async -> Value? {
+    /// Calls `read` until it answers a value; nil if none shows by `deadline`.
+    private func poll<Value: Sendable>(_ read: @Sendable () async throws -> Value?, until deadline: ContinuousClock.Instant) async -> Value? {
         var pause = Duration.milliseconds(2)
         while true {
-            if let value = await read(type, query) { return value }
+            if let value = try? await read() { return value }
             guard ContinuousClock.now < deadline else { return nil }
             try? await Task.sleep(for: pause)
             pause = min(pause * 2, .milliseconds(50))
         }
     }
 
-    private func read<Value: PostgresDecodable & Sendable>(_ type: Value.Type, _ query: PostgresQuery) async -> Value? {
-        guard let rows = try? await client.query(query, logger: logger) else { return nil }
-        return try? await rows.decode(Value.self).first(where: { _ in true })
+    /// The first column of `query`'s first row.
+    private func first<Value: PostgresDecodable & Sendable>(_ type: Value.Type, _ query: PostgresQuery) async throws -> Value? {
+        try await client.query(query, logger: logger).decode(Value.self).first(where: { _ in true })
     }
 }

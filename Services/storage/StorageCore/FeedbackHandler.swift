@@ -4,8 +4,9 @@ import Metrics
 import NotifyAMQP
 import NotifyDatabase
 import NotifyModels
-import NotifyWire
 import NotifyRuntime
+import NotifyStore
+import NotifyWire
 import PostgresNIO
 import ServiceLifecycle
 
@@ -58,7 +59,7 @@ struct FeedbackHandler: Sendable {
     /// sort the outcomes by time), so no aggregate sorts.
     private func record(_ outcomes: [PushOutcome], keys: [UUID]) async throws {
         guard !outcomes.isEmpty else { return }
-        let records = Self.deliveryRecords(outcomes, keys: keys)
+        let records = PostgresDeliveryLogStore.recording(outcomes, keys: keys)
         let invalid = outcomes.filter { $0.result == .tokenInvalid }
         let refusals = outcomes.filter { $0.result == .credentialsRejected }
         guard !invalid.isEmpty || !refusals.isEmpty else {
@@ -115,22 +116,5 @@ struct FeedbackHandler: Sendable {
                 ])
             }
         }
-    }
-
-    /// The delivery log's rows for `outcomes`: one per notification and feedback message (`keys`), idempotent.
-    private static func deliveryRecords(_ outcomes: [PushOutcome], keys: [UUID]) -> PostgresQuery {
-        """
-        INSERT INTO delivery_records (app_id, notification_id, record_key, recorded_at, push_ids, attempts, results,
-                                      subscription_ids, sequences, platforms, statuses, reasons, ats)
-        SELECT app, notification, key, max(at), array_agg(id), array_agg(attempt), array_agg(result), array_agg(subscription),
-               array_agg(seq), array_agg(platform), array_agg(status), array_agg(reason), array_agg(at)
-        FROM unnest(\(ArrayParameter(keys))::uuid[], \(ArrayParameter(outcomes.map(\.pushId)))::uuid[], \(ArrayParameter(outcomes.map { Int32($0.attempt) }))::int4[],
-                    \(ArrayParameter(outcomes.map(\.result.rawValue)))::text[], \(ArrayParameter(outcomes.map(\.appId)))::text[], \(ArrayParameter(outcomes.map(\.notificationId)))::uuid[],
-                    \(ArrayParameter(outcomes.map(\.subscriptionId)))::uuid[], \(ArrayParameter(outcomes.map(\.sequence)))::int8[], \(ArrayParameter(outcomes.map(\.platform.rawValue)))::text[],
-                    \(ArrayParameter(outcomes.map { Int32($0.status ?? 0) }))::int4[], \(ArrayParameter(outcomes.map { $0.reason ?? "" }))::text[], \(ArrayParameter(outcomes.map(\.at)))::timestamptz[])
-             AS t(key, id, attempt, result, app, notification, subscription, seq, platform, status, reason, at)
-        GROUP BY app, notification, key
-        ON CONFLICT DO NOTHING
-        """
     }
 }

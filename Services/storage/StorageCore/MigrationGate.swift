@@ -1,4 +1,5 @@
 import Logging
+import NotifyStore
 import ServiceLifecycle
 
 /// Runs the migrations (retrying while the database is not reachable yet), then the services that need

@@ -4,6 +4,7 @@ import NotifyBrokerAdmin
 import NotifyDatabase
 import NotifyModels
 import NotifyRuntime
+import NotifyStore
 import PostgresNIO
 
 /// Wires storage together: database pool, migrations, command consumer, event publisher, the broker's administration

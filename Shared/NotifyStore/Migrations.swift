@@ -3,10 +3,17 @@ import PostgresNIO
 
 /// The schema, versioned; storage applies what is missing at start-up under an advisory lock,
 /// so several storage instances may start at once.
-struct Migrations {
+public struct Migrations: Sendable {
     let client: PostgresClient
     let readerRole: String
     let logger: Logger
+
+    /// Migrates the database `client` reaches, and grants `readerRole` (if it exists) reading every table.
+    public init(client: PostgresClient, readerRole: String, logger: Logger) {
+        self.client = client
+        self.readerRole = readerRole
+        self.logger = logger
+    }
 
     private static let steps: [(version: Int, statements: [String])] = [
         (1, [
@@ -629,7 +636,7 @@ struct Migrations {
         13: OutboxConversion.run,
     ]
 
-    func run() async throws {
+    public func run() async throws {
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(7245001)", logger: logger)
             try await connection.query(

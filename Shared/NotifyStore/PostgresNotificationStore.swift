@@ -4,32 +4,16 @@ import NotifyDatabase
 import NotifyModels
 import PostgresNIO
 
-/// Reads notifications, history pages and change pages through the read-only role.
-struct NotificationReader: Sendable {
-    /// Reader options, as the Rome SDK's reader offers them, and Graph's group.
-    struct Filter: Sendable {
-        var status: NotificationStatus?
-        var readState: ReadState?
-        var userActionState: UserActionState?
-        var groupName: String?
-
-        func matches(_ view: NotificationView) -> Bool {
-            (status == nil || view.status == status) && (readState == nil || view.readState == readState)
-                && (userActionState == nil || view.userActionState == userActionState) && (groupName == nil || view.groupName == groupName)
-        }
-    }
-
-    /// A page of history and the token of the next page.
-    struct HistoryPage: Encodable, Sendable {
-        var notifications: [NotificationView]
-        var nextPageToken: String?
-    }
-
-    /// The cursor is older than the retained change log: the device must start over.
-    struct CursorExpired: Error {}
-
+/// Reads notifications, history pages and change pages from the shared tables (through the read-only role, on the
+/// primary or a standby).
+public struct PostgresNotificationStore: NotificationStore {
     let client: PostgresClient
     let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
 
     private static let columns = """
         n.notification_id, n.user_id, n.content::text, n.read_state, n.user_action_state, n.status, n.sequence, n.created_at, n.updated_at,
@@ -51,7 +35,7 @@ struct NotificationReader: Sendable {
 
     /// A notification of the app by id: one sent to a user, or a broadcast. Given `userId`, a broadcast is found only in
     /// that user's feed, with the user's state of it; without, it is the broadcast as published (`userId` empty).
-    func notification(appId: String, id: UUID, userId: String? = nil) async throws -> NotificationView? {
+    public func notification(appId: String, id: UUID, userId: String?) async throws -> NotificationView? {
         var bindings = try binds(appId, id)
         bindings.append(userId)
         let rows = try await client.query(
@@ -73,7 +57,7 @@ struct NotificationReader: Sendable {
     /// then, once those are all listed, the broadcasts published or replaced in the user's feed since the position's
     /// broadcast. Every change is listed (with the notification as it is now), so a reader that follows the cursor sees
     /// each committed change exactly once: both orders are numbered by a counter row locked until commit.
-    func changes(appId: String, userId: String, after position: SyncPosition, limit: Int, filter: Filter) async throws -> ChangePage {
+    public func changes(appId: String, userId: String, after position: SyncPosition, limit: Int, filter: NotificationFilter) async throws -> ChangePage {
         try await ensureRetained(appId: appId, userId: userId, after: position.sequence)
         let rows = try await client.query(
             PostgresQuery(
@@ -134,24 +118,20 @@ struct NotificationReader: Sendable {
         return ChangePage(changes: changes, cursor: SyncCursor.encode(reached), hasMore: listed > room)
     }
 
-    /// Deletions and expirations always pass the filter: the device must remove what it holds.
-    private static func append(_ change: NotificationChange, to changes: inout [NotificationChange], filter: Filter) {
-        if change.kind == .deleted || change.kind == .expired || filter.matches(change.notification) {
-            changes.append(change)
-        }
+    private static func append(_ change: NotificationChange, to changes: inout [NotificationChange], filter: NotificationFilter) {
+        if filter.admits(change) { changes.append(change) }
     }
 
-    /// Throws `CursorExpired` when changes after `sequence` were purged (a cursor of 0 means "from scratch").
-    func ensureRetained(appId: String, userId: String, after sequence: Int64) async throws {
+    public func ensureRetained(appId: String, userId: String, after sequence: Int64) async throws {
         guard sequence > 0 else { return }
         let purged = try await client.query(
             "SELECT purged_through FROM user_sequences WHERE app_id = \(appId) AND user_id = \(userId)", logger: logger)
-        for try await through in purged.decode(Int64.self) where sequence < through { throw CursorExpired() }
+        for try await through in purged.decode(Int64.self) where sequence < through { throw NotifyStoreError.cursorExpired }
     }
 
     /// Notifications of one status (active by default), newest first, with stable keyset paging: those sent to the user
     /// and the broadcasts in the user's feed, with the user's state of each.
-    func history(appId: String, userId: String, filter: Filter, limit: Int, pageToken: String?) async throws -> HistoryPage {
+    public func history(appId: String, userId: String, filter: NotificationFilter, limit: Int, pageToken: String?) async throws -> HistoryPage {
         var bindings = try binds(appId, userId, (filter.status ?? .active).rawValue)
         // The conditions on the union's columns reach into both of its parts (and the notifications' index).
         var sql = """
@@ -199,6 +179,17 @@ struct NotificationReader: Sendable {
         return HistoryPage(notifications: views, nextPageToken: next)
     }
 
+    public func changeSequence(appId: String, userId: String, notificationId id: UUID, broadcast: Bool, after sequence: Int64) async throws -> Int64? {
+        let query: PostgresQuery = broadcast
+            ? """
+              SELECT sequence FROM broadcast_states
+              WHERE app_id = \(appId) AND user_id = \(userId) AND notification_id = \(id) AND sequence > \(sequence)
+              """
+            : "SELECT sequence FROM notifications WHERE notification_id = \(id) AND user_id = \(userId) AND sequence > \(sequence)"
+        for try await found in try await client.query(query, logger: logger).decode(Int64.self) { return found }
+        return nil
+    }
+
     // MARK: Rows
 
     private typealias Row = (UUID, String, String, String, String, String, Int64, Date, Date, String?)
@@ -222,131 +213,3 @@ struct NotificationReader: Sendable {
     }
 }
 
-/// Opaque page tokens: the position of the last item shown, its fields joined by dots, in base64url, so a token goes
-/// into a query string as it is (a `+` of plain base64 would be read as a space). Times are whole microseconds, as
-/// stored, and bound back exactly (`PostgresTimestamp`).
-enum PageToken {
-    /// History: the creation time and id of the last notification shown.
-    static func encode(createdAt: Date, id: UUID) -> String {
-        encode([String(PostgresTimestamp(createdAt).microsecondsSince1970), id.uuidString])
-    }
-
-    static func decode(_ token: String) throws(APIFailure) -> (PostgresTimestamp, UUID) {
-        let fields = try fields(of: token, count: 2)
-        guard let micros = Int64(fields[0]), let id = UUID(uuidString: String(fields[1])) else { throw invalid }
-        return (PostgresTimestamp(microsecondsSince1970: micros), id)
-    }
-
-    /// A delivery log: the time, push, attempt and result of the last outcome shown.
-    static func encode(_ position: DeliveryPosition) -> String {
-        encode([String(position.at.microsecondsSince1970), position.pushId.uuidString, String(position.attempt), position.result])
-    }
-
-    static func decode(deliveryPosition token: String) throws(APIFailure) -> DeliveryPosition {
-        let fields = try fields(of: token, count: 4)
-        guard let micros = Int64(fields[0]), let pushId = UUID(uuidString: String(fields[1])), let attempt = Int32(fields[2]) else { throw invalid }
-        return DeliveryPosition(at: PostgresTimestamp(microsecondsSince1970: micros), pushId: pushId, attempt: attempt, result: String(fields[3]))
-    }
-
-    private static func encode(_ fields: [String]) -> String {
-        Base64URLCoding.encode(Data(fields.joined(separator: ".").utf8))
-    }
-
-    private static func fields(of token: String, count: Int) throws(APIFailure) -> [Substring] {
-        guard let data = Base64URLCoding.decode(token), let text = String(data: data, encoding: .utf8) else { throw invalid }
-        let fields = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard fields.count == count else { throw invalid }
-        return fields
-    }
-
-    private static var invalid: APIFailure {
-        APIFailure(ValidationError.invalid("pageToken", "the page token is not one this service gave out"))
-    }
-}
-
-/// Where a delivery log page ends: the log is ordered by these, and an outcome logged twice (its feedback message
-/// delivered again) is listed once.
-struct DeliveryPosition: Sendable {
-    var at: PostgresTimestamp
-    var pushId: UUID
-    var attempt: Int32
-    var result: String
-}
-
-extension NotificationReader {
-    /// What became of the pushes of one notification (`notificationId`), or of the app's every notification from
-    /// `since` on: oldest first, `limit` at a time. Rows of the log that end before the page starts are not unpacked,
-    /// so later pages of a large broadcast read less.
-    func deliveries(appId: String, notificationId: UUID?, since: Date? = nil, limit: Int, pageToken: String?) async throws -> DeliveryPage {
-        var bindings = PostgresBindings()
-        bindings.append(appId)
-        var sql = """
-            SELECT DISTINCT ON (o.at, o.push_id, o.attempt, o.result)
-                   d.notification_id, o.push_id, o.subscription_id, o.platform, o.sequence, o.attempt, o.result, NULLIF(o.status, 0),
-                   NULLIF(o.reason, ''), o.at
-            FROM delivery_records d,
-                 unnest(d.push_ids, d.subscription_ids, d.platforms, d.sequences, d.attempts, d.results, d.statuses, d.reasons, d.ats)
-                 AS o(push_id, subscription_id, platform, sequence, attempt, result, status, reason, at)
-            WHERE d.app_id = $1
-            """
-        if let notificationId {
-            bindings.append(notificationId)
-            sql += " AND d.notification_id = $\(bindings.count)"
-        }
-        if let since {
-            bindings.append(since)
-            // A row's recorded_at is its latest outcome's time (delivery_records_by_app).
-            sql += " AND d.recorded_at >= $\(bindings.count) AND o.at >= $\(bindings.count)"
-        }
-        if let pageToken {
-            let after = try PageToken.decode(deliveryPosition: pageToken)
-            let first = bindings.count + 1
-            bindings.append(after.at)
-            bindings.append(after.pushId)
-            bindings.append(after.attempt)
-            bindings.append(after.result)
-            sql += " AND d.recorded_at >= $\(first) AND (o.at, o.push_id, o.attempt, o.result) > ($\(first), $\(first + 1), $\(first + 2), $\(first + 3))"
-        }
-        bindings.append(limit + 1)
-        sql += " ORDER BY o.at, o.push_id, o.attempt, o.result LIMIT $\(bindings.count)"
-        var records: [DeliveryRecord] = []
-        var last: DeliveryPosition?
-        var more = false
-        let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
-        for try await (notification, pushId, subscription, platform, sequence, attempt, result, status, reason, at) in rows.decode(
-            (UUID, UUID, UUID, String, Int64, Int32, String, Int32?, String?, Date).self)
-        {
-            guard records.count < limit else {
-                more = true
-                continue
-            }
-            records.append(DeliveryRecord(
-                notificationId: notification, pushId: pushId, subscriptionId: subscription, platform: platform, sequence: sequence,
-                attempt: Int(attempt), result: result, status: status.map(Int.init), reason: reason, at: at))
-            last = DeliveryPosition(at: PostgresTimestamp(at), pushId: pushId, attempt: attempt, result: result)
-        }
-        return DeliveryPage(deliveries: records, nextPageToken: more ? last.map(PageToken.encode) : nil)
-    }
-}
-
-extension NotificationReader {
-    func deliverySummary(appId: String, notificationId: UUID) async throws -> DeliverySummary {
-        let rows = try await client.query(
-            """
-            WITH latest AS (
-                SELECT DISTINCT ON (o.push_id) o.platform, o.result
-                FROM delivery_records d, unnest(d.push_ids, d.platforms, d.results, d.attempts, d.ats) AS o(push_id, platform, result, attempt, at)
-                WHERE d.app_id = \(appId) AND d.notification_id = \(notificationId)
-                ORDER BY o.push_id, o.attempt DESC, o.at DESC
-            )
-            SELECT platform, result, count(*) FROM latest GROUP BY platform, result
-            """, logger: logger)
-        var summary = DeliverySummary(notificationId: notificationId, pushes: 0, byProvider: [:], byResult: [:])
-        for try await (platform, result, count) in rows.decode((String, String, Int64).self) {
-            summary.pushes += Int(count)
-            summary.byProvider[platform, default: [:]][result] = Int(count)
-            summary.byResult[result, default: 0] += Int(count)
-        }
-        return summary
-    }
-}

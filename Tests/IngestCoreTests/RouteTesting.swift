@@ -5,6 +5,7 @@ import Logging
 import NotifyAMQP
 import NotifyDatabase
 import NotifyModels
+import NotifyStore
 import NotifyStoreTesting
 import NotifyWire
 import Synchronization

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NotifyModels
+import NotifyStore
 import PostgresNIO
 
 /// `POST`/`GET /v1/me/subscriptions` and `DELETE /v1/me/subscriptions/{id}` (user token).

@@ -1,12 +1,13 @@
 import AsyncHTTPClient
-import NotifyOutbound
 import Crypto
 import Foundation
 import Logging
 import Metrics
 import NIOCore
 import NotifyModels
+import NotifyOutbound
 import NotifyRuntime
+import NotifyStore
 import PostgresNIO
 import ServiceLifecycle
 import Synchronization

@@ -1,5 +1,6 @@
 import Foundation
 import NotifyModels
+import NotifyStore
 
 /// What publishing over HTTP and over AMQP share, so an app server meets one contract whichever way it comes in:
 /// the body limit, the reading and validation, the idempotency rule, the answer (status and body) and its errors.

@@ -7,7 +7,7 @@ import PostgresNIO
 /// What a publish that names devices or an event source needs to know of the app's data: who owns a subscription,
 /// which event sources exist, and which of a user's devices joined one. Only publishes that name a `subscriptionId`
 /// or an `eventSource` ask (a publish to a user asks nothing).
-protocol TargetDirectory: Sendable {
+public protocol TargetDirectory: Sendable {
     /// The owner (user id) of each of `ids` that is a subscription of the app.
     func owners(appId: String, of ids: [UUID]) async throws -> [UUID: String]
     /// The app's event sources among `names`, with their policies.
@@ -16,42 +16,17 @@ protocol TargetDirectory: Sendable {
     func members(appId: String, source name: String, userIds: [String]) async throws -> [String: [UUID]]
 }
 
-/// What the targets of one publish body resolved to.
-struct ResolvedTargets: Sendable {
-    var owners: [UUID: String] = [:]
-    var sources: [String: EventSourcePolicy] = [:]
-    /// source → user → the user's subscriptions in it.
-    var members: [String: [String: [UUID]]] = [:]
-
-    /// Looks up what `requests` name, in as few queries as there are kinds of names; nothing when they name none.
-    static func resolve(_ requests: [NotificationRequest], appId: String, in directory: any TargetDirectory) async throws(APIFailure) -> ResolvedTargets {
-        let subscriptionIds = Set(requests.compactMap { $0.subscriptionId.flatMap(UUID.init(uuidString:)) })
-        let sources = Set(requests.compactMap(\.eventSource))
-        var resolved = ResolvedTargets()
-        guard !subscriptionIds.isEmpty || !sources.isEmpty else { return resolved }
-        do {
-            if !subscriptionIds.isEmpty { resolved.owners = try await directory.owners(appId: appId, of: Array(subscriptionIds)) }
-            if !sources.isEmpty { resolved.sources = try await directory.eventSources(appId: appId, named: Array(sources)) }
-            var usersBySource: [String: Set<String>] = [:]
-            for request in requests {
-                if let source = request.eventSource, let user = request.userId { usersBySource[source, default: []].insert(user) }
-            }
-            for (source, users) in usersBySource where resolved.sources[source] != nil {
-                resolved.members[source] = try await directory.members(appId: appId, source: source, userIds: Array(users))
-            }
-        } catch {
-            throw APIFailure.databaseUnavailable
-        }
-        return resolved
-    }
-}
-
 /// The app's subscriptions and event sources, through the read-only role.
-struct PostgresTargetDirectory: TargetDirectory {
+public struct PostgresTargetDirectory: TargetDirectory {
     let client: PostgresClient
     let logger: Logger
 
-    func owners(appId: String, of ids: [UUID]) async throws -> [UUID: String] {
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    public func owners(appId: String, of ids: [UUID]) async throws -> [UUID: String] {
         var owners: [UUID: String] = [:]
         let rows = try await client.query(
             "SELECT subscription_id, user_id FROM subscriptions WHERE app_id = \(appId) AND subscription_id = ANY(\(ArrayParameter(ids))::uuid[])",
@@ -60,7 +35,7 @@ struct PostgresTargetDirectory: TargetDirectory {
         return owners
     }
 
-    func eventSources(appId: String, named names: [String]) async throws -> [String: EventSourcePolicy] {
+    public func eventSources(appId: String, named names: [String]) async throws -> [String: EventSourcePolicy] {
         var sources: [String: EventSourcePolicy] = [:]
         let rows = try await client.query(
             "SELECT name, policy FROM event_sources WHERE app_id = \(appId) AND name = ANY(\(ArrayParameter(names))::text[])", logger: logger)
@@ -68,7 +43,7 @@ struct PostgresTargetDirectory: TargetDirectory {
         return sources
     }
 
-    func members(appId: String, source name: String, userIds: [String]) async throws -> [String: [UUID]] {
+    public func members(appId: String, source name: String, userIds: [String]) async throws -> [String: [UUID]] {
         var members: [String: [UUID]] = [:]
         let rows = try await client.query(
             """

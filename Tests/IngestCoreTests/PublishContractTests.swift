@@ -157,7 +157,7 @@ import Testing
         let replies = RecordingPublisher()
         let handler = AMQPIngestHandler(
             apps: AppDirectory(source: FixedApp()),
-            contract: PublishContract(intake: NotificationIntake(validator: NotificationValidator()), targets: FixedTargets()),
+            contract: PublishContract(intake: NotificationIntake(validator: NotificationValidator()), targets: FixedTargets.directory()),
             sender: CommandSender(publisher: commands, logger: logger), limiter: PublishRateLimiter(defaults: RateLimit()),
             backlog: PipelineBacklog(maximumDepth: 0), replies: replies, logger: logger)
         let delivery = AMQPDelivery(

@@ -20,9 +20,11 @@ struct RouteTesting {
     static let clientSigningKey = "c2lnbmluZy1rZXktb2YtdGhlLXRlc3QtYXBw"
     static let keyring = try! SecretKeyring(parsing: SecretKeyring.generateEntry(id: "route-tests"))
 
-    /// The notifications devices and app servers read; state changes sent to storage are applied here.
-    let notifications = MemoryNotificationStore()
-    let deliveryLog = MemoryDeliveryLogStore()
+    /// What the routes read; the commands sent to storage are applied here, as storage would apply them.
+    let storage = MemoryStorage()
+    var notifications: MemoryNotificationStore { storage.notifications }
+    var deliveryLog: MemoryDeliveryLogStore { storage.deliveryLog }
+    var devices: MemoryDeviceStore { storage.devices }
     let published: RecordingPublisher
     /// The identity provider documents ingest reads (none unless a test stores some).
     let documents = FixedDocuments()
@@ -31,7 +33,8 @@ struct RouteTesting {
 
     init(backlog: PipelineBacklog = PipelineBacklog(maximumDepth: 0)) {
         self.backlog = backlog
-        published = RecordingPublisher(applyingTo: notifications)
+        published = RecordingPublisher(applyingTo: storage)
+        FixedTargets.fill(storage.devices)
     }
 
     func run<Value>(_ test: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
@@ -47,9 +50,9 @@ struct RouteTesting {
         return IngestDependencies(
             adminToken: Self.adminToken, apps: AppDirectory(source: FixedApp()),
             sender: CommandSender(publisher: published, logger: logger), database: database,
-            notifications: notifications, deliveryLog: deliveryLog,
+            notifications: notifications, deliveryLog: deliveryLog, devices: devices,
             brokerAddress: .init(host: "127.0.0.1", port: 5672, virtualHost: "notify"), appliedCommands: AppliedCommandWatch(client: database, logger: logger), hub: LiveHub(),
-            subscriptionLifetime: 86_400, healthChecks: ["amqp": { true }], logger: logger, keyring: Self.keyring, targets: FixedTargets(),
+            subscriptionLifetime: 86_400, healthChecks: ["amqp": { true }], logger: logger, keyring: Self.keyring, targets: devices,
             backlog: backlog, identityKeys: IdentityProviderKeys(fetcher: documents, logger: logger))
     }
 
@@ -113,32 +116,36 @@ final class FixedDocuments: IdentityDocumentFetching {
     }
 }
 
-/// The test app's one known device (alice's) and one event source ("news", which that device is in).
-struct FixedTargets: TargetDirectory {
+/// The test app's one known device (alice's) and one event source ("news", open, which that device is in).
+enum FixedTargets {
     static let subscriptionId = UUID(uuidString: "6b1f3a52-0c7e-4d8a-9b2e-5f4c3d2a1b09")!
     static let eventSource = "news"
 
-    func owners(appId: String, of ids: [UUID]) async throws -> [UUID: String] {
-        ids.contains(Self.subscriptionId) && appId == RouteTesting.appId ? [Self.subscriptionId: "alice"] : [:]
+    /// A directory holding them.
+    static func directory() -> MemoryDeviceStore {
+        let store = MemoryDeviceStore()
+        fill(store)
+        return store
     }
 
-    func eventSources(appId: String, named names: [String]) async throws -> [String: EventSourcePolicy] {
-        names.contains(Self.eventSource) && appId == RouteTesting.appId ? [Self.eventSource: .open] : [:]
-    }
-
-    func members(appId: String, source name: String, userIds: [String]) async throws -> [String: [UUID]] {
-        name == Self.eventSource && userIds.contains("alice") ? ["alice": [Self.subscriptionId]] : [:]
+    static func fill(_ store: MemoryDeviceStore) {
+        let appId = RouteTesting.appId
+        store.apply(.putEventSource(EventSourceRecord(appId: appId, name: eventSource, policy: .open, description: nil, createdAt: Date())))
+        store.apply(.registerSubscription(DeviceSubscription(
+            subscriptionId: subscriptionId, appId: appId, userId: "alice", platform: .apns, pushToken: String(repeating: "a1", count: 32),
+            appPackage: nil, displayName: "Alice's phone", expirationDateTime: Date().addingTimeInterval(86_400), registeredAt: Date(timeIntervalSinceNow: -60),
+            eventSources: [eventSource])))
     }
 }
 
 /// Confirms every publish at once and keeps the messages.
-/// State changes among the commands are applied to `store` as they are published, as storage would apply them.
+/// The storage commands among what is published are applied to `storage` (if given), as storage would apply them.
 final class RecordingPublisher: MessagePublisher {
     private let messages = Mutex<[AMQPOutboundMessage]>([])
-    private let store: MemoryNotificationStore?
+    private let storage: MemoryStorage?
 
-    init(applyingTo store: MemoryNotificationStore? = nil) {
-        self.store = store
+    init(applyingTo storage: MemoryStorage? = nil) {
+        self.storage = storage
     }
 
     var all: [AMQPOutboundMessage] { messages.withLock { $0 } }
@@ -152,10 +159,10 @@ final class RecordingPublisher: MessagePublisher {
 
     func publish(_ messages: [AMQPOutboundMessage]) async throws {
         self.messages.withLock { $0 += messages }
-        guard let store else { return }
+        guard let storage else { return }
         for message in messages {
             for command in (try? StorageCommandBatch(body: message.body, contentType: message.properties.contentType).commands) ?? [] {
-                if case .changeNotificationState(let change) = command.action { store.apply(change) }
+                storage.apply(command)
             }
         }
     }

@@ -44,7 +44,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         sender: sender, database: database,
         notifications: PostgresNotificationStore(client: database, logger: logger),
         replicaNotifications: replica.map { PostgresNotificationStore(client: $0, logger: logger) },
-        deliveryLog: PostgresDeliveryLogStore(client: database, logger: logger),
+        deliveryLog: PostgresDeliveryLogStore(client: database, logger: logger), devices: PostgresDeviceStore(client: database, logger: logger),
         brokerAddress: .init(host: configuration.publicBrokerHost, port: configuration.publicBrokerPort, virtualHost: configuration.amqp.virtualHost),
         appliedCommands: appliedCommands,
         hub: LiveHub(
@@ -114,6 +114,8 @@ struct IngestDependencies: Sendable {
     var replicaNotifications: (any NotificationStore)?
     /// What became of each push.
     var deliveryLog: any DeliveryLogStore
+    /// Users' devices and the app's event sources.
+    var devices: any DeviceStore
     /// Where app servers reach the broker, answered with their broker credentials.
     var brokerAddress: BrokerAccess.PublicAddress
     var appliedCommands: AppliedCommandWatch
@@ -181,10 +183,10 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
         backlog: dependencies.backlog)
         .register(on: router)
     DeviceRoutes(
-        authenticator: authenticator, sender: dependencies.sender, visibility: visibility, subscriptionLifetime: dependencies.subscriptionLifetime,
-        outbound: dependencies.outbound
+        authenticator: authenticator, sender: dependencies.sender, visibility: visibility, devices: dependencies.devices,
+        targets: dependencies.contract.targets, subscriptionLifetime: dependencies.subscriptionLifetime, outbound: dependencies.outbound
     ).register(on: router)
-    EventSourceRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
+    EventSourceRoutes(authenticator: authenticator, visibility: visibility, devices: dependencies.devices).register(on: router)
     BadgeRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
     PollSourceRoutes(authenticator: authenticator, visibility: visibility, keyring: dependencies.keyring, outbound: dependencies.outbound)
         .register(on: router)

@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import NotifyModels
-import PostgresNIO
+import NotifyStore
 
 /// Event sources and their members.
 ///
@@ -11,6 +11,7 @@ import PostgresNIO
 struct EventSourceRoutes: Sendable {
     let authenticator: Authenticator
     let visibility: WriteVisibility
+    let devices: any DeviceStore
 
     private struct Listing: Encodable {
         var eventSources: [EventSourceView]
@@ -68,9 +69,9 @@ struct EventSourceRoutes: Sendable {
         let (name, policy, description) = try validated(body)
         let existed = try await source(appId: appId, name: name) != nil
         let record = EventSourceRecord(appId: appId, name: name, policy: policy, description: description, createdAt: Date())
-        _ = try await visibility.send(
-            StorageCommand(action: .putEventSource(record)), thenRead: String.self,
-            "SELECT name FROM event_sources WHERE app_id = \(appId) AND name = \(name) AND policy = \(policy.rawValue)")
+        _ = try await visibility.send(StorageCommand(action: .putEventSource(record))) { [devices] in
+            try await devices.eventSources(appId: appId, named: name).first { $0.policy == policy }
+        }
         let stored = try await source(appId: appId, name: name)
         return try JSONResponse.make(
             existed ? .ok : .created,
@@ -99,10 +100,10 @@ struct EventSourceRoutes: Sendable {
     private func delete(_ request: Request, appId: String, name: String) async throws -> Response {
         _ = try await authenticator.requireAppServer(request, appId: appId, for: .admin)
         _ = try await requireSource(appId: appId, name: name)
-        let remaining = try await visibility.send(
-            StorageCommand(action: .deleteEventSource(appId: appId, name: name)), thenRead: Int64.self,
-            "SELECT count(*) FROM event_sources WHERE app_id = \(appId) AND name = \(name)")
-        return Response(status: remaining == 0 ? .noContent : .accepted)
+        let gone = try await visibility.send(StorageCommand(action: .deleteEventSource(appId: appId, name: name))) { [devices] in
+            try await devices.eventSources(appId: appId, named: name).isEmpty ? true : nil
+        }
+        return Response(status: gone != nil ? .noContent : .accepted)
     }
 
     // MARK: Members
@@ -111,8 +112,13 @@ struct EventSourceRoutes: Sendable {
     private func enrolUser(_ request: Request, appId: String, userId: String, name: String, join: Bool) async throws -> Response {
         _ = try await authenticator.requireAppServer(request, appId: appId, for: .admin)
         _ = try await requireSource(appId: appId, name: name)
-        let devices = try await visibility.rows(UUID.self, "SELECT subscription_id FROM subscriptions WHERE app_id = \(appId) AND user_id = \(userId)")
-        try await change(appId: appId, name: name, subscriptionIds: devices, join: join)
+        let userDevices: [DeviceListing]
+        do {
+            userDevices = try await devices.devices(appId: appId, userId: userId)
+        } catch {
+            throw APIFailure.databaseUnavailable
+        }
+        try await change(appId: appId, name: name, subscriptionIds: userDevices.map(\.subscriptionId), join: join)
         let ids = try await memberships(appId: appId, userId: userId)[name] ?? []
         return try JSONResponse.make(.ok, EventSourceMembership(eventSource: name, subscribed: !ids.isEmpty, subscriptionIds: ids))
     }
@@ -122,8 +128,7 @@ struct EventSourceRoutes: Sendable {
         _ = try await authenticator.requireAppServer(request, appId: appId, for: .admin)
         let subscriptionId = try Self.subscriptionId(text)
         _ = try await requireSource(appId: appId, name: name)
-        guard let userId = try await visibility.rows(String.self, "SELECT user_id FROM subscriptions WHERE app_id = \(appId) AND subscription_id = \(subscriptionId)").first
-        else {
+        guard let userId = try await owner(appId: appId, subscriptionId: subscriptionId) else {
             throw APIFailure(.notFound, code: "subscription_not_found", message: "no subscription \(subscriptionId.lowercasedString) of this app", field: "subscriptionId")
         }
         try await change(appId: appId, name: name, subscriptionIds: [subscriptionId], join: join)
@@ -135,10 +140,7 @@ struct EventSourceRoutes: Sendable {
     private func deviceMembership(_ request: Request, subscriptionId text: String, name: String, join: Bool) async throws -> Response {
         let user = try await authenticator.requireUser(request)
         let subscriptionId = try Self.subscriptionId(text)
-        let owned = try await visibility.rows(
-            Int64.self,
-            "SELECT count(*) FROM subscriptions WHERE subscription_id = \(subscriptionId) AND app_id = \(user.appId) AND user_id = \(user.userId)")
-        guard owned.first == 1 else {
+        guard try await owner(appId: user.appId, subscriptionId: subscriptionId) == user.userId else {
             throw APIFailure(.notFound, code: "subscription_not_found", message: "no subscription \(subscriptionId.lowercasedString) of this user", field: "subscriptionId")
         }
         let source = try await requireSource(appId: user.appId, name: name)
@@ -163,7 +165,8 @@ struct EventSourceRoutes: Sendable {
         let command = join
             ? StorageCommand(action: .joinEventSource(appId: appId, name: name, subscriptionIds: subscriptionIds))
             : StorageCommand(action: .leaveEventSource(appId: appId, name: name, subscriptionIds: subscriptionIds))
-        _ = try await visibility.send(command, thenRead: Int64.self, "SELECT 1::int8")
+        // Waits for storage's word that it applied the command (there is nothing more to read).
+        _ = try await visibility.send(command) { true }
     }
 
     // MARK: Reading
@@ -181,43 +184,29 @@ struct EventSourceRoutes: Sendable {
 
     /// The app's sources (or the one named) with their member counts.
     private func sources(appId: String, name: String?) async throws -> [EventSourceView] {
-        var found: [EventSourceView] = []
         do {
-            let rows = try await visibility.client.query(
-                """
-                SELECT e.name, e.policy, e.description, e.created_at, count(m.subscription_id), count(DISTINCT s.user_id)
-                FROM event_sources e
-                LEFT JOIN event_source_members m ON m.app_id = e.app_id AND m.event_source = e.name
-                LEFT JOIN subscriptions s ON s.subscription_id = m.subscription_id
-                WHERE e.app_id = \(appId) AND (\(name)::text IS NULL OR e.name = \(name))
-                GROUP BY e.name, e.policy, e.description, e.created_at ORDER BY e.name
-                """, logger: visibility.logger)
-            for try await (name, policy, description, created, devices, users) in rows.decode((String, String, String?, Date, Int64, Int64).self) {
-                found.append(EventSourceView(
-                    name: name, policy: EventSourcePolicy(rawValue: policy) ?? .appServer, description: description,
-                    memberDevices: Int(devices), memberUsers: Int(users), createdAt: created))
-            }
+            return try await devices.eventSources(appId: appId, named: name)
         } catch {
             throw APIFailure.databaseUnavailable
         }
-        return found
     }
 
     /// The sources the user's devices are in, with the devices.
     private func memberships(appId: String, userId: String) async throws -> [String: [UUID]] {
-        var found: [String: [UUID]] = [:]
         do {
-            let rows = try await visibility.client.query(
-                """
-                SELECT m.event_source, m.subscription_id FROM event_source_members m
-                JOIN subscriptions s ON s.subscription_id = m.subscription_id
-                WHERE m.app_id = \(appId) AND s.user_id = \(userId) ORDER BY s.registered_at
-                """, logger: visibility.logger)
-            for try await (source, id) in rows.decode((String, UUID).self) { found[source, default: []].append(id) }
+            return try await devices.memberships(appId: appId, userId: userId)
         } catch {
             throw APIFailure.databaseUnavailable
         }
-        return found
+    }
+
+    /// The user the app's subscription belongs to.
+    private func owner(appId: String, subscriptionId: UUID) async throws -> String? {
+        do {
+            return try await devices.owner(appId: appId, subscriptionId: subscriptionId)
+        } catch {
+            throw APIFailure.databaseUnavailable
+        }
     }
 
     private static func subscriptionId(_ text: String) throws(APIFailure) -> UUID {

@@ -5,13 +5,15 @@ import Testing
 
 @testable import StorageCore
 
-/// The targets a publish names, read from PostgreSQL: subscriptions' owners, event sources, a user's devices in one.
+/// Devices and event sources read from PostgreSQL: as a publish resolves its targets (`PostgresTargetDirectory`) and
+/// as the HTTP API lists them (`PostgresDeviceStore`).
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["NOTIFY_TEST_STACK"] != nil, "needs PostgreSQL: run deploy/local/test.sh"))
-struct PostgresTargetDirectoryTests {
+struct PostgresDeviceStoreTests {
     @Test("owners of the app's subscriptions only, its event sources with their policies, and each user's devices in a source, oldest first")
     func targets() async throws {
         try await NotifyStoreTestDatabase.withDatabase { client, applier in
             let directory = PostgresTargetDirectory(client: client, logger: NotifyStoreTestDatabase.logger)
+            let store = PostgresDeviceStore(client: client, logger: NotifyStoreTestDatabase.logger)
             let appId = "targets_\(UUID().lowercasedString.prefix(12))"
             let otherApp = "targets_\(UUID().lowercasedString.prefix(12))"
             func device(_ app: String, _ user: String, registeredAt: Date) -> (UUID, StorageCommand) {
@@ -41,6 +43,21 @@ struct PostgresTargetDirectoryTests {
             #expect(try await directory.eventSources(appId: otherApp, named: ["news"]).isEmpty)
             #expect(try await directory.members(appId: appId, source: "news", userIds: ["alice", "carol"]) == ["alice": [phone, laptop]])
             #expect(try await directory.members(appId: appId, source: "alerts", userIds: ["alice"]).isEmpty)
+
+            // As the HTTP API lists them.
+            let alices = try await store.devices(appId: appId, userId: "alice")
+            #expect(alices.map(\.subscriptionId) == [phone, laptop] && alices.allSatisfy { $0.eventSources == ["news"] && $0.platform == "fcm" })
+            let phoneToken = try #require(alices.first?.pushToken)
+            #expect(try await store.subscriptionId(appId: appId, userId: "alice", platform: .fcm, pushToken: phoneToken, registeredSince: nil) == phone)
+            #expect(try await store.subscriptionId(appId: appId, userId: "bob", platform: .fcm, pushToken: phoneToken, registeredSince: nil) == nil)
+            #expect(try await store.subscriptionId(appId: appId, userId: "alice", platform: .fcm, pushToken: phoneToken, registeredSince: Date()) == nil)
+            #expect(try await store.owner(appId: appId, subscriptionId: bobs) == "bob")
+            #expect(try await store.owner(appId: appId, subscriptionId: foreign) == nil)
+            let sources = try await store.eventSources(appId: appId, named: nil)
+            #expect(sources.map(\.name) == ["alerts", "news"])
+            #expect(sources.map(\.memberDevices) == [0, 3] && sources.map(\.memberUsers) == [0, 2])
+            #expect(try await store.eventSources(appId: appId, named: "news").map(\.policy) == [.open])
+            #expect(try await store.memberships(appId: appId, userId: "alice") == ["news": [phone, laptop]])
         }
     }
 }

@@ -1,0 +1,165 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NotifyModels
+import NotifyStore
+import NotifyStoreTesting
+import Testing
+
+@testable import IngestCore
+
+/// A device's registration and its event sources, and the app server's event sources and enrolments, in-process on
+/// stores held in memory (the commands sent to storage applied to them as storage would).
+@Suite struct DeviceRouteTests {
+    private static let appPath = "/v1/apps/\(RouteTesting.appId)"
+    private static let apiKey: HTTPFields = [.authorization: "Bearer api-key"]
+
+    private static func user(_ userId: String) async throws -> HTTPFields {
+        [.authorization: "Bearer \(try await RouteTesting.userToken(userId))"]
+    }
+
+    private static func json<Value: Decodable>(_ type: Value.Type, _ response: TestResponse) throws -> Value {
+        try WireCoding.makeDecoder().decode(type, from: Data(response.body.readableBytesView))
+    }
+
+    private struct Registered: Decodable {
+        var subscriptionId: String
+        var platform: String
+    }
+
+    private struct Listing: Decodable {
+        struct Device: Decodable {
+            var subscriptionId: String
+            var pushToken: String
+            var displayName: String?
+            var eventSources: [String]
+        }
+
+        var subscriptions: [Device]
+    }
+
+    private static func registration(token: String, sources: [String]? = nil) -> ByteBuffer {
+        let sourcesField = sources.map { ",\"eventSources\":[\($0.map { "\"\($0)\"" }.joined(separator: ","))]" } ?? ""
+        return ByteBuffer(string: #"{"platform":"apns","pushToken":"\#(token)","displayName":"Bob's phone"\#(sourcesField)}"#)
+    }
+
+    @Test("a device registers (201), registering the same token again keeps its id, it lists its devices with their sources, and it joins only open sources that exist")
+    func registration() async throws {
+        let testing = RouteTesting()
+        let token = String(repeating: "b2", count: 32)
+        try await testing.run { client in
+            let bob = try await Self.user("bob")
+            let first = try await client.execute(uri: "/v1/me/subscriptions", method: .post, headers: bob, body: Self.registration(token: token, sources: ["news"]))
+            #expect(first.status == .created)
+            let id = try Self.json(Registered.self, first).subscriptionId
+            let again = try await client.execute(uri: "/v1/me/subscriptions", method: .post, headers: bob, body: Self.registration(token: token))
+            #expect(try Self.json(Registered.self, again).subscriptionId == id)
+
+            let listing = try Self.json(Listing.self, try await client.execute(uri: "/v1/me/subscriptions", method: .get, headers: bob))
+            #expect(listing.subscriptions.map(\.subscriptionId) == [id])
+            #expect(listing.subscriptions.first?.eventSources == ["news"] && listing.subscriptions.first?.displayName == "Bob's phone")
+            // Alice's devices are not Bob's.
+            #expect(!listing.subscriptions.contains { $0.subscriptionId == FixedTargets.subscriptionId.lowercasedString })
+
+            let unknown = try await client.execute(
+                uri: "/v1/me/subscriptions", method: .post, headers: bob, body: Self.registration(token: token, sources: ["news", "sports"]))
+            #expect(unknown.status == .notFound)
+            #expect(try ErrorBody(unknown).error.field == "eventSources[1]")
+            testing.devices.apply(.putEventSource(EventSourceRecord(
+                appId: RouteTesting.appId, name: "alerts", policy: .appServer, description: nil, createdAt: Date())))
+            let closed = try await client.execute(
+                uri: "/v1/me/subscriptions", method: .post, headers: bob, body: Self.registration(token: token, sources: ["alerts"]))
+            #expect(closed.status == .forbidden)
+            #expect(try ErrorBody(closed).error.field == "eventSources[0]")
+            let badToken = try await client.execute(uri: "/v1/me/subscriptions", method: .post, headers: bob, body: Self.registration(token: "not hex"))
+            #expect(try ErrorBody(badToken).error.field == "pushToken")
+        }
+    }
+
+    @Test("a device deletes its own subscription (204, storage is told) but not another user's (404 naming subscriptionId)")
+    func unsubscribe() async throws {
+        let testing = RouteTesting()
+        try await testing.run { client in
+            let stranger = try await client.execute(
+                uri: "/v1/me/subscriptions/\(FixedTargets.subscriptionId)", method: .delete, headers: try await Self.user("mallory"))
+            #expect(stranger.status == .notFound)
+            #expect(try ErrorBody(stranger).error.field == "subscriptionId")
+            #expect(testing.published.commands.isEmpty)
+            let own = try await client.execute(uri: "/v1/me/subscriptions/\(FixedTargets.subscriptionId)", method: .delete, headers: try await Self.user("alice"))
+            #expect(own.status == .noContent)
+            guard case .unregisterSubscription(_, let userId, let id) = testing.published.commands.last?.action else {
+                Issue.record("storage was not told")
+                return
+            }
+            #expect(userId == "alice" && id == FixedTargets.subscriptionId)
+        }
+    }
+
+    @Test("the app defines event sources (201, then 200 on a change) and lists them with their members; read keys cannot, unknown ones are 404 naming eventSource")
+    func eventSources() async throws {
+        let testing = RouteTesting()
+        try await testing.run { client in
+            let created = try await client.execute(
+                uri: "\(Self.appPath)/event-sources", method: .post, headers: Self.apiKey, body: ByteBuffer(string: #"{"name":"alerts","policy":"appServer"}"#))
+            #expect(created.status == .created)
+            #expect(created.headers[.location] == "\(Self.appPath)/event-sources/alerts")
+            let changed = try await client.execute(
+                uri: "\(Self.appPath)/event-sources", method: .post, headers: Self.apiKey,
+                body: ByteBuffer(string: #"{"name":"alerts","policy":"open","description":"now open"}"#))
+            #expect(changed.status == .ok)
+            #expect(try Self.json(EventSourceView.self, changed).policy == .open)
+
+            struct Sources: Decodable { var eventSources: [EventSourceView] }
+            let listed = try Self.json(Sources.self, try await client.execute(uri: "\(Self.appPath)/event-sources", method: .get, headers: Self.apiKey))
+            #expect(listed.eventSources.map(\.name) == ["alerts", "news"])
+            #expect(listed.eventSources.last?.memberDevices == 1 && listed.eventSources.last?.memberUsers == 1)
+
+            let readOnly = try await client.execute(
+                uri: "\(Self.appPath)/event-sources", method: .post, headers: [.authorization: "Bearer read-key"],
+                body: ByteBuffer(string: #"{"name":"x","policy":"open"}"#))
+            #expect(readOnly.status == .forbidden)
+            let missing = try await client.execute(uri: "\(Self.appPath)/event-sources/sports", method: .get, headers: Self.apiKey)
+            #expect(missing.status == .notFound)
+            #expect(try ErrorBody(missing).error.field == "eventSource")
+            let deleted = try await client.execute(uri: "\(Self.appPath)/event-sources/alerts", method: .delete, headers: Self.apiKey)
+            #expect(deleted.status == .noContent)
+        }
+    }
+
+    @Test("the app server enrols a user's devices in a source and removes one device; a device leaves and joins open sources itself, never an appServer one")
+    func memberships() async throws {
+        let testing = RouteTesting()
+        testing.devices.apply(.putEventSource(EventSourceRecord(appId: RouteTesting.appId, name: "alerts", policy: .appServer, description: nil, createdAt: Date())))
+        let phone = FixedTargets.subscriptionId.lowercasedString
+        try await testing.run { client in
+            let enrolled = try await client.execute(uri: "\(Self.appPath)/users/alice/event-sources/alerts", method: .put, headers: Self.apiKey)
+            #expect(enrolled.status == .ok)
+            let membership = try Self.json(EventSourceMembership.self, enrolled)
+            #expect(membership.subscribed && membership.subscriptionIds == [FixedTargets.subscriptionId])
+
+            struct Memberships: Decodable { var eventSources: [EventSourceMembership] }
+            let all = try Self.json(Memberships.self, try await client.execute(uri: "\(Self.appPath)/users/alice/event-sources", method: .get, headers: Self.apiKey))
+            #expect(all.eventSources.map(\.eventSource) == ["alerts", "news"])
+
+            let removed = try await client.execute(uri: "\(Self.appPath)/subscriptions/\(phone)/event-sources/alerts", method: .delete, headers: Self.apiKey)
+            #expect(try Self.json(EventSourceMembership.self, removed).subscribed == false)
+            let unknownDevice = try await client.execute(uri: "\(Self.appPath)/subscriptions/\(UUID())/event-sources/alerts", method: .put, headers: Self.apiKey)
+            #expect(try ErrorBody(unknownDevice).error.field == "subscriptionId")
+
+            let alice = try await Self.user("alice")
+            let left = try await client.execute(uri: "/v1/me/subscriptions/\(phone)/event-sources/news", method: .delete, headers: alice)
+            #expect(left.status == .noContent)
+            let rejoined = try await client.execute(uri: "/v1/me/subscriptions/\(phone)/event-sources/news", method: .put, headers: alice)
+            #expect(rejoined.status == .noContent)
+            let closed = try await client.execute(uri: "/v1/me/subscriptions/\(phone)/event-sources/alerts", method: .put, headers: alice)
+            #expect(closed.status == .forbidden)
+            let notHers = try await client.execute(
+                uri: "/v1/me/subscriptions/\(phone)/event-sources/news", method: .delete, headers: try await Self.user("mallory"))
+            #expect(notHers.status == .notFound)
+            let asked = try Self.json(
+                EventSourceMembership.self, try await client.execute(uri: "\(Self.appPath)/users/alice/event-sources/news", method: .get, headers: Self.apiKey))
+            #expect(asked.subscribed)
+        }
+    }
+}

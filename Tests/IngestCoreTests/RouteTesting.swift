@@ -35,6 +35,7 @@ struct RouteTesting {
         self.backlog = backlog
         published = RecordingPublisher(applyingTo: storage)
         FixedTargets.fill(storage.devices)
+        FixedApp.fill(storage.apps)
     }
 
     func run<Value>(_ test: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
@@ -48,7 +49,7 @@ struct RouteTesting {
     func dependencies(logger: Logger) throws -> IngestDependencies {
         let database = try DatabaseURL.makeClient("postgres://nobody:nothing@127.0.0.1:1/none", logger: logger)
         return IngestDependencies(
-            adminToken: Self.adminToken, apps: AppDirectory(source: FixedApp()),
+            adminToken: Self.adminToken, apps: AppDirectory(source: FixedApp(created: storage.apps)), appStore: storage.apps,
             sender: CommandSender(publisher: published, logger: logger), database: database,
             notifications: notifications, deliveryLog: deliveryLog, devices: devices,
             brokerAddress: .init(host: "127.0.0.1", port: 5672, virtualHost: "notify"), appliedCommands: AppliedCommandWatch(client: database, logger: logger), hub: LiveHub(),
@@ -72,8 +73,24 @@ struct FixedApp: AppSource {
     static let identityProviderAppId = "app_identity_provider"
     static let identityProvider = IdentityProvider(issuer: "https://idp.notify.test/tenant", audience: "notify-route-tests")
 
+    /// Where apps the tests create are found (their keys opened with `RouteTesting.keyring`).
+    var created: MemoryAppStore?
+
+    /// Stores rows for these apps, so that what the tests change of them (keys, badges, webhooks) is kept; their
+    /// credentials are still this source's own.
+    static func fill(_ store: MemoryAppStore) {
+        for appId in [RouteTesting.appId, externalBadgeAppId, identityProviderAppId] {
+            store.apply(.createApp(AppRecord(
+                appId: appId, name: appId, apiKeyHash: AppDirectory.hashAPIKey("api-key"), clientSigningKey: "-", brokerUser: nil, createdAt: Date(),
+                badgeMode: appId == externalBadgeAppId ? .external : .unread)))
+        }
+    }
+
     func app(_ appId: String) async throws -> AppDirectory.App? {
-        guard [RouteTesting.appId, Self.externalBadgeAppId, Self.identityProviderAppId].contains(appId) else { return nil }
+        guard [RouteTesting.appId, Self.externalBadgeAppId, Self.identityProviderAppId].contains(appId) else {
+            guard let created else { return nil }
+            return try await StoredAppSource(store: created, keyring: RouteTesting.keyring).app(appId)
+        }
         var app = await AppDirectory.App(
             appId: appId, apiKeyHash: AppDirectory.hashAPIKey("api-key"), clientSigningKey: RouteTesting.clientSigningKey,
             brokerUsers: [Self.brokerUser: nil, Self.retiredBrokerUser: Date(timeIntervalSinceNow: -60)],

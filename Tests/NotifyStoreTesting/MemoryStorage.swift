@@ -6,6 +6,7 @@ public struct MemoryStorage: Sendable {
     public let notifications = MemoryNotificationStore()
     public let deliveryLog = MemoryDeliveryLogStore()
     public let devices = MemoryDeviceStore()
+    public let apps = MemoryAppStore()
 
     public init() {}
 
@@ -16,6 +17,7 @@ public struct MemoryStorage: Sendable {
             notifications.apply(change)
         default:
             devices.apply(command.action)
+            apps.apply(command.action)
         }
     }
 }

@@ -29,6 +29,15 @@ struct APIFailure: HTTPResponseError {
         }
     }
 
+    /// What `read` answers; a database that does not answer is 503 `database_unavailable`.
+    static func reading<Value>(_ read: () async throws -> Value) async throws(APIFailure) -> Value {
+        do {
+            return try await read()
+        } catch {
+            throw APIFailure.databaseUnavailable
+        }
+    }
+
     /// The error body as JSON, as answered on AMQP's `reply_to`.
     var jsonBody: [UInt8] {
         (try? WireCoding.makeEncoder().encode(body)).map { Array($0) } ?? []

@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import NotifyModels
-import PostgresNIO
+import NotifyStore
 
 /// `POST`/`GET /v1/apps/{appId}/api-keys` and `DELETE /v1/apps/{appId}/api-keys/{keyId}` (a key that may administer
 /// the app): an app's scoped API keys, each allowed to publish, read or administer only. A key is answered once, at its
@@ -9,6 +9,7 @@ import PostgresNIO
 struct APIKeyRoutes: Sendable {
     let authenticator: Authenticator
     let visibility: WriteVisibility
+    let store: any AppStore
 
     private struct Listing: Encodable {
         var apiKeys: [APIKeyView]
@@ -39,9 +40,9 @@ struct APIKeyRoutes: Sendable {
         let keyId = "key_" + String(format: "%016llx", generator.next() as UInt64)
         let record = APIKeyRecord(
             appId: appId, keyId: keyId, keyHash: AppDirectory.hashAPIKey(key), scope: scope, name: name, createdAt: Date())
-        let stored = try await visibility.send(
-            StorageCommand(action: .putAPIKey(record)), thenRead: String.self,
-            "SELECT key_id FROM app_api_keys WHERE app_id = \(appId) AND key_id = \(keyId)") != nil
+        let stored = try await visibility.send(StorageCommand(action: .putAPIKey(record))) { [store] in
+            try await store.apiKeys(appId: appId, keyId: keyId).first
+        } != nil
         authenticator.apps.forget(appId)
         return try JSONResponse.make(
             stored ? .created : .accepted,
@@ -54,9 +55,9 @@ struct APIKeyRoutes: Sendable {
             throw APIFailure(.notFound, code: "api_key_not_found", message: "the app has no API key \(keyId)", field: "keyId")
         }
         if existing.revokedAt == nil {
-            _ = try await visibility.send(
-                StorageCommand(action: .revokeAPIKey(appId: appId, keyId: keyId, at: Date())), thenRead: String.self,
-                "SELECT key_id FROM app_api_keys WHERE app_id = \(appId) AND key_id = \(keyId) AND revoked_at IS NOT NULL")
+            _ = try await visibility.send(StorageCommand(action: .revokeAPIKey(appId: appId, keyId: keyId, at: Date()))) { [store] in
+                try await store.apiKeys(appId: appId, keyId: keyId).first { $0.revokedAt != nil }
+            }
             authenticator.apps.forget(appId)
         }
         return Response(status: .noContent)
@@ -64,20 +65,6 @@ struct APIKeyRoutes: Sendable {
 
     /// The app's scoped keys (one, with `keyId`), newest first, without their secrets.
     private func keys(appId: String, keyId: String?) async throws(APIFailure) -> [APIKeyView] {
-        var found: [APIKeyView] = []
-        do {
-            let rows = try await visibility.client.query(
-                """
-                SELECT key_id, scope, name, created_at, last_used_at, revoked_at FROM app_api_keys
-                WHERE app_id = \(appId) AND (\(keyId)::text IS NULL OR key_id = \(keyId)) ORDER BY created_at DESC, key_id
-                """, logger: visibility.logger)
-            for try await (id, scope, name, created, used, revoked) in rows.decode((String, String, String, Date, Date?, Date?).self) {
-                guard let scope = APIKeyScope(rawValue: scope) else { continue }
-                found.append(APIKeyView(keyId: id, scope: scope, name: name, createdAt: created, lastUsedAt: used, revokedAt: revoked))
-            }
-        } catch {
-            throw APIFailure.databaseUnavailable
-        }
-        return found
+        try await APIFailure.reading { try await store.apiKeys(appId: appId, keyId: keyId) }
     }
 }

@@ -4,7 +4,7 @@ import JWTKit
 import Logging
 import NotifyJSON
 import NotifyModels
-import PostgresNIO
+import NotifyStore
 import Synchronization
 
 /// Apps as ingest needs them (key hash, signing key, broker users), read from a source (PostgreSQL through the
@@ -157,62 +157,21 @@ protocol AppSource: Sendable {
     func app(_ appId: String) async throws -> AppDirectory.App?
 }
 
-/// The apps table, through the read-only role; signing keys are opened with the service's secret keys.
-struct PostgresAppSource: AppSource {
-    let client: PostgresClient
+/// The apps as stored (`AppStore`), their signing keys opened with the service's secret keys.
+struct StoredAppSource: AppSource {
+    let store: any AppStore
     let keyring: SecretKeyring
-    let logger: Logger
-
-    private struct Row {
-        var hash: String
-        var key: String
-        var badgeMode: String
-        var limit: RateLimit
-        var previousHash: (String, retiresAt: Date)?
-        var previousKey: (String, retiresAt: Date)?
-        var identityProvider: IdentityProvider?
-    }
 
     func app(_ appId: String) async throws -> AppDirectory.App? {
-        let rows = try await client.query(
-            """
-            SELECT a.api_key_hash, a.client_signing_key, a.badge_mode, a.requests_per_second, a.notifications_per_second,
-                   a.previous_api_key_hash, a.previous_api_key_retires_at, a.previous_client_signing_key, a.previous_client_signing_key_retires_at,
-                   a.identity_issuer, a.identity_jwks_url, a.identity_audience, a.identity_user_id_claim, b.user_name, b.retires_at
-            FROM apps a LEFT JOIN app_broker_users b ON b.app_id = a.app_id WHERE a.app_id = \(appId)
-            """, logger: logger)
-        var found: Row?
-        var brokerUsers: [String: Date?] = [:]
-        for try await (hash, key, badgeMode, requests, notifications, previousHash, hashRetires, previousKey, keyRetires, issuer, jwksUrl, audience, claim, user, retiresAt)
-            in rows.decode((String, String, String, Int?, Int?, String?, Date?, String?, Date?, String?, String?, String?, String?, String?, Date?).self)
-        {
-            found = Row(
-                hash: hash, key: key, badgeMode: badgeMode, limit: RateLimit(requestsPerSecond: requests, notificationsPerSecond: notifications),
-                previousHash: previousHash.flatMap { hash in hashRetires.map { (hash, $0) } },
-                previousKey: previousKey.flatMap { key in keyRetires.map { (key, $0) } },
-                identityProvider: IdentityProvider.stored(issuer: issuer, jwksUrl: jwksUrl, audience: audience, userIdClaim: claim))
-            if let user { brokerUsers[user] = retiresAt }
-        }
-        guard let found else { return nil }
+        guard let stored = try await store.credentials(appId: appId) else { return nil }
         let purpose = SecretPurpose.clientSigningKey(appId: appId)
         var app = await AppDirectory.App(
-            appId: appId, apiKeyHash: found.hash, clientSigningKey: try keyring.openText(found.key, for: purpose), brokerUsers: brokerUsers,
-            badgeMode: BadgeMode(rawValue: found.badgeMode) ?? .unread, rateLimit: found.limit, previousAPIKeyHash: found.previousHash,
-            previousClientSigningKey: try found.previousKey.map { (try keyring.openText($0.0, for: purpose), $0.retiresAt) },
-            identityProvider: found.identityProvider)
-        let keys = try await client.query(
-            "SELECT key_hash, key_id, scope FROM app_api_keys WHERE app_id = \(appId) AND revoked_at IS NULL", logger: logger)
-        for try await (hash, keyId, scope) in keys.decode((String, String, String).self) {
-            if let scope = APIKeyScope(rawValue: scope) { app.scopedKeys[hash] = (keyId, scope) }
-        }
+            appId: appId, apiKeyHash: stored.apiKeyHash, clientSigningKey: try keyring.openText(stored.sealedClientSigningKey, for: purpose),
+            brokerUsers: stored.brokerUsers, badgeMode: stored.badgeMode, rateLimit: stored.rateLimit,
+            previousAPIKeyHash: stored.previousAPIKeyHash.map { ($0.hash, $0.retiresAt) },
+            previousClientSigningKey: try stored.previousSealedClientSigningKey.map { (try keyring.openText($0.sealed, for: purpose), $0.retiresAt) },
+            identityProvider: stored.identityProvider)
+        app.scopedKeys = stored.scopedKeys.mapValues { ($0.keyId, $0.scope) }
         return app
-    }
-}
-
-extension IdentityProvider {
-    /// The provider an `apps` row names in its `identity_*` columns; nil when it names none.
-    static func stored(issuer: String?, jwksUrl: String?, audience: String?, userIdClaim: String?) -> IdentityProvider? {
-        guard let issuer, let audience else { return nil }
-        return IdentityProvider(issuer: issuer, jwksUrl: jwksUrl, audience: audience, userIdClaim: userIdClaim ?? defaultUserIdClaim)
     }
 }

@@ -32,6 +32,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
         configuration: configuration.amqp, topology: AMQPTopology.workQueue(QueueNames.storageCommands).merging(IngestTopology.ingest),
         confirmTimeout: configuration.confirmTimeout, logger: logger)
     let databaseHealth = DatabaseHealth(client: database, logger: logger)
+    let appStore = PostgresAppStore(client: database, logger: logger)
     let appliedCommands = AppliedCommandWatch(client: database, logger: logger)
     let pacing = configuration.storageLag > .zero ? StoragePacing(announcements: appliedCommands, allowedLag: configuration.storageLag) : nil
     let sender = CommandSender(publisher: publisher, pacing: pacing, logger: logger)
@@ -40,7 +41,8 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
     let liveBindings = AMQPQueueBindings(configuration: configuration.amqp, logger: logger)
     let liveBinding = LiveQueueBinding(bindings: liveBindings, queue: liveQueue.name, logger: logger)
     let dependencies = IngestDependencies(
-        adminToken: configuration.adminToken, apps: AppDirectory(source: PostgresAppSource(client: database, keyring: configuration.secretKeys, logger: logger)),
+        adminToken: configuration.adminToken, apps: AppDirectory(source: StoredAppSource(store: appStore, keyring: configuration.secretKeys)),
+        appStore: appStore,
         sender: sender, database: database,
         notifications: PostgresNotificationStore(client: database, logger: logger),
         replicaNotifications: replica.map { PostgresNotificationStore(client: $0, logger: logger) },
@@ -106,6 +108,8 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
 struct IngestDependencies: Sendable {
     var adminToken: String
     var apps: AppDirectory
+    /// Apps and their settings as stored (the operator's and app servers' calls read them back).
+    var appStore: any AppStore
     var sender: CommandSender
     var database: PostgresClient
     /// Notifications, their changes and history as devices see them (the primary's).
@@ -155,7 +159,8 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
     let authenticator = Authenticator(
         adminToken: dependencies.adminToken, apps: dependencies.apps, identityKeys: dependencies.identityKeys, logger: logger,
         keyUses: dependencies.keyUses)
-    let visibility = WriteVisibility(client: dependencies.database, sender: dependencies.sender, watch: dependencies.appliedCommands, logger: logger)
+    let visibility = WriteVisibility(sender: dependencies.sender, watch: dependencies.appliedCommands)
+    let appStore = dependencies.appStore
     let reader = dependencies.notifications
     let feed = LagTolerantReads(primary: reader, replica: dependencies.replicaNotifications, logger: logger)
     let changer = StateChanger(reader: reader, visibility: visibility)
@@ -168,15 +173,15 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
         Response(status: .ok, headers: [.contentType: "application/yaml"], body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml + "\n")))
     }
     OperatorRoutes(
-        authenticator: authenticator, visibility: visibility, sender: dependencies.sender,
+        authenticator: authenticator, visibility: visibility, store: appStore, sender: dependencies.sender,
         brokerAccess: BrokerAccess(
-            address: dependencies.brokerAddress, defaultOverlap: dependencies.brokerUserOverlap, visibility: visibility, logger: logger),
+            address: dependencies.brokerAddress, defaultOverlap: dependencies.brokerUserOverlap, visibility: visibility, store: appStore, logger: logger),
         keyring: dependencies.keyring, outbound: dependencies.outbound
     ).register(on: router)
-    AppListingRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
-    APIKeyRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
+    AppListingRoutes(authenticator: authenticator, store: appStore).register(on: router)
+    APIKeyRoutes(authenticator: authenticator, visibility: visibility, store: appStore).register(on: router)
     KeyRotationRoutes(
-        authenticator: authenticator, visibility: visibility, keyring: dependencies.keyring, defaultOverlap: dependencies.keyRotationOverlap
+        authenticator: authenticator, visibility: visibility, store: appStore, keyring: dependencies.keyring, defaultOverlap: dependencies.keyRotationOverlap
     ).register(on: router)
     PublishRoutes(
         authenticator: authenticator, contract: dependencies.contract, sender: dependencies.sender, limiter: dependencies.limiter,
@@ -187,10 +192,10 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
         targets: dependencies.contract.targets, subscriptionLifetime: dependencies.subscriptionLifetime, outbound: dependencies.outbound
     ).register(on: router)
     EventSourceRoutes(authenticator: authenticator, visibility: visibility, devices: dependencies.devices).register(on: router)
-    BadgeRoutes(authenticator: authenticator, visibility: visibility).register(on: router)
-    PollSourceRoutes(authenticator: authenticator, visibility: visibility, keyring: dependencies.keyring, outbound: dependencies.outbound)
+    BadgeRoutes(authenticator: authenticator, visibility: visibility, store: appStore).register(on: router)
+    PollSourceRoutes(authenticator: authenticator, visibility: visibility, store: appStore, keyring: dependencies.keyring, outbound: dependencies.outbound)
         .register(on: router)
-    WebhookRoutes(authenticator: authenticator, visibility: visibility, keyring: dependencies.keyring, outbound: dependencies.outbound)
+    WebhookRoutes(authenticator: authenticator, visibility: visibility, store: appStore, keyring: dependencies.keyring, outbound: dependencies.outbound)
         .register(on: router)
     MyNotificationRoutes(authenticator: authenticator, reader: reader, feed: feed, changer: changer, sender: dependencies.sender).register(on: router)
     AppNotificationRoutes(authenticator: authenticator, deliveryLog: dependencies.deliveryLog, changer: changer).register(on: router)

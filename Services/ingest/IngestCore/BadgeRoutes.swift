@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NotifyModels
+import NotifyStore
 
 /// A user's badge number where the app's badge mode is `external` (API key):
 /// `PUT`/`GET /v1/apps/{appId}/users/{userId}/badge` with `{"badge": n}`. The number is carried by the user's next
@@ -8,6 +9,7 @@ import NotifyModels
 struct BadgeRoutes: Sendable {
     let authenticator: Authenticator
     let visibility: WriteVisibility
+    let store: any AppStore
 
     private struct Badge: Codable {
         var badge: Int?
@@ -30,17 +32,17 @@ struct BadgeRoutes: Sendable {
             throw APIFailure(ValidationError.invalid("badge", "badge is required, between 0 and 99999"))
         }
         let at = Date()
-        let stored = try await visibility.send(
-            StorageCommand(action: .setExternalBadge(appId: appId, userId: userId, badge: badge, at: at)), thenRead: Int64.self,
-            "SELECT badge::int8 FROM external_badges WHERE app_id = \(appId) AND user_id = \(userId) AND badge = \(badge)") != nil
+        let stored = try await visibility.send(StorageCommand(action: .setExternalBadge(appId: appId, userId: userId, badge: badge, at: at))) { [store] in
+            try await store.externalBadge(appId: appId, userId: userId) == badge ? true : nil
+        } != nil
         return try JSONResponse.make(stored ? .ok : .accepted, Badge(badge: badge))
     }
 
     private func show(_ request: Request, appId: String, userId: String) async throws -> Response {
         let app = try await authenticator.requireAppServer(request, appId: appId, for: .read)
         try requireExternal(app)
-        let badge = try await visibility.rows(Int64.self, "SELECT badge::int8 FROM external_badges WHERE app_id = \(appId) AND user_id = \(userId)").first
-        return try JSONResponse.make(.ok, Badge(badge: Int(badge ?? 0)))
+        let badge = try await APIFailure.reading { try await store.externalBadge(appId: appId, userId: userId) }
+        return try JSONResponse.make(.ok, Badge(badge: badge ?? 0))
     }
 
     private func requireExternal(_ app: AppDirectory.App) throws(APIFailure) {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NotifyModels
+import NotifyStore
 
 /// Gives apps their own RabbitMQ users without holding the broker's administration: ingest chooses a new user's name
 /// and password and sends storage only RabbitMQ's hash of the password (`BrokerPasswordHash`); storage, which is not
@@ -25,6 +26,7 @@ struct BrokerAccess: Sendable {
     /// How long a rotated-out user stays accepted unless the request says otherwise.
     let defaultOverlap: TimeInterval
     let visibility: WriteVisibility
+    let store: any AppStore
     let logger: Logger
 
     /// The answer when storage did not create a user within the wait: nothing the request sent stays (see `create`).
@@ -51,8 +53,7 @@ struct BrokerAccess: Sendable {
     /// RabbitMQ. When it did not within the wait, sends `undo` (which must retire the user, or delete its app) and
     /// throws `unavailable`: a user storage creates later is deleted at once, and its password was never answered.
     func create(_ user: String, sending commands: [StorageCommand], undo: [StorageCommand]) async throws(APIFailure) {
-        let created = try await visibility.send(
-            commands, thenAwait: String.self, "SELECT user_name FROM app_broker_users WHERE user_name = \(user) AND provisioned_at IS NOT NULL")
+        let created = try await visibility.send(commands, thenAwait: { [store] in try await store.isProvisioned(brokerUser: user) ? true : nil })
         guard created == nil else { return }
         logger.error("storage did not create a broker user in time (is its management API reachable?); the request is undone", metadata: ["user": "\(user)"])
         do {

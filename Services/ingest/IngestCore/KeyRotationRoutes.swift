@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import NotifyModels
-import PostgresNIO
+import NotifyStore
 
 /// `POST /v1/apps/{appId}/api-key` and `POST /v1/apps/{appId}/client-signing-key` (operator token): a new API key or
 /// client signing key, answered once; the replaced one stays accepted for an overlap (default
@@ -10,6 +10,7 @@ import PostgresNIO
 struct KeyRotationRoutes: Sendable {
     let authenticator: Authenticator
     let visibility: WriteVisibility
+    let store: any AppStore
     let keyring: SecretKeyring
     let defaultOverlap: TimeInterval
 
@@ -38,19 +39,18 @@ struct KeyRotationRoutes: Sendable {
         let retiresAt = Date().addingTimeInterval(overlap)
         let newKey: String
         let rotation: AppKeyRotation
-        let check: PostgresQuery
         if apiKey {
             newKey = "nk_" + OperatorRoutes.randomToken(bytes: 32)
-            let hash = AppDirectory.hashAPIKey(newKey)
-            rotation = AppKeyRotation(appId: appId, apiKeyHash: hash, clientSigningKey: nil, retiresAt: retiresAt)
-            check = "SELECT app_id FROM apps WHERE app_id = \(appId) AND api_key_hash = \(hash)"
+            rotation = AppKeyRotation(appId: appId, apiKeyHash: AppDirectory.hashAPIKey(newKey), clientSigningKey: nil, retiresAt: retiresAt)
         } else {
             newKey = OperatorRoutes.randomToken(bytes: 32)
             let sealed = keyring.seal(newKey, for: .clientSigningKey(appId: appId))
             rotation = AppKeyRotation(appId: appId, apiKeyHash: nil, clientSigningKey: sealed, retiresAt: retiresAt)
-            check = "SELECT app_id FROM apps WHERE app_id = \(appId) AND client_signing_key = \(sealed)"
         }
-        let stored = try await visibility.send(StorageCommand(action: .rotateAppKeys(rotation)), thenRead: String.self, check) != nil
+        let stored = try await visibility.send(StorageCommand(action: .rotateAppKeys(rotation))) { [store] in
+            let current = try await store.credentials(appId: appId)
+            return current?.apiKeyHash == rotation.apiKeyHash || current?.sealedClientSigningKey == rotation.clientSigningKey ? true : nil
+        } != nil
         authenticator.apps.forget(appId)
         return try JSONResponse.make(
             stored ? .created : .accepted,

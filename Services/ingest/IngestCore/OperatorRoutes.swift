@@ -2,12 +2,14 @@ import Crypto
 import Foundation
 import Hummingbird
 import NotifyModels
+import NotifyStore
 
 /// The operator's calls (operator token): `POST /v1/apps`, `PATCH` and `DELETE /v1/apps/{appId}`,
 /// `POST /v1/apps/{appId}/broker-credentials` and `PUT /v1/apps/{appId}/providers/{provider}`.
 struct OperatorRoutes: Sendable {
     let authenticator: Authenticator
     let visibility: WriteVisibility
+    let store: any AppStore
     let sender: CommandSender
     /// Apps' broker users, which storage creates in RabbitMQ.
     let brokerAccess: BrokerAccess
@@ -72,7 +74,7 @@ struct OperatorRoutes: Sendable {
                 undo: [StorageCommand(action: .deleteApp(appId: appId))])
             (broker, stored) = (user.credentials, true)
         } else {
-            stored = try await visibility.send(created, thenRead: String.self, "SELECT app_id FROM apps WHERE app_id = \(appId)") != nil
+            stored = try await visibility.send(created) { [store] in try await store.apps(after: nil, limit: 1, appId: appId).first } != nil
         }
         return try JSONResponse.make(
             stored ? .created : .accepted,
@@ -143,26 +145,19 @@ struct OperatorRoutes: Sendable {
         let app = try await authenticator.existingApp(appId)
         var stored = true
         if let badgeMode = body.badgeMode {
-            stored = try await visibility.send(
-                StorageCommand(action: .setBadgeMode(appId: appId, mode: badgeMode)), thenRead: String.self,
-                "SELECT badge_mode FROM apps WHERE app_id = \(appId) AND badge_mode = \(badgeMode.rawValue)") != nil
+            stored = try await visibility.send(StorageCommand(action: .setBadgeMode(appId: appId, mode: badgeMode))) { [store] in
+                try await store.apps(after: nil, limit: 1, appId: appId).first { $0.badgeMode == badgeMode.rawValue }
+            } != nil
         }
         if let limit = body.rateLimit {
-            stored = try await visibility.send(
-                StorageCommand(action: .setRateLimit(appId: appId, limit)), thenRead: String.self,
-                """
-                SELECT app_id FROM apps WHERE app_id = \(appId) AND requests_per_second IS NOT DISTINCT FROM \(limit.requestsPerSecond)
-                  AND notifications_per_second IS NOT DISTINCT FROM \(limit.notificationsPerSecond)
-                """) != nil && stored
+            stored = try await visibility.send(StorageCommand(action: .setRateLimit(appId: appId, limit))) { [store] in
+                try await store.apps(after: nil, limit: 1, appId: appId).first { $0.rateLimit == limit }
+            } != nil && stored
         }
         if let change = body.identityProvider {
-            stored = try await visibility.send(
-                StorageCommand(action: .setIdentityProvider(appId: appId, change)), thenRead: String.self,
-                """
-                SELECT app_id FROM apps WHERE app_id = \(appId) AND identity_issuer IS NOT DISTINCT FROM \(change?.issuer)
-                  AND identity_jwks_url IS NOT DISTINCT FROM \(change?.jwksUrl) AND identity_audience IS NOT DISTINCT FROM \(change?.audience)
-                  AND identity_user_id_claim IS NOT DISTINCT FROM \(change?.userIdClaim)
-                """) != nil && stored
+            stored = try await visibility.send(StorageCommand(action: .setIdentityProvider(appId: appId, change))) { [store] in
+                try await store.apps(after: nil, limit: 1, appId: appId).first { $0.identityProvider == change }
+            } != nil && stored
         }
         authenticator.apps.forget(appId)
         return try JSONResponse.make(
@@ -178,12 +173,9 @@ struct OperatorRoutes: Sendable {
         try authenticator.requireOperator(request)
         authenticator.apps.forget(appId)
         _ = try await authenticator.existingApp(appId)
-        let gone = try await visibility.send(
-            [StorageCommand(action: .deleteApp(appId: appId))], thenAwait: Bool.self,
-            """
-            SELECT true WHERE NOT EXISTS (SELECT 1 FROM apps WHERE app_id = \(appId))
-                AND NOT EXISTS (SELECT 1 FROM app_broker_users WHERE app_id = \(appId))
-            """)
+        let gone = try await visibility.send([StorageCommand(action: .deleteApp(appId: appId))], thenAwait: { [store] in
+            try await store.isGone(appId: appId) ? true : nil
+        })
         authenticator.apps.forget(appId)
         return Response(status: gone != nil ? .noContent : .accepted)
     }
@@ -219,9 +211,10 @@ struct OperatorRoutes: Sendable {
         try await outbound.requireCallableEndpoints(of: credentials)
         let sealed = keyring.seal(try credentials.encoded(with: WireCoding.makeEncoder()), for: .providerCredentials(appId: appId, provider: platform, appPackage: appPackage))
         let stored = try await visibility.send(
-            StorageCommand(action: .setProviderCredentials(appId: appId, provider: platform, appPackage: appPackage, sealedCredentials: sealed)),
-            thenRead: Int.self,
-            "SELECT 1 FROM app_credentials WHERE app_id = \(appId) AND provider = \(provider) AND app_package = \(appPackage) AND secret = \(sealed)") != nil
+            StorageCommand(action: .setProviderCredentials(appId: appId, provider: platform, appPackage: appPackage, sealedCredentials: sealed))
+        ) { [store] in
+            try await store.providerSecret(appId: appId, provider: provider, appPackage: appPackage) == sealed ? true : nil
+        } != nil
         return try JSONResponse.make(stored ? .ok : .accepted, StoredProvider(appId: appId, appPackage: appPackage, credentials: credentials))
     }
 

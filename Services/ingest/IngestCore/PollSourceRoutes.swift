@@ -1,12 +1,13 @@
 import Foundation
 import Hummingbird
 import NotifyModels
-import PostgresNIO
+import NotifyStore
 
 /// `PUT`/`GET`/`DELETE /v1/apps/{appId}/poll-sources[/{name}]` (API key): back ends `PollIngestion` polls for the app.
 struct PollSourceRoutes: Sendable {
     let authenticator: Authenticator
     let visibility: WriteVisibility
+    let store: any AppStore
     /// Seals the Authorization header before it leaves this process.
     let keyring: SecretKeyring
     let outbound: OutboundURLCheck
@@ -28,10 +29,10 @@ struct PollSourceRoutes: Sendable {
             let (appId, name) = (try context.parameters.require("appId"), try context.parameters.require("name"))
             _ = try await authenticator.requireAppServer(request, appId: appId, for: .admin)
             guard try await !sources(appId: appId, name: name).isEmpty else { throw Self.notFound(name) }
-            let remaining = try await visibility.send(
-                StorageCommand(action: .deletePollSource(appId: appId, name: name)), thenRead: Int64.self,
-                "SELECT count(*) FROM poll_sources WHERE app_id = \(appId) AND name = \(name)")
-            return Response(status: remaining == 0 ? .noContent : .accepted)
+            let gone = try await visibility.send(StorageCommand(action: .deletePollSource(appId: appId, name: name))) { [store] in
+                try await store.pollSources(appId: appId, named: name).isEmpty ? true : nil
+            }
+            return Response(status: gone != nil ? .noContent : .accepted)
         }
     }
 
@@ -50,29 +51,16 @@ struct PollSourceRoutes: Sendable {
         try await outbound.requireCallable(url, field: "url")
         let existed = try await !sources(appId: appId, name: name).isEmpty
         let record = PollSourceRecord(appId: appId, name: name, url: url, intervalSeconds: interval, authorization: authorization.map { keyring.seal($0, for: .pollSourceAuthorization(appId: appId, name: name)) }, createdAt: Date())
-        _ = try await visibility.send(
-            StorageCommand(action: .putPollSource(record)), thenRead: String.self,
-            "SELECT name FROM poll_sources WHERE app_id = \(appId) AND name = \(name) AND url = \(url) AND interval_seconds = \(interval)")
+        _ = try await visibility.send(StorageCommand(action: .putPollSource(record))) { [store] in
+            try await store.pollSources(appId: appId, named: name).first { $0.url == url && $0.intervalSeconds == interval }
+        }
         let stored = try await sources(appId: appId, name: name).first
             ?? PollSourceView(name: name, url: url, intervalSeconds: interval, hasAuthorization: authorization != nil, createdAt: record.createdAt)
         return try JSONResponse.make(existed ? .ok : .created, stored)
     }
 
     private func sources(appId: String, name: String?) async throws(APIFailure) -> [PollSourceView] {
-        var found: [PollSourceView] = []
-        do {
-            let rows = try await visibility.client.query(
-                """
-                SELECT name, url, interval_seconds, authorization_header IS NOT NULL, created_at FROM poll_sources
-                WHERE app_id = \(appId) AND (\(name)::text IS NULL OR name = \(name)) ORDER BY name
-                """, logger: visibility.logger)
-            for try await (name, url, interval, hasAuthorization, created) in rows.decode((String, String, Int32, Bool, Date).self) {
-                found.append(PollSourceView(name: name, url: url, intervalSeconds: Int(interval), hasAuthorization: hasAuthorization, createdAt: created))
-            }
-        } catch {
-            throw APIFailure.databaseUnavailable
-        }
-        return found
+        try await APIFailure.reading { try await store.pollSources(appId: appId, named: name) }
     }
 
     private static func notFound(_ name: String) -> APIFailure {

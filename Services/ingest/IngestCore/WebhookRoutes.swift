@@ -1,13 +1,14 @@
 import Foundation
 import Hummingbird
 import NotifyModels
-import PostgresNIO
+import NotifyStore
 
 /// `PUT`/`GET`/`DELETE /v1/apps/{appId}/webhook` and `GET /v1/apps/{appId}/webhook/deliveries` (API key): where the
 /// service POSTs an app's events (`WebhookDispatcher`), and every attempt, newest first.
 struct WebhookRoutes: Sendable {
     let authenticator: Authenticator
     let visibility: WriteVisibility
+    let store: any AppStore
     /// Seals a new webhook secret before it leaves this process.
     let keyring: SecretKeyring
     let outbound: OutboundURLCheck
@@ -28,9 +29,10 @@ struct WebhookRoutes: Sendable {
             let appId = try context.parameters.require("appId")
             _ = try await authenticator.requireAppServer(request, appId: appId, for: .admin)
             guard try await stored(appId) != nil else { throw Self.notFound }
-            let remaining = try await visibility.send(
-                StorageCommand(action: .deleteWebhook(appId: appId)), thenRead: Int64.self, "SELECT count(*) FROM app_webhooks WHERE app_id = \(appId)")
-            return Response(status: remaining == 0 ? .noContent : .accepted)
+            let gone = try await visibility.send(StorageCommand(action: .deleteWebhook(appId: appId))) { [store] in
+                try await store.webhook(appId: appId) == nil ? true : nil
+            }
+            return Response(status: gone != nil ? .noContent : .accepted)
         }
         router.get("/v1/apps/:appId/webhook/deliveries") { request, context in
             let appId = try context.parameters.require("appId")
@@ -57,41 +59,18 @@ struct WebhookRoutes: Sendable {
             throw APIFailure.databaseUnavailable
         }
         let record = WebhookRecord(appId: appId, url: url, events: events.map(\.rawValue), secret: secret, createdAt: Date())
-        _ = try await visibility.send(
-            StorageCommand(action: .putWebhook(record)), thenRead: String.self,
-            "SELECT url FROM app_webhooks WHERE app_id = \(appId) AND url = \(url) AND secret = \(secret)")
+        _ = try await visibility.send(StorageCommand(action: .putWebhook(record))) { [store] in
+            try await store.webhook(appId: appId).flatMap { $0.url == url && $0.sealedSecret == secret ? $0 : nil }
+        }
         return try JSONResponse.make(existing == nil ? .created : .ok, WebhookView(url: url, events: events, secret: newSecret))
     }
 
     private func stored(_ appId: String) async throws(APIFailure) -> (url: String, events: [WebhookEventType], secret: String)? {
-        do {
-            let rows = try await visibility.client.query("SELECT url, events, secret FROM app_webhooks WHERE app_id = \(appId)", logger: visibility.logger)
-            for try await (url, events, secret) in rows.decode((String, [String], String).self) {
-                return (url, events.compactMap(WebhookEventType.init(rawValue:)), secret)
-            }
-            return nil
-        } catch {
-            throw APIFailure.databaseUnavailable
-        }
+        try await APIFailure.reading { try await store.webhook(appId: appId) }.map { ($0.url, $0.events, $0.sealedSecret) }
     }
 
     private func attempts(_ appId: String, limit: Int) async throws(APIFailure) -> [WebhookAttempt] {
-        var found: [WebhookAttempt] = []
-        do {
-            let rows = try await visibility.client.query(
-                """
-                SELECT event_id, type, attempt, status, result, reason, at FROM webhook_deliveries
-                WHERE app_id = \(appId) ORDER BY at DESC, attempt DESC LIMIT \(limit)
-                """, logger: visibility.logger)
-            for try await (id, type, attempt, status, result, reason, at) in rows.decode((UUID, String, Int32, Int32, String, String, Date).self) {
-                found.append(WebhookAttempt(
-                    eventId: id, appId: appId, type: type, attempt: Int(attempt), status: status == 0 ? nil : Int(status), result: result,
-                    reason: reason.isEmpty ? nil : reason, at: at))
-            }
-        } catch {
-            throw APIFailure.databaseUnavailable
-        }
-        return found
+        try await APIFailure.reading { try await store.webhookAttempts(appId: appId, limit: limit) }
     }
 
     private static let notFound = APIFailure(.notFound, code: "webhook_not_found", message: "this app has no webhook", field: "appId")

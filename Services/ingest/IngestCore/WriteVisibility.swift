@@ -1,25 +1,13 @@
 import Foundation
-import Logging
 import NotifyModels
-import PostgresNIO
 
 /// Sends a write to storage and waits until it is applied, so operator, registration and state-change
 /// calls can answer with what is stored (read-your-writes). Storage announces such writes when it commits
-/// them (`AppliedCommandWatch`); while that is not heard, this polls. Publishing never waits here.
+/// them (`AppliedCommandWatch`); while that is not heard, this polls a store read. Publishing never waits here.
 struct WriteVisibility: Sendable {
-    let client: PostgresClient
     let sender: CommandSender
     let watch: AppliedCommandWatch
-    let logger: Logger
     var timeout: Duration = .seconds(5)
-
-    /// Sends `command`, then reads the first column of `query`'s first row once storage applied it; nil if
-    /// that does not show within the timeout. Throws `APIFailure.brokerUnavailable` when the send failed.
-    func send<Value: PostgresDecodable & Sendable>(
-        _ command: StorageCommand, thenRead type: Value.Type, _ query: PostgresQuery
-    ) async throws(APIFailure) -> Value? {
-        try await send(command) { [self] in try await first(type, query) }
-    }
 
     /// Sends `command`, then answers what `read` finds once storage applied it; nil if that does not show within the
     /// timeout (`read` answering nil or failing is "not yet"). Throws `APIFailure.brokerUnavailable` when the send failed.
@@ -42,15 +30,14 @@ struct WriteVisibility: Sendable {
         }
     }
 
-    /// Sends `commands` in one message, then waits until `query` returns a row, also for what storage does after
+    /// Sends `commands` in one message, then waits until `read` answers a value, also for what storage does after
     /// applying them (a broker user it creates in RabbitMQ): it polls once storage announced the last command (or at
-    /// once while announcements are not heard). Answers the first column, or nil if no row shows within the timeout.
-    /// Throws `APIFailure.brokerUnavailable` when the send failed.
-    func send<Value: PostgresDecodable & Sendable>(
-        _ commands: [StorageCommand], thenAwait type: Value.Type, _ query: PostgresQuery
+    /// once while announcements are not heard). Answers nil if no value shows within the timeout. Throws
+    /// `APIFailure.brokerUnavailable` when the send failed.
+    func send<Value: Sendable>(
+        _ commands: [StorageCommand], thenAwait read: @escaping @Sendable () async throws -> Value?
     ) async throws(APIFailure) -> Value? {
         let deadline = ContinuousClock.now + timeout
-        let read: @Sendable () async throws -> Value? = { [self] in try await first(type, query) }
         guard let last = commands.last?.commandId else { return await poll(read, until: deadline) }
         watch.expect(last)
         do {
@@ -63,17 +50,6 @@ struct WriteVisibility: Sendable {
         return await poll(read, until: deadline)
     }
 
-    /// The first column of every row of `query`; 503 `database_unavailable` when the database does not answer.
-    func rows<Value: PostgresDecodable & Sendable>(_ type: Value.Type, _ query: PostgresQuery) async throws(APIFailure) -> [Value] {
-        do {
-            var values: [Value] = []
-            for try await value in try await client.query(query, logger: logger).decode(Value.self) { values.append(value) }
-            return values
-        } catch {
-            throw APIFailure.databaseUnavailable
-        }
-    }
-
     /// Calls `read` until it answers a value; nil if none shows by `deadline`.
     private func poll<Value: Sendable>(_ read: @Sendable () async throws -> Value?, until deadline: ContinuousClock.Instant) async -> Value? {
         var pause = Duration.milliseconds(2)
@@ -83,10 +59,5 @@ struct WriteVisibility: Sendable {
             try? await Task.sleep(for: pause)
             pause = min(pause * 2, .milliseconds(50))
         }
-    }
-
-    /// The first column of `query`'s first row.
-    private func first<Value: PostgresDecodable & Sendable>(_ type: Value.Type, _ query: PostgresQuery) async throws -> Value? {
-        try await client.query(query, logger: logger).decode(Value.self).first(where: { _ in true })
     }
 }

@@ -148,7 +148,9 @@ let package = Package(
             dependencies: [
                 "NotifyModels", "NotifyDatabase", "NotifyWire",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Shared/NotifyStore",
             swiftSettings: swiftSettings

@@ -22,6 +22,10 @@ public protocol AppStore: Sendable {
     func externalBadge(appId: String, userId: String) async throws -> Int?
     /// The app's poll sources (the one named), by name.
     func pollSources(appId: String, named name: String?) async throws -> [PollSourceView]
+    /// Every app's poll sources, their Authorization headers sealed.
+    func allPollSources() async throws -> [PollSourceRecord]
+    /// What a poll source served: the digest of the item each polled notification was last made from, by notification.
+    func pollLedger(appId: String, source: String) async throws -> [UUID: String]
     /// The app's webhook, its secret sealed; nil when it has none.
     func webhook(appId: String) async throws -> StoredWebhook?
     /// The app's latest webhook attempts, newest first.

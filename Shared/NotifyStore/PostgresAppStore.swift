@@ -142,6 +142,24 @@ public struct PostgresAppStore: AppStore {
         return found
     }
 
+    public func allPollSources() async throws -> [PollSourceRecord] {
+        var sources: [PollSourceRecord] = []
+        let rows = try await client.query(
+            "SELECT app_id, name, url, interval_seconds, authorization_header, created_at FROM poll_sources", logger: logger)
+        for try await (appId, name, url, interval, sealed, created) in rows.decode((String, String, String, Int32, String?, Date).self) {
+            sources.append(PollSourceRecord(appId: appId, name: name, url: url, intervalSeconds: Int(interval), authorization: sealed, createdAt: created))
+        }
+        return sources
+    }
+
+    public func pollLedger(appId: String, source: String) async throws -> [UUID: String] {
+        var ledger: [UUID: String] = [:]
+        let rows = try await client.query(
+            "SELECT notification_id, digest FROM poll_items WHERE app_id = \(appId) AND source = \(source)", logger: logger)
+        for try await (notificationId, digest) in rows.decode((UUID, String).self) { ledger[notificationId] = digest }
+        return ledger
+    }
+
     public func webhook(appId: String) async throws -> StoredWebhook? {
         let rows = try await client.query("SELECT url, events, secret FROM app_webhooks WHERE app_id = \(appId)", logger: logger)
         for try await (url, events, secret) in rows.decode((String, [String], String).self) {

@@ -17,6 +17,7 @@ public final class MemoryAppStore: AppStore {
         var badges: [String: Int] = [:]
         var pollSources: [String: PollSourceRecord] = [:]
         var webhook: WebhookRecord?
+        var ledgers: [String: [UUID: String]] = [:]
         var attempts: [WebhookAttempt] = []
     }
 
@@ -163,6 +164,19 @@ public final class MemoryAppStore: AppStore {
                 PollSourceView(name: $0.name, url: $0.url, intervalSeconds: $0.intervalSeconds, hasAuthorization: $0.authorization != nil, createdAt: $0.createdAt)
             }
         }
+    }
+
+    public func allPollSources() async throws -> [PollSourceRecord] {
+        state.withLock { state in state.apps.values.flatMap(\.pollSources.values) }
+    }
+
+    /// Records that the source served `digest` for the notification, as storage's ledger does.
+    public func recordPolledItem(appId: String, source: String, notificationId: UUID, digest: String) {
+        state.withLock { $0.apps[appId]?.ledgers[source, default: [:]][notificationId] = digest }
+    }
+
+    public func pollLedger(appId: String, source: String) async throws -> [UUID: String] {
+        state.withLock { $0.apps[appId]?.ledgers[source] ?? [:] }
     }
 
     public func webhook(appId: String) async throws -> StoredWebhook? {

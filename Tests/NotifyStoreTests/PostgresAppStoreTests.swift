@@ -59,6 +59,16 @@ struct PostgresAppStoreTests {
             #expect(try await store.externalBadge(appId: appId, userId: "bob") == nil)
             #expect(try await store.pollSources(appId: appId, named: nil).map { [$0.name, $0.url] } == [["feed", "https://8.8.8.8/feed"]])
             #expect(try await store.pollSources(appId: appId, named: "feed").first?.hasAuthorization == true)
+            let polled = try await store.allPollSources().filter { $0.appId == appId }
+            #expect(polled.map { [$0.name, $0.authorization] } == [["feed", "sealed-auth"]], "answered sealed, as stored")
+            let item = UUID()
+            #expect(try await store.pollLedger(appId: appId, source: "feed").isEmpty)
+            try await client.query(
+                """
+                INSERT INTO poll_items (app_id, source, notification_id, app_notification_id, digest, updated_at)
+                VALUES (\(appId), 'feed', \(item), 'order-1', 'digest-1', now())
+                """, logger: Self.logger)
+            #expect(try await store.pollLedger(appId: appId, source: "feed") == [item: "digest-1"])
             #expect(try await store.webhook(appId: appId) == StoredWebhook(url: "https://8.8.8.8/hook", events: [.subscriptionCreated], sealedSecret: "sealed-secret"))
 
             let event = UUID()

@@ -73,7 +73,7 @@ public func buildApplication(configuration: IngestConfiguration) async throws ->
             logger: logger
         ).handle)
     let polling = PollIngestion(
-        database: database, intake: dependencies.intake, targets: dependencies.contract.targets, sender: sender,
+        store: appStore, intake: dependencies.intake, targets: dependencies.contract.targets, sender: sender,
         keyring: configuration.secretKeys, http: OutboundHTTPClient(policy: configuration.outboundPolicy, readTimeout: .seconds(10)),
         leases: PollLeases(configuration: try DatabaseURL.connectionConfiguration(configuration.databaseURL), logger: logger), logger: logger)
     // One connection reads the queues: how many ingest instances consume notify.ingest (each takes its share of the

@@ -8,7 +8,6 @@ import NotifyModels
 import NotifyOutbound
 import NotifyRuntime
 import NotifyStore
-import PostgresNIO
 import ServiceLifecycle
 import Synchronization
 
@@ -26,7 +25,8 @@ import Synchronization
 /// such a document) is asked again after twice the wait each time, at most an hour. Each source keeps its own schedule,
 /// polled in a task of its own, so a back end that hangs holds only its own source.
 struct PollIngestion: Service {
-    let database: PostgresClient
+    /// The poll sources and what each served (read on the primary: storage writes the ledger).
+    let store: any AppStore
     let intake: NotificationIntake
     let targets: any TargetDirectory
     let sender: CommandSender
@@ -127,18 +127,18 @@ struct PollIngestion: Service {
 
     private func load() async throws -> [PollSourceRecord] {
         var sources: [PollSourceRecord] = []
-        let rows = try await database.query(
-            "SELECT app_id, name, url, interval_seconds, authorization_header, created_at FROM poll_sources", logger: logger)
-        for try await (appId, name, url, interval, sealed, created) in rows.decode((String, String, String, Int32, String?, Date).self) {
-            let authorization: String?
+        for var source in try await store.allPollSources() {
             do {
-                authorization = try sealed.map { try keyring.openText($0, for: .pollSourceAuthorization(appId: appId, name: name)) }
+                source.authorization = try source.authorization.map {
+                    try keyring.openText($0, for: .pollSourceAuthorization(appId: source.appId, name: source.name))
+                }
             } catch {
-                logger.error("a poll source's Authorization header does not open; not polled", metadata: ["appId": "\(appId)", "pollSource": "\(name)", "error": "\(error)"])
+                logger.error(
+                    "a poll source's Authorization header does not open; not polled",
+                    metadata: ["appId": "\(source.appId)", "pollSource": "\(source.name)", "error": "\(error)"])
                 continue
             }
-            sources.append(PollSourceRecord(
-                appId: appId, name: name, url: url, intervalSeconds: Int(interval), authorization: authorization, createdAt: created))
+            sources.append(source)
         }
         return sources
     }
@@ -224,11 +224,7 @@ struct PollIngestion: Service {
     /// The digest of each notification the source's items were made into, as storage's ledger holds it (read on the
     /// primary: storage writes it).
     private func servedBefore(by source: PollSourceRecord) async throws -> [UUID: String] {
-        var ledger: [UUID: String] = [:]
-        let rows = try await database.query(
-            "SELECT notification_id, digest FROM poll_items WHERE app_id = \(source.appId) AND source = \(source.name)", logger: logger)
-        for try await (notificationId, digest) in rows.decode((UUID, String).self) { ledger[notificationId] = digest }
-        return ledger
+        try await store.pollLedger(appId: source.appId, source: source.name)
     }
 
     /// A digest of the item's JSON (keys sorted): lowercase hex of SHA-256's first 16 bytes.

@@ -9,13 +9,13 @@
 /// session) frees its leases and leaves the presence count, so the others' shares grow and they take its sources.
 /// The count is not `IngestInstanceCount`'s (the consumers of `notify.ingest`): an instance that consumes but cannot
 /// hold leases (its database session down) would be counted there, and the share it cannot take left unpolled.
-struct PollLeasePlan: Equatable {
+public struct PollLeasePlan: Equatable, Sendable {
     /// Leases to try (`pg_try_advisory_lock`): another session may take one first.
-    var take: [Int64] = []
-    var release: [Int64] = []
+    public var take: [Int64] = []
+    public var release: [Int64] = []
 
     /// The most leases one of `pollers` instances holds while others want theirs.
-    static func share(sources: Int, pollers: Int) -> Int {
+    public static func share(sources: Int, pollers: Int) -> Int {
         pollers <= 1 ? sources : (sources + pollers - 1) / pollers
     }
 
@@ -24,7 +24,7 @@ struct PollLeasePlan: Equatable {
     ///   - held: the leases this instance holds.
     ///   - heldElsewhere: the leases other sessions hold.
     ///   - pollers: the instances holding the presence lock, this one included.
-    static func make(sources: [Int64], held: Set<Int64>, heldElsewhere: Set<Int64>, pollers: Int) -> PollLeasePlan {
+    public static func make(sources: [Int64], held: Set<Int64>, heldElsewhere: Set<Int64>, pollers: Int) -> PollLeasePlan {
         let share = share(sources: sources.count, pollers: pollers)
         let existing = Set(sources)
         var plan = PollLeasePlan()

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import IngestCore
+@testable import NotifyStore
 
 /// How ingest instances share poll sources: each instance's share, the leases it takes and gives back, and the lock
 /// keys as `pg_locks` shows them.

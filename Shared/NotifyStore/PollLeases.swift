@@ -21,7 +21,7 @@ import Synchronization
 /// and takes leases anew. Which leases an instance takes: `PollLeasePlan`; the number of instances sharing them is read
 /// from `pg_locks` (the sessions holding the shared presence lock), so an instance that cannot reach the database is
 /// not counted and its share goes to the others.
-final class PollLeases: Sendable {
+public final class PollLeases: Sendable {
     private let configuration: PostgresConnection.Configuration
     private let logger: Logger
     /// The longest a query on the lease session may take; then the session is closed (its leases freed by the server).
@@ -41,7 +41,7 @@ final class PollLeases: Sendable {
 
     /// The session is named `notify-ingest poll leases, pid <this process's id>` (pg_stat_activity's application_name):
     /// joined with pg_locks, it shows which instance holds which lease.
-    init(configuration: PostgresConnection.Configuration, logger: Logger, timeout: Duration = .seconds(5)) {
+    public init(configuration: PostgresConnection.Configuration, logger: Logger, timeout: Duration = .seconds(5)) {
         var configuration = configuration
         configuration.options.additionalStartupParameters.append(
             ("application_name", "notify-ingest poll leases, pid \(ProcessInfo.processInfo.processIdentifier)"))
@@ -51,14 +51,14 @@ final class PollLeases: Sendable {
     }
 
     /// Whether this instance holds the lease of `key` (on a session not known to have ended).
-    func holds(_ key: Int64) -> Bool {
+    public func holds(_ key: Int64) -> Bool {
         session.withLock { $0.held.contains(key) }
     }
 
     /// Whether this instance holds the lease of `key` and its session still answers (it answered within the last
     /// second, or answers now): asked right before each poll, so a session the server ended without the connection
     /// noticing polls no more; many sources due at once cost one query a second, not one each.
-    func confirm(_ key: Int64) async -> Bool {
+    public func confirm(_ key: Int64) async -> Bool {
         guard holds(key) else { return false }
         if let answeredAt = session.withLock({ $0.answeredAt }), ContinuousClock.now - answeredAt < .seconds(1) { return true }
         do {
@@ -71,7 +71,7 @@ final class PollLeases: Sendable {
 
     /// Looks at the leases again: connects (and takes the presence lock) if no session is open, then takes and gives
     /// back leases of `sources` (every source's key) by `PollLeasePlan`. A failure ends the session.
-    func rebalance(_ sources: [Int64]) async {
+    public func rebalance(_ sources: [Int64]) async {
         do {
             try await connectIfNeeded()
             try await onSession { connection in
@@ -116,7 +116,7 @@ final class PollLeases: Sendable {
     }
 
     /// Ends the session, and with it every lease.
-    func close() async {
+    public func close() async {
         let connection = session.withLock { session in
             session.held = []
             session.answeredAt = nil

@@ -42,6 +42,9 @@ export NOTIFY_VISUAL_FALLBACK_SECONDS=3
 export NOTIFY_LIVE_UNBIND_SECONDS=2
 # Storage deletes retired broker users within a second of their overlap ending (default 30 s), so rotation is tested quickly.
 export NOTIFY_BROKER_MAINTENANCE_SECONDS=1
+# A webhook event is dead-lettered after 4 attempts (3.5 s of retries) instead of 8 (over a minute), so that
+# WebhookDeadLetterTests see a receiver that keeps failing reach webhooks.deliveries.dead quickly.
+export NOTIFY_WEBHOOK_MAX_ATTEMPTS=4
 # The AMQP client app teams use from Python, which the AMQP ingest tests run the README's example with.
 export NOTIFY_TEST_PYTHON="$NOTIFY_STATE_DIR/venv/bin/python"
 

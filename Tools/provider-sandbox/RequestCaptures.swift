@@ -33,10 +33,12 @@ final class RequestCaptures: Sendable {
         var missed = 0
     }
 
-    /// At most this many captures at once; at most this many requests each.
+    /// At most this many captures at once.
     static let maximumCaptures = 64
+    /// At most this many requests kept by one capture.
     static let maximumLimit = 100
-    /// Bodies above this size are cut here (no provider accepts more).
+    /// While its path is captured, a request with a larger body is refused (413) before the provider's own checks; no
+    /// provider accepts one.
     static let maximumBodySize = 1 << 20
 
     private let captures = Mutex<[String: Capture]>([:])

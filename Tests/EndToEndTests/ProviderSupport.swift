@@ -81,6 +81,36 @@ enum ProviderSandbox {
         }
     }
 
+    /// `POST /captures`: from now on the sandbox keeps the requests to `path` on its providers listener as they arrived
+    /// (every header, `authorization` too, and the body's bytes); answers the capture's id.
+    static func capture(_ path: String) async throws -> String {
+        let answer = try await StackClient.send(.POST, "\(Stack.sandboxURL)/captures", json: StackClient.encode(["path": path]))
+        guard answer.status == 201 else { throw TestFailure("POST /captures answered \(answer.status): \(answer.text)") }
+        return try #require(try answer.decode(JSONValue.self)["captureId"]?.stringValue)
+    }
+
+    /// The requests a capture kept, polled until `done` holds or 20 s passed; the capture is deleted afterwards.
+    static func capturedRequests(_ captureId: String, until done: ([JSONValue]) -> Bool = { !$0.isEmpty }) async throws -> [JSONValue] {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while true {
+            let answer = try await StackClient.send(.GET, "\(Stack.sandboxURL)/captures/\(captureId)")
+            guard answer.status == 200 else { throw TestFailure("GET /captures/\(captureId) answered \(answer.status): \(answer.text)") }
+            let requests = try answer.decode(JSONValue.self)["requests"]?.arrayValue ?? []
+            if done(requests) || ContinuousClock.now >= deadline {
+                _ = try await StackClient.send(.DELETE, "\(Stack.sandboxURL)/captures/\(captureId)")
+                return requests
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// `GET /webpush/subscriptions/{id}`: the browser's half of a subscription's keys (`privateKey`, `auth`).
+    static func webPushBrowserKeys(_ subscriptionId: String) async throws -> JSONValue {
+        let answer = try await StackClient.send(.GET, "\(Stack.sandboxURL)/webpush/subscriptions/\(subscriptionId)")
+        guard answer.status == 200 else { throw TestFailure("GET /webpush/subscriptions/\(subscriptionId) answered \(answer.status): \(answer.text)") }
+        return try answer.decode(JSONValue.self)
+    }
+
     private static func create(_ path: String, _ body: [String: String]) async throws -> JSONValue {
         let answer = try await StackClient.send(.POST, "\(Stack.sandboxURL)/\(path)", json: StackClient.encode(body))
         guard answer.status == 201 else { throw TestFailure("POST /\(path) answered \(answer.status): \(answer.text)") }
@@ -98,39 +128,47 @@ struct DeliveryLogEntry: Decodable, Sendable {
 }
 
 extension TestApp {
-    /// `PUT /v1/apps/{appId}/providers/{provider}` with `credentials`; answers the stored description.
+    /// `PUT /v1/apps/{appId}/providers/{provider}` with `credentials` (for the app identity `appPackage`, if given);
+    /// answers the stored description.
     @discardableResult
-    func storeCredentials(_ provider: String, _ credentials: some Encodable) async throws -> JSONValue {
-        let answer = try await StackClient.send(
-            .PUT, "\(Stack.ingestURL)/v1/apps/\(appId)/providers/\(provider)", bearer: Stack.adminToken, json: StackClient.encode(credentials))
-        guard answer.status == 200 else { throw TestFailure("PUT /v1/apps/\(appId)/providers/\(provider) answered \(answer.status): \(answer.text)") }
+    func storeCredentials(_ provider: String, _ credentials: some Encodable, appPackage: String? = nil) async throws -> JSONValue {
+        let path = "/v1/apps/\(appId)/providers/\(provider)" + (appPackage.map { "?appPackage=\($0)" } ?? "")
+        let answer = try await StackClient.send(.PUT, Stack.ingestURL + path, bearer: Stack.adminToken, json: StackClient.encode(credentials))
+        guard answer.status == 200 else { throw TestFailure("PUT \(path) answered \(answer.status): \(answer.text)") }
         return try answer.decode(JSONValue.self)
     }
 
     /// Stores the sandbox WNS app `packageSid` as the app's WNS credentials, its token endpoint the sandbox's.
-    func storeWNSCredentials(packageSid: String, clientSecret: String) async throws {
+    func storeWNSCredentials(packageSid: String, clientSecret: String, appPackage: String? = nil) async throws {
         struct Credentials: Encodable {
             var packageSid: String
             var clientSecret: String
             var tokenURL = Stack.sandboxProvidersURL + "/wns/token"
         }
-        try await storeCredentials("wns", Credentials(packageSid: packageSid, clientSecret: clientSecret))
+        try await storeCredentials("wns", Credentials(packageSid: packageSid, clientSecret: clientSecret), appPackage: appPackage)
     }
 
     /// Stores a new sandbox service account as the app's FCM credentials; `adjust` may alter the key file first.
-    func storeFCMCredentials(adjusting adjust: (JSONValue) -> JSONValue = { $0 }) async throws {
+    /// Answers the key file stored.
+    @discardableResult
+    func storeFCMCredentials(appPackage: String? = nil, adjusting adjust: (JSONValue) -> JSONValue = { $0 }) async throws -> JSONValue {
         struct Credentials: Encodable {
             var serviceAccount: JSONValue
             /// The sandbox serves FCM's API under /fcm: `{endpoint}/v1/projects/{project}/messages:send`.
             var endpoint = Stack.sandboxProvidersURL + "/fcm"
         }
-        try await storeCredentials("fcm", Credentials(serviceAccount: adjust(try await ProviderSandbox.fcmServiceAccount())))
+        let serviceAccount = adjust(try await ProviderSandbox.fcmServiceAccount())
+        try await storeCredentials("fcm", Credentials(serviceAccount: serviceAccount), appPackage: appPackage)
+        return serviceAccount
     }
 
-    /// Registers a device of `userId`; returns its subscription id.
-    func registerDevice(of userId: String, platform: Platform, pushToken: String, keys: WebPushKeys? = nil) async throws -> String {
+    /// Registers a device of `userId` (of the app identity `appPackage`, if given); returns its subscription id.
+    func registerDevice(
+        of userId: String, platform: Platform, pushToken: String, keys: WebPushKeys? = nil, appPackage: String? = nil
+    ) async throws -> String {
         let answer = try await registerDevice(
-            SubscriptionRequest(platform: platform, pushToken: pushToken, keys: keys, displayName: "e2e \(platform.rawValue) device"),
+            SubscriptionRequest(
+                platform: platform, pushToken: pushToken, keys: keys, appPackage: appPackage, displayName: "e2e \(platform.rawValue) device"),
             token: try await userToken(userId))
         guard answer.status == 201 || answer.status == 202 else { throw TestFailure("POST /v1/me/subscriptions answered \(answer.status): \(answer.text)") }
         return try #require(try answer.decode(JSONValue.self)["subscriptionId"]?.stringValue)

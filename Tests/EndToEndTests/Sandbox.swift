@@ -10,8 +10,10 @@ struct SandboxKey: Sendable {
     var privateKey: String
 }
 
-/// One push the APNs sandbox accepted.
+/// One push the sandbox accepted.
 struct Delivery: Decodable, Sendable {
+    /// Who the request authenticated as (FCM: the service account's email; WNS: the client id; Web Push: the VAPID key).
+    var authenticatedAs: String?
     var headers: [String: String]
     var payload: JSONValue
     /// When the sandbox took it (ISO 8601).

@@ -6,8 +6,8 @@ import Hummingbird
 /// The plain-HTTP control API: health, credentials and device addresses (the sandbox playing each
 /// provider's developer console and a device), recorded deliveries and rejections, and fault
 /// injection (including dropped APNs connections and their idle time), feeds for the service to poll and receivers
-/// of its webhooks (an app's back end's stand-in), and identity providers' key sets (an app's sign-in provider's
-/// stand-in). JSON bodies, camelCase.
+/// of its webhooks (an app's back end's stand-in), identity providers' key sets (an app's sign-in provider's
+/// stand-in), and captures of raw requests to the providers listener. JSON bodies, camelCase.
 struct ControlAPI: Sendable {
     let keys: KeyRegistry
     let fcmAccounts: FCMServiceAccounts
@@ -23,6 +23,8 @@ struct ControlAPI: Sendable {
     let receivers: WebhookReceiver
     /// Identity providers' discovery documents and key sets.
     let identityProviders: IdentityProviderServer
+    /// Raw requests to the providers listener, kept for the paths asked for.
+    let captures: RequestCaptures
     /// Origin of the providers listener, for the URLs handed out.
     let providersOrigin: String
 
@@ -45,6 +47,9 @@ struct ControlAPI: Sendable {
         router.get("apns/keys") { _, _ in try listKeys() }
         router.post("fcm/service-accounts") { request, _ in try await createServiceAccount(request) }
         router.post("webpush/subscriptions") { request, _ in try await createSubscription(request) }
+        router.get("webpush/subscriptions/{subscriptionId}") { _, context in
+            try browserKeys(subscriptionId: context.parameters.get("subscriptionId") ?? "")
+        }
         router.delete("webpush/subscriptions/{subscriptionId}") { _, context in
             guard try webPushSubscriptions.unsubscribe(id: context.parameters.get("subscriptionId") ?? "") else {
                 throw ControlAPIError.notFound("subscription", field: "subscriptionId")
@@ -82,6 +87,19 @@ struct ControlAPI: Sendable {
         router.delete("faults/{faultId}") { _, context in
             guard faults.remove(id: context.parameters.get("faultId") ?? "") else {
                 throw ControlAPIError.notFound("fault", field: "faultId")
+            }
+            return Response(status: .noContent)
+        }
+        router.post("captures") { request, _ in try await armCapture(request) }
+        router.get("captures/{captureId}") { _, context in
+            guard let capture = captures.capture(id: context.parameters.get("captureId") ?? "") else {
+                throw ControlAPIError.notFound("capture", field: "captureId")
+            }
+            return try Self.json(.ok, capture)
+        }
+        router.delete("captures/{captureId}") { _, context in
+            guard captures.remove(id: context.parameters.get("captureId") ?? "") else {
+                throw ControlAPIError.notFound("capture", field: "captureId")
             }
             return Response(status: .noContent)
         }
@@ -209,6 +227,32 @@ struct ControlAPI: Sendable {
         return try Self.json(.created, subscription)
     }
 
+    private struct BrowserKeys: Encodable {
+        let subscriptionId: String
+        let privateKey: String
+        let auth: String
+        let applicationServerKey: String?
+        let unsubscribed: Bool
+    }
+
+    /// `GET /webpush/subscriptions/{subscriptionId}`: the browser's half of the keys (the P-256 private key, raw,
+    /// base64url, and the auth secret), for decrypting a recorded push with another implementation.
+    private func browserKeys(subscriptionId: String) throws -> Response {
+        guard let subscription = webPushSubscriptions.subscription(id: subscriptionId) else {
+            throw ControlAPIError.notFound("subscription", field: "subscriptionId")
+        }
+        return try Self.json(
+            .ok,
+            BrowserKeys(
+                subscriptionId: subscription.id,
+                privateKey: subscription.privateKey,
+                auth: subscription.auth,
+                applicationServerKey: subscription.applicationServerKey,
+                unsubscribed: subscription.unsubscribed
+            )
+        )
+    }
+
     // MARK: WNS channels
 
     private struct ChannelRequest: Decodable {
@@ -307,6 +351,31 @@ struct ControlAPI: Sendable {
         )
         faults.add(fault)
         return try Self.json(.created, fault)
+    }
+
+    // MARK: Captures
+
+    private struct CaptureRequest: Decodable {
+        let path: String?
+        let limit: Int?
+    }
+
+    /// `POST /captures` `{"path", "limit"}`: keeps the next `limit` (default 16, at most 100) requests to `path` on the
+    /// providers listener as they arrived, every header and the body's bytes, until `DELETE /captures/{captureId}`;
+    /// `GET /captures/{captureId}` answers them.
+    private func armCapture(_ request: Request) async throws -> Response {
+        let body = try await Self.decode(CaptureRequest.self, from: request)
+        guard let path = body.path, path.hasPrefix("/"), !path.contains("?") else {
+            throw ControlAPIError.invalid("path must be a path on the providers listener, such as /fcm/token.", field: "path")
+        }
+        let limit = body.limit ?? 16
+        guard (1...RequestCaptures.maximumLimit).contains(limit) else {
+            throw ControlAPIError.invalid("limit must be between 1 and \(RequestCaptures.maximumLimit).", field: "limit")
+        }
+        guard let capture = captures.arm(path: path, limit: limit) else {
+            throw ControlAPIError.invalid("At most \(RequestCaptures.maximumCaptures) captures at once: delete one first.", field: nil)
+        }
+        return try Self.json(.created, capture)
     }
 
     // MARK: APNs connections

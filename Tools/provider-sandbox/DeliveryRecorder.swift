@@ -102,9 +102,16 @@ final class DeliveryRecorder: Service {
         ))
     }
 
-    /// Records an accepted push; `payload` is compact JSON text.
-    func recordDelivery(provider: String, deviceToken: String, headers: RecordedHeaders, payload: [UInt8]) {
+    /// Records an accepted push; `payload` is compact JSON text. `authenticatedAs` names who the request authenticated
+    /// as, where the provider tells apps apart by it: the FCM service account's email, the WNS client id, the VAPID key.
+    func recordDelivery(
+        provider: String, deviceToken: String, headers: RecordedHeaders, payload: [UInt8], authenticatedAs: String? = nil
+    ) {
         var fields = Self.fields(provider: provider, deviceToken: deviceToken, extraCapacity: payload.count + 256)
+        if let authenticatedAs {
+            fields.append(contentsOf: #","authenticatedAs":"#.utf8)
+            JSONText.appendQuoted(authenticatedAs, to: &fields)
+        }
         fields.append(contentsOf: #","headers":"#.utf8)
         headers.appendJSON(to: &fields)
         fields.append(contentsOf: #","payload":"#.utf8)

@@ -155,7 +155,8 @@ struct FCMEndpoint: Sendable {
                     headers: RecordedHeaders(request.headers) { name in
                         name == "content-type" || name.hasPrefix("x-goog-") || name.hasPrefix("x-firebase-")
                     },
-                    payload: Array(send.message.utf8)
+                    payload: Array(send.message.utf8),
+                    authenticatedAs: email
                 )
             }
             let messageId = send.validateOnly

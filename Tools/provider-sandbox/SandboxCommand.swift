@@ -81,6 +81,8 @@ struct SandboxCommand: AsyncParsableCommand {
                                           downloads it (private key included)
               POST   /webpush/subscriptions {"applicationServerKey"} (optional):
                                           201 with the PushSubscription JSON
+              GET    /webpush/subscriptions/{id}  the browser's half: {"privateKey"
+                                          (P-256, raw, base64url), "auth", ...}
               DELETE /webpush/subscriptions/{id}  unsubscribe: pushes get 410
               POST   /wns/apps            201 {"clientId", "clientSecret"}
               POST   /wns/channels        {"clientId"} (optional: only that app
@@ -88,7 +90,11 @@ struct SandboxCommand: AsyncParsableCommand {
                                           "channelId", "clientId"}
               DELETE /wns/channels/{id}   expire the channel: pushes get 410
               GET    /deliveries          accepted pushes and "lastId"; query:
-                                          provider, token, after (id), limit
+                                          provider, token, after (id), limit.
+                                          FCM, WNS and Web Push records name
+                                          who authenticated ("authenticatedAs":
+                                          the service account's email, the
+                                          client id, the VAPID key)
               DELETE /deliveries          forget them (the records file stays)
               GET    /rejections          refused pushes, same query
               DELETE /rejections          forget them
@@ -105,6 +111,16 @@ struct SandboxCommand: AsyncParsableCommand {
               GET    /faults              active faults
               DELETE /faults              remove all faults
               DELETE /faults/{faultId}    remove one fault
+              POST   /captures            {"path" (on the providers listener,
+                                          e.g. /fcm/token), "limit" (default
+                                          16, at most 100)}: 201 {"captureId"};
+                                          the next requests to that path are
+                                          kept as they arrived, in memory only
+              GET    /captures/{captureId}  {"requests": [{"method", "path",
+                                          "headers": [{"name", "value"}] (all,
+                                          authorization too), "body" (base64),
+                                          "receivedAt"}], "missed"}
+              DELETE /captures/{captureId}  stop and forget
               GET    /apns/connections    {"open", "idleTimeoutSeconds"}
               PUT    /apns/connections    {"idleTimeoutSeconds"} (0.1 to 86400):
                                           the APNs idle time from now on, for

@@ -107,7 +107,8 @@ struct WNSEndpoint: Sendable {
                 provider: Self.provider,
                 deviceToken: channelId,
                 headers: WNSRequestValidator.recordedHeaders(request.headers),
-                payload: payload
+                payload: payload,
+                authenticatedAs: clientId
             )
             var headers: HTTPFields = [.wnsStatus: "received", .wnsMessageID: WNSRequestValidator.messageID()]
             if request.headers[.wnsRequestForStatus]?.lowercased() == "true" {

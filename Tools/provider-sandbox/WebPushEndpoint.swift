@@ -61,7 +61,8 @@ struct WebPushEndpoint: Sendable {
                 provider: Self.provider,
                 deviceToken: subscriptionId,
                 headers: WebPushRequestValidator.recordedHeaders(request.headers),
-                payload: WebPushRequestValidator.payload(plaintext)
+                payload: WebPushRequestValidator.payload(plaintext),
+                authenticatedAs: Base64URL.encode(serverKey)
             )
             return Response(
                 status: .created,

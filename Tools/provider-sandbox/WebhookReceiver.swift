@@ -4,11 +4,12 @@ import Hummingbird
 import Synchronization
 
 /// Receivers of an app's webhook POSTs: each records what arrived (the signature headers and the body, in order) and
-/// answers 503 to the next `fail` POSTs after it was set up, as a receiver that is down would; one set up with
-/// `redirect` answers every POST 307 to that URL instead (counted in `redirected`), as a receiver pointing elsewhere;
-/// one set up with `delay` (seconds) answers each POST only after that long, as a receiver that hangs (every POST is
-/// counted in `arrived` as it arrives). Each recorded POST carries the moment it arrived (`receivedAt`, ISO 8601 with
-/// milliseconds), for measuring how long an event took to reach its receiver.
+/// answers 503 (or `status`, 400 to 599) to the next `fail` POSTs after it was set up, as a receiver that is down (or
+/// refuses them) would; one set up with `redirect` answers every POST 307 to that URL instead (counted in
+/// `redirected`), as a receiver pointing elsewhere; one set up with `delay` (seconds) answers each POST only after that
+/// long, as a receiver that hangs (every POST is counted in `arrived` as it arrives). Each recorded POST carries the
+/// moment it arrived (`receivedAt`, ISO 8601 with milliseconds), for measuring how long an event took to reach its
+/// receiver.
 final class WebhookReceiver: Sendable {
     struct Received: Codable, Sendable {
         var id: String?
@@ -27,6 +28,7 @@ final class WebhookReceiver: Sendable {
 
     private struct Receiver {
         var failuresLeft: Int
+        var failureStatus: HTTPResponse.Status
         var redirect: String?
         var delaySeconds: Int
         var log = Log()
@@ -40,7 +42,12 @@ final class WebhookReceiver: Sendable {
             let failures = request.uri.queryParameters.get("fail").flatMap(Int.init) ?? 0
             let redirect = request.uri.queryParameters.get("redirect").map { String($0) }
             let delay = request.uri.queryParameters.get("delay").flatMap { Int($0) } ?? 0
-            self.receivers.withLock { $0[name] = Receiver(failuresLeft: failures, redirect: redirect, delaySeconds: delay) }
+            let status = request.uri.queryParameters.get("status").flatMap { Int($0) } ?? 503
+            guard (400...599).contains(status) else { return Response(status: .badRequest) }
+            self.receivers.withLock {
+                $0[name] = Receiver(
+                    failuresLeft: failures, failureStatus: HTTPResponse.Status(code: status), redirect: redirect, delaySeconds: delay)
+            }
             return Response(status: .noContent)
         }
         router.post("receivers/{name}") { request, context in
@@ -67,7 +74,7 @@ final class WebhookReceiver: Sendable {
                 if receiver.failuresLeft > 0 {
                     receiver.failuresLeft -= 1
                     receiver.log.failed += 1
-                    return (.serviceUnavailable, nil)
+                    return (receiver.failureStatus, nil)
                 }
                 receiver.log.received.append(received)
                 return (.noContent, nil)

@@ -59,7 +59,9 @@ extension SandboxCommand {
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             logger: logger
         )
+        let captures = RequestCaptures()
         let providersRouter = Router(context: ConnectionRequestContext.self)
+        providersRouter.add(middleware: RequestCaptureMiddleware(captures: captures))
         FCMEndpoint(
             accounts: fcmAccounts,
             tokens: AccessTokenIssuer(prefix: "ya29.", lifetime: 3600),
@@ -105,6 +107,7 @@ extension SandboxCommand {
                 feeds: FeedServer(),
                 receivers: WebhookReceiver(),
                 identityProviders: IdentityProviderServer(),
+                captures: captures,
                 providersOrigin: providersOrigin
             ).router(),
             configuration: ApplicationConfiguration(address: .hostname(host, port: controlPort)),

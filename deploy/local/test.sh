@@ -42,6 +42,9 @@ export NOTIFY_VISUAL_FALLBACK_SECONDS=3
 export NOTIFY_LIVE_UNBIND_SECONDS=2
 # Storage deletes retired broker users within a second of their overlap ending (default 30 s), so rotation is tested quickly.
 export NOTIFY_BROKER_MAINTENANCE_SECONDS=1
+# A webhook event is dead-lettered after 4 attempts (3.5 s of retries) instead of 8 (over a minute), so that
+# WebhookDeadLetterTests see a receiver that keeps failing reach webhooks.deliveries.dead quickly.
+export NOTIFY_WEBHOOK_MAX_ATTEMPTS=4
 # The AMQP client app teams use from Python, which the AMQP ingest tests run the README's example with.
 export NOTIFY_TEST_PYTHON="$NOTIFY_STATE_DIR/venv/bin/python"
 
@@ -49,8 +52,9 @@ started=$(date +%s)
 "$here/install-deps.sh"
 # pika: the AMQP client app teams use from Python; h2: a third-party HTTP/2 client against the APNs sandbox;
 # jsonschema and PyYAML: the check of ingest's answers against its OpenAPI description (validate_responses.py);
-# PyJWT and cryptography: an identity provider's keys and ID tokens (identity_tokens.py).
-notify_pip_install pika==1.3.2 h2==4.4.1 jsonschema==4.26.0 pyyaml==6.0.4 pyjwt==2.15.1 cryptography==50.0.2
+# PyJWT and cryptography: an identity provider's keys and ID tokens (identity_tokens.py), and the check of the VAPID
+# and FCM assertion JWTs push-dispatch sends (push_checks.py); http_ece: the decryption of its Web Push bodies there.
+notify_pip_install pika==1.3.2 h2==4.4.1 jsonschema==4.26.0 pyyaml==6.0.4 pyjwt==2.15.1 cryptography==50.0.2 http_ece==1.2.1
 # promtool and a Prometheus for the monitoring tests (Debian's package, unpacked: no service is installed).
 NOTIFY_PROMETHEUS_BIN="$("$here/prometheus-tools.sh")"
 export NOTIFY_PROMETHEUS_BIN

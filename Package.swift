@@ -182,7 +182,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "Ingest",
-            dependencies: ["IngestCore", "NotifyRuntime"],
+            dependencies: [
+                "IngestCore", "NotifyRuntime",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "Services/ingest/App",
             swiftSettings: swiftSettings
         ),
@@ -200,7 +204,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "Storage",
-            dependencies: ["StorageCore", "NotifyRuntime"],
+            dependencies: [
+                "StorageCore", "NotifyRuntime",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "Services/storage/App",
             swiftSettings: swiftSettings
         ),
@@ -218,7 +226,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "Fanout",
-            dependencies: ["FanoutCore", "NotifyRuntime"],
+            dependencies: [
+                "FanoutCore", "NotifyRuntime",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "Services/fanout/App",
             swiftSettings: swiftSettings
         ),
@@ -240,7 +252,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "PushDispatch",
-            dependencies: ["PushDispatchCore", "NotifyRuntime"],
+            dependencies: [
+                "PushDispatchCore", "NotifyRuntime",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "Services/push-dispatch/App",
             swiftSettings: swiftSettings
         ),

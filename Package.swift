@@ -345,7 +345,7 @@ let package = Package(
         .testTarget(
             name: "IngestCoreTests",
             dependencies: [
-                "IngestCore", "NotifyModels", "NotifyWire", "NotifyAMQP", "NotifyDatabase",
+                "IngestCore", "NotifyModels", "NotifyWire", "NotifyAMQP", "NotifyDatabase", "NotifyRuntime",
                 .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Yams", package: "Yams"),
             ],
@@ -354,7 +354,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FanoutCoreTests",
-            dependencies: ["FanoutCore", "NotifyModels", "NotifyWire", "NotifyAMQP", "NotifyRuntime"],
+            dependencies: ["FanoutCore", "NotifyModels", "NotifyWire", "NotifyAMQP", "NotifyRuntime", .product(name: "Logging", package: "swift-log")],
             path: "Tests/FanoutCoreTests",
             swiftSettings: swiftSettings
         ),
@@ -405,7 +405,10 @@ let package = Package(
         ),
         .testTarget(
             name: "PushDispatchTests",
-            dependencies: ["PushDispatchCore", "NotifyAPNs", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "PushDispatchCore", "NotifyAPNs", "NotifyAMQP", "NotifyModels", "NotifyRuntime",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/PushDispatchTests",
             swiftSettings: swiftSettings
         ),

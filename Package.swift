@@ -196,7 +196,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "Ingest",
-            dependencies: ["IngestCore", "NotifyRuntime"],
+            dependencies: [
+                "IngestCore", "NotifyRuntime",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "Services/ingest/App",
             swiftSettings: swiftSettings
         ),
@@ -214,7 +218,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "Storage",
-            dependencies: ["StorageCore", "NotifyRuntime"],
+            dependencies: [
+                "StorageCore", "NotifyRuntime",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "Services/storage/App",
             swiftSettings: swiftSettings
         ),
@@ -232,7 +240,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "Fanout",
-            dependencies: ["FanoutCore", "NotifyRuntime"],
+            dependencies: [
+                "FanoutCore", "NotifyRuntime",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "Services/fanout/App",
             swiftSettings: swiftSettings
         ),
@@ -254,7 +266,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "PushDispatch",
-            dependencies: ["PushDispatchCore", "NotifyRuntime"],
+            dependencies: [
+                "PushDispatchCore", "NotifyRuntime",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "Services/push-dispatch/App",
             swiftSettings: swiftSettings
         ),
@@ -360,7 +376,7 @@ let package = Package(
         .testTarget(
             name: "IngestCoreTests",
             dependencies: [
-                "IngestCore", "NotifyModels", "NotifyWire", "NotifyAMQP", "NotifyDatabase", "NotifyStore", "NotifyStoreTesting",
+                "IngestCore", "NotifyModels", "NotifyWire", "NotifyAMQP", "NotifyDatabase", "NotifyRuntime", "NotifyStore", "NotifyStoreTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Yams", package: "Yams"),
             ],
@@ -369,7 +385,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FanoutCoreTests",
-            dependencies: ["FanoutCore", "NotifyModels", "NotifyWire", "NotifyAMQP", "NotifyRuntime"],
+            dependencies: ["FanoutCore", "NotifyModels", "NotifyWire", "NotifyAMQP", "NotifyRuntime", .product(name: "Logging", package: "swift-log")],
             path: "Tests/FanoutCoreTests",
             swiftSettings: swiftSettings
         ),
@@ -420,7 +436,10 @@ let package = Package(
         ),
         .testTarget(
             name: "PushDispatchTests",
-            dependencies: ["PushDispatchCore", "NotifyAPNs", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "PushDispatchCore", "NotifyAPNs", "NotifyAMQP", "NotifyModels", "NotifyRuntime",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/PushDispatchTests",
             swiftSettings: swiftSettings
         ),

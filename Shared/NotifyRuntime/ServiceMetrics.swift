@@ -9,10 +9,17 @@ import Prometheus
 public struct ServiceMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
 
-    /// Bootstraps swift-metrics once per process, as `ServiceRunner.bootstrapLogging` does for logs.
+    /// An empty registry of its own, not the process's backend (that is `bootstrap()`'s): what a service built in a
+    /// test renders at `GET /metrics`.
+    public init() {
+        registry = PrometheusCollectorRegistry()
+    }
+
+    /// Bootstraps swift-metrics once per process (`ServiceCommand` does, before it builds the service), as
+    /// `LogSettings.bootstrap(label:)` does for logs.
     public static func bootstrap() -> ServiceMetrics {
-        let registry = PrometheusCollectorRegistry()
-        var factory = PrometheusMetricsFactory(registry: registry)
+        let metrics = ServiceMetrics()
+        var factory = PrometheusMetricsFactory(registry: metrics.registry)
         // Libraries name metrics the OpenTelemetry way (`http.server.request.duration`); Prometheus allows no dots.
         factory.nameAndLabelSanitizer = { label, dimensions in
             (prometheusName(label), dimensions.map { (prometheusName($0.0), $0.1) })
@@ -23,7 +30,7 @@ public struct ServiceMetrics: Sendable {
             .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30), .seconds(60), .seconds(300),
         ]
         MetricsSystem.bootstrap(factory)
-        return ServiceMetrics(registry: registry)
+        return metrics
     }
 
     /// `name` with every character Prometheus does not allow in a name replaced by `_`.

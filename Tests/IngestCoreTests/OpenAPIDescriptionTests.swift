@@ -45,7 +45,7 @@ import Yams
             }.joined(separator: "/")
             return "\(route.method.rawValue) \(path)"
         })
-        // Added by buildApplication beside the router's routes (the metrics endpoint on the same port).
+        // Added by buildIngest beside the router's routes (the metrics endpoint on the same port).
         routed.insert("GET /metrics")
         let described = try Self.describedOperations()
         #expect(routed.subtracting(described).sorted() == [], "routes the description lacks")

@@ -1,16 +1,15 @@
-import NotifyRuntime
 import FanoutCore
+import Logging
+import NotifyRuntime
+import ServiceLifecycle
 
-/// `fanout --help` and the environment it reads.
+/// `fanout --help`, the environment it reads, and fanout built and run.
 @main
 struct FanoutCommandLine: ServiceCommand {
-    static let variables = FanoutService.variables
+    static let serviceName = "fanout"
+    static let abstract = "Turns change events from fanout.changes into push jobs, one per target device, published in batches per provider."
 
-    static let configuration = serviceConfiguration(
-        name: "fanout",
-        abstract: "Turns change events from fanout.changes into push jobs, one per target device, published in batches per provider.")
-
-    static func runService(environment: ServiceEnvironment) async throws {
-        try await FanoutService(environment: environment).run()
+    static func build(configuration: FanoutConfiguration, logger: Logger, metrics: ServiceMetrics) throws -> some Service {
+        try buildFanout(configuration: configuration, logger: logger, metrics: metrics)
     }
 }

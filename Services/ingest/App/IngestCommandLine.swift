@@ -1,15 +1,15 @@
 import IngestCore
+import Logging
 import NotifyRuntime
+import ServiceLifecycle
 
-/// `ingest --help` and the environment it reads.
+/// `ingest --help`, the environment it reads, and ingest built and run.
 @main
 struct IngestCommandLine: ServiceCommand {
-    static let variables = IngestConfiguration.variables
-    static let configuration = serviceConfiguration(
-        name: "ingest",
-        abstract: "The edge: HTTP API for operators, app servers and devices, and the consumer of the notify.ingest AMQP exchange.")
+    static let serviceName = "ingest"
+    static let abstract = "The edge: HTTP API for operators, app servers and devices, and the consumer of the notify.ingest AMQP exchange."
 
-    static func runService(environment: ServiceEnvironment) async throws {
-        try await buildApplication(configuration: IngestConfiguration(environment: environment)).runService()
+    static func build(configuration: IngestConfiguration, logger: Logger, metrics: ServiceMetrics) throws -> some Service {
+        try buildIngest(configuration: configuration, logger: logger, metrics: metrics)
     }
 }

@@ -11,14 +11,13 @@ import PostgresNIO
 import ServiceLifecycle
 
 /// Builds ingest: the HTTP API, the AMQP ingest consumer, the live-update listener, the command publisher and the
-/// read-only pool, as one Hummingbird application whose services run (and shut down) with its server.
-public func buildApplication(configuration: IngestConfiguration) async throws -> some ApplicationProtocol {
-    let logger = ServiceRunner.bootstrapLogging(label: "ingest", level: configuration.logLevel, format: configuration.logFormat)
+/// read-only pool, as one Hummingbird application whose services run (and shut down) with its server. Nothing connects
+/// until it runs.
+public func buildIngest(configuration: IngestConfiguration, logger: Logger, metrics: ServiceMetrics) throws -> some ApplicationProtocol {
     if ProcessInfo.processInfo.environment["NOTIFY_RABBITMQ_MANAGEMENT_URL"] != nil {
         logger.warning(
             "NOTIFY_RABBITMQ_MANAGEMENT_URL is set but ingest ignores it: storage creates apps' broker users; give the broker administrator's credentials to storage only")
     }
-    let metrics = ServiceMetrics.bootstrap()
     let database = try DatabaseURL.makeClient(configuration.databaseURL, maximumConnections: 16, logger: logger)
     let replica = try configuration.replicaDatabaseURL.map { url in
         let standby = try DatabaseURL.clientConfiguration(url, maximumConnections: 16)

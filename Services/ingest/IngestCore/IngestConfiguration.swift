@@ -6,47 +6,48 @@ import NotifyRuntime
 
 /// What ingest is told at start-up; `variables` are the environment it reads (and `ingest --help` lists). It holds no
 /// broker administrator's credentials: storage creates apps' broker users, and the live queue is bound over AMQP.
-public struct IngestConfiguration: Sendable {
+public struct IngestConfiguration: ServiceConfiguration {
     public var amqp: AMQPConfiguration
+    /// The primary, through the read-only role (poll leases are advisory locks taken there).
     public var databaseURL: String
     /// A hot standby (read-only role) for the changes feed and history; nil: they read `databaseURL`.
     public var replicaDatabaseURL: String?
+    /// The bearer token of the operator endpoints.
     public var adminToken: String
-    public var httpHost: String
-    public var httpPort: Int
+    public var httpHost = "127.0.0.1"
+    public var httpPort = 8080
     /// How long a device subscription lives before it must be renewed.
-    public var subscriptionLifetime: TimeInterval
+    public var subscriptionLifetime: TimeInterval = 30 * 86_400
     /// Messages taken from the `notify.ingest` queue at once.
-    public var prefetch: Int
-    public var logLevel: String
-    /// `text` or `json` (`JSONLogHandler`).
-    public var logFormat: String
+    public var prefetch = 200
+    public var logging = LogSettings()
     /// The broker's address as app servers reach it (answered with their credentials).
     public var publicBrokerHost: String
     public var publicBrokerPort: Int
     /// How long a broker user replaced by a rotation stays accepted, unless the request says.
-    public var brokerUserOverlap: TimeInterval
+    public var brokerUserOverlap: TimeInterval = 86_400
     /// How long a publish waits for the broker's confirm before the request is answered 503 (see AMQPPublisher).
-    public var confirmTimeout: Duration
+    public var confirmTimeout: Duration = .milliseconds(5_000)
     /// The publish limits of apps the operator set none for (nil: unlimited).
-    public var defaultRateLimit: RateLimit
+    public var defaultRateLimit = RateLimit()
     /// Seals the secrets stored for apps (and opens their client signing keys).
     public var secretKeys: SecretKeyring
     /// How long an API key or client signing key replaced by a rotation stays accepted, unless the request says.
-    public var keyRotationOverlap: TimeInterval
+    public var keyRotationOverlap: TimeInterval = 86_400
     /// Messages a pipeline queue may hold before publishes are answered 503 (0: no limit).
-    public var maximumQueueDepth: Int
+    public var maximumQueueDepth = 100_000
     /// How long a confirmed publish may wait for storage before ingest paces its intake (`StoragePacing`); zero: no pacing.
-    public var storageLag: Duration
+    public var storageLag: Duration = .milliseconds(25)
     /// Live streams (`GET /v1/me/stream`) one user may hold open on this instance.
-    public var maximumStreamsPerUser: Int
+    public var maximumStreamsPerUser = 10
     /// Open HTTP connections this instance serves at once; more wait to be accepted.
-    public var maximumConnections: Int
+    public var maximumConnections = 4_096
     /// How long this instance holds no live stream before its live queue is unbound from `notify.changes` (zero: never).
-    public var liveUnbindAfter: Duration
+    public var liveUnbindAfter: Duration = .seconds(30)
     /// What the poller may fetch and which URLs apps and devices may register (webhooks, poll sources, push endpoints).
-    public var outboundPolicy: OutboundPolicy
+    public var outboundPolicy = OutboundPolicy()
 
+    static let databaseURL = EnvironmentVariable.databaseURL(role: "read-only role, the primary: poll leases are advisory locks taken there")
     static let replicaDatabaseURL = EnvironmentVariable(
         "NOTIFY_REPLICA_DATABASE_URL",
         "PostgreSQL URL (read-only role) of a hot standby, postgres://user:password@host:port/database: the changes feed and history are read there (a read it fails is made on NOTIFY_DATABASE_URL); unset: everything reads NOTIFY_DATABASE_URL")
@@ -89,15 +90,26 @@ public struct IngestConfiguration: Sendable {
         "NOTIFY_MAX_CONNECTIONS", "open HTTP connections this instance serves at once (keep it under the open-file limit); more wait to be accepted", default: "4096")
 
     public static let variables: [EnvironmentVariable] = [
-        .amqpURL, .databaseURL(role: "read-only role, the primary: poll leases are advisory locks taken there"), replicaDatabaseURL, adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, confirmTimeout, appRequestsPerSecond, appNotificationsPerSecond, .logLevel, .logFormat,
+        .amqpURL, databaseURL, replicaDatabaseURL, adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, confirmTimeout, appRequestsPerSecond, appNotificationsPerSecond, .logLevel, .logFormat,
         .secretKeys, .secretKeysFile, keyRotationOverlap, maximumQueueDepth, storageLag, maximumStreamsPerUser, maximumConnections, liveUnbind, .outboundAllow, publicBrokerAddress, brokerUserOverlap,
     ]
 
+    /// The defaults, with the database, the operators' token and the keys given; app servers reach the broker at
+    /// `amqp`'s first node.
+    public init(databaseURL: String, adminToken: String, secretKeys: SecretKeyring, amqp: AMQPConfiguration = AMQPConfiguration()) {
+        self.amqp = amqp
+        self.databaseURL = databaseURL
+        self.adminToken = adminToken
+        self.secretKeys = secretKeys
+        (publicBrokerHost, publicBrokerPort) = (amqp.endpoints[0].host, amqp.endpoints[0].port)
+    }
+
     public init(environment: ServiceEnvironment) throws(ConfigurationError) {
-        amqp = try environment.amqpConfiguration()
-        databaseURL = try environment.require(.databaseURL(role: "read-only role, the primary: poll leases are advisory locks taken there"))
+        let amqp = try environment.amqpConfiguration()
+        self.init(
+            databaseURL: try environment.require(Self.databaseURL), adminToken: try environment.require(Self.adminToken),
+            secretKeys: try environment.secretKeyring(), amqp: amqp)
         replicaDatabaseURL = environment.string(Self.replicaDatabaseURL)
-        adminToken = try environment.require(Self.adminToken)
         httpHost = try environment.require(.httpHost)
         httpPort = try environment.integer(Self.httpPort)
         subscriptionLifetime = Double(try environment.integer(Self.subscriptionLifetimeDays)) * 86400
@@ -105,18 +117,14 @@ public struct IngestConfiguration: Sendable {
         confirmTimeout = .milliseconds(max(try environment.integer(Self.confirmTimeout), 1))
         let requests = try environment.integer(Self.appRequestsPerSecond), notifications = try environment.integer(Self.appNotificationsPerSecond)
         defaultRateLimit = RateLimit(requestsPerSecond: requests > 0 ? requests : nil, notificationsPerSecond: notifications > 0 ? notifications : nil)
-        logLevel = try environment.require(.logLevel)
-        logFormat = try environment.require(.logFormat)
+        logging = LogSettings(environment: environment)
         if let address = environment.string(Self.publicBrokerAddress) {
             guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]) else {
                 throw ConfigurationError("NOTIFY_PUBLIC_AMQP_ADDRESS: expected host:port")
             }
             (publicBrokerHost, publicBrokerPort) = (String(address[..<colon]), port)
-        } else {
-            (publicBrokerHost, publicBrokerPort) = (amqp.endpoints[0].host, amqp.endpoints[0].port)
         }
         brokerUserOverlap = TimeInterval(try environment.integer(Self.brokerUserOverlap))
-        secretKeys = try environment.secretKeyring()
         keyRotationOverlap = TimeInterval(try environment.integer(Self.keyRotationOverlap))
         maximumQueueDepth = max(try environment.integer(Self.maximumQueueDepth), 0)
         storageLag = .milliseconds(max(try environment.integer(Self.storageLag), 0))

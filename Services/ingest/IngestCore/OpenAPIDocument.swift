@@ -77,7 +77,7 @@ paths:
     get:
       operationId: getMetrics
       summary: Prometheus metrics of ingest.
-      description: Registered by `ServiceMetrics.addRoute` in `buildApplication`, beside the routes of `buildRouter`.
+      description: Registered by `ServiceMetrics.addRoute` in `buildIngest`, beside the routes of `buildRouter`.
       tags: [Health]
       security: []
       responses:

@@ -1,16 +1,16 @@
+import Logging
 import NotifyRuntime
 import PushDispatchCore
+import ServiceLifecycle
 
-/// `push-dispatch --help` and the environment it reads.
+/// `push-dispatch --help`, the environment it reads, and push-dispatch built and run.
 @main
 struct PushDispatchCommandLine: ServiceCommand {
-    static let variables = PushDispatchService.variables
+    static let serviceName = "push-dispatch"
+    static let abstract =
+        "Sends push jobs to APNs, FCM, WNS and Web Push, retries through retry queues, dead-letters what cannot succeed, and reports every outcome on push.feedback."
 
-    static let configuration = serviceConfiguration(
-        name: "push-dispatch",
-        abstract: "Sends push jobs to APNs, FCM, WNS and Web Push, retries through retry queues, dead-letters what cannot succeed, and reports every outcome on push.feedback.")
-
-    static func runService(environment: ServiceEnvironment) async throws {
-        try await PushDispatchService(environment: environment).run()
+    static func build(configuration: PushDispatchConfiguration, logger: Logger, metrics: ServiceMetrics) throws -> some Service {
+        try buildPushDispatch(configuration: configuration, logger: logger, metrics: metrics)
     }
 }

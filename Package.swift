@@ -229,7 +229,7 @@ let package = Package(
         .target(
             name: "FanoutCore",
             dependencies: [
-                "NotifyAPNsCore", "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase",
+                "NotifyAPNsCore", "NotifyModels", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase", "NotifyStore",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -385,7 +385,10 @@ let package = Package(
         ),
         .testTarget(
             name: "FanoutCoreTests",
-            dependencies: ["FanoutCore", "NotifyModels", "NotifyWire", "NotifyAMQP", "NotifyRuntime", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "FanoutCore", "NotifyModels", "NotifyWire", "NotifyAMQP", "NotifyRuntime", "NotifyStore", "NotifyStoreTesting",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/FanoutCoreTests",
             swiftSettings: swiftSettings
         ),

@@ -1,6 +1,7 @@
 import Foundation
 import NotifyAMQP
 import NotifyModels
+import NotifyStore
 import NotifyWire
 import Testing
 
@@ -10,8 +11,8 @@ import Testing
 @Suite struct PushJobBuilderTests {
     private static let now = Date(timeIntervalSince1970: 1_800_000_000)
 
-    private static func device(_ platform: Platform) -> SubscriptionResolver.Device {
-        SubscriptionResolver.Device(
+    private static func device(_ platform: Platform) -> PushDevice {
+        PushDevice(
             subscriptionId: UUID(), platform: platform.rawValue, pushToken: "token-\(UUID())",
             keys: platform == .webpush ? #"{"p256dh":"BPk","auth":"a1"}"# : nil, expiresAt: now.addingTimeInterval(3600))!
     }

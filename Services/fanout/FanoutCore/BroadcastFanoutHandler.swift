@@ -3,13 +3,15 @@ import Logging
 import NotifyAMQP
 import NotifyModels
 import NotifyRuntime
+import NotifyStore
 import NotifyWire
 
 /// The broadcast lane: takes broadcast changes from `fanout.broadcasts` (several at once, each in a batch of its own),
 /// streams each audience page by page and publishes its push jobs to the providers' bulk queues (`push.<provider>.bulk`), each page confirmed
 /// before the next. Before each page it lets a waiting interactive batch go first (`FanoutLanes`).
 struct BroadcastFanoutHandler: Sendable {
-    let broadcasts: BroadcastStreamer
+    /// Each broadcast's audience, page by page.
+    let audiences: any PushAudienceStore
     let publisher: AMQPPublisher
     let lanes: FanoutLanes
     let logger: Logger
@@ -39,7 +41,7 @@ struct BroadcastFanoutHandler: Sendable {
     private func broadcast(_ event: ChangeEvent) async throws {
         var pushed = 0
         let recipientPush = event.recipientPush ?? [:]
-        try await broadcasts.forEachPage(
+        try await audiences.forEachBroadcastPage(
             appId: event.appId, eventSource: event.eventSource ?? "", joinedBy: event.changedAt, withUsers: !recipientPush.isEmpty
         ) { page in
             await lanes.bulkTurn()
@@ -77,7 +79,7 @@ struct BroadcastFanoutHandler: Sendable {
 
     /// A broadcast's jobs for some of its members' devices, `badges` parallel to them where the app counts broadcasts:
     /// a badge the publish named wins (unless the app shows none), else each user's counted one.
-    private static func jobs(for event: ChangeEvent, devices: [SubscriptionResolver.Device], badges: [Int], omitsBadge: Bool) -> [PushJob] {
+    private static func jobs(for event: ChangeEvent, devices: [PushDevice], badges: [Int], omitsBadge: Bool) -> [PushJob] {
         let named = omitsBadge ? nil : event.content?.push?.badge
         if badges.isEmpty || omitsBadge || named != nil {
             return PushJobBuilder.jobs(for: event, devices: devices, broadcastBadge: named)

@@ -4,6 +4,7 @@ import NotifyAMQP
 import NotifyDatabase
 import NotifyModels
 import NotifyRuntime
+import NotifyStore
 import PostgresNIO
 
 /// Builds fanout: the read-only pool, the push-job publisher, the change consumer (interactive lane) and the broadcast
@@ -15,9 +16,9 @@ public func buildFanout(configuration: FanoutConfiguration, logger: Logger, metr
     let topology = FanoutTopology.all
     let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
     let lanes = FanoutLanes()
+    let audiences = PostgresPushAudienceStore(client: database, logger: logger)
     let handler = ChangeFanoutHandler(
-        resolver: SubscriptionResolver(
-            client: database, cache: DeviceCache(usersPerGeneration: configuration.deviceCacheUsers), logger: logger),
+        resolver: SubscriptionResolver(store: audiences, cache: DeviceCache(usersPerGeneration: configuration.deviceCacheUsers)),
         publisher: publisher,
         lanes: lanes,
         logger: logger,
@@ -34,7 +35,7 @@ public func buildFanout(configuration: FanoutConfiguration, logger: Logger, metr
         options: .init(prefetch: 4, maximumBatch: 1, concurrentBatches: 4),
         deadLetterPublisher: publisher, logger: logger,
         handler: BroadcastFanoutHandler(
-            broadcasts: BroadcastStreamer(client: database, logger: logger), publisher: publisher, lanes: lanes, logger: logger
+            audiences: audiences, publisher: publisher, lanes: lanes, logger: logger
         ).handle)
     let consumers = [(queue: QueueNames.fanoutChanges, consumer: consumer), (queue: QueueNames.fanoutBroadcasts, consumer: broadcastConsumer)]
     let databaseHealth = DatabaseHealth(client: database, logger: logger)

@@ -2,8 +2,9 @@ import Foundation
 import Logging
 import NotifyAMQP
 import NotifyModels
-import NotifyWire
 import NotifyRuntime
+import NotifyStore
+import NotifyWire
 import ServiceLifecycle
 
 /// Takes batches of change-event messages, resolves every user's devices in one query, and publishes the push jobs per
@@ -35,7 +36,7 @@ struct ChangeFanoutHandler: Sendable {
                 for event in try ChangeEventBatch(delivery).events {
                     if logger.logLevel <= .debug { logger.debug("change received", metadata: ["notificationId": .id(event.notificationId)]) }
                     if event.eventSource == nil {
-                        userPositions.append(users.position(of: UserKey(appId: event.appId, userId: event.userId), devicesVersion: event.devicesVersion))
+                        userPositions.append(users.position(of: PushUser(appId: event.appId, userId: event.userId), devicesVersion: event.devicesVersion))
                         events.append(event)
                     } else {
                         broadcastEvents.append(event)
@@ -75,12 +76,12 @@ struct ChangeFanoutHandler: Sendable {
 
 /// The users of a batch of changes, each once, in order: rows of the device query name a user by position.
 private struct UserPositions {
-    private(set) var keys: [UserKey] = []
+    private(set) var keys: [PushUser] = []
     /// Per user, the newest devices version among its changes; nil if one of them has none.
     private(set) var devicesVersions: [Int64?] = []
-    private var positions: [UserKey: Int] = [:]
+    private var positions: [PushUser: Int] = [:]
 
-    mutating func position(of user: UserKey, devicesVersion: Int64?) -> Int {
+    mutating func position(of user: PushUser, devicesVersion: Int64?) -> Int {
         if let position = positions[user] {
             devicesVersions[position] = devicesVersions[position].flatMap { known in devicesVersion.map { max(known, $0) } }
             return position

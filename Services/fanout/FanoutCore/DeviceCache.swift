@@ -1,5 +1,6 @@
 import Foundation
 import Metrics
+import NotifyStore
 import Synchronization
 
 /// The devices fanout read per user, each set with the version of the user's devices it was read at
@@ -13,25 +14,25 @@ final class DeviceCache: Sendable {
     /// A user's devices as read at `version`.
     struct Entry: Sendable {
         var version: Int64
-        var devices: [SubscriptionResolver.Device]
+        var devices: [PushDevice]
         /// The earliest `expiresAt` among the devices: until then none needs filtering out.
         var earliestExpiry: Date
 
-        init(version: Int64, devices: [SubscriptionResolver.Device]) {
+        init(version: Int64, devices: [PushDevice]) {
             self.version = version
             self.devices = devices
             earliestExpiry = devices.lazy.map(\.expiresAt).min() ?? .distantFuture
         }
 
         /// The devices whose subscription has not expired by `now`.
-        func devices(at now: Date) -> [SubscriptionResolver.Device] {
+        func devices(at now: Date) -> [PushDevice] {
             now < earliestExpiry ? devices : devices.filter { $0.expiresAt > now }
         }
     }
 
     private struct Generations {
-        var current: [UserKey: Entry] = [:]
-        var previous: [UserKey: Entry] = [:]
+        var current: [PushUser: Entry] = [:]
+        var previous: [PushUser: Entry] = [:]
     }
 
     private let usersPerGeneration: Int
@@ -47,10 +48,10 @@ final class DeviceCache: Sendable {
 
     /// The current devices of each user whose entry is at least the version asked for; nil where it must be read.
     /// A nil version (an event from before versions existed) is never answered from the cache.
-    func devices(of users: [UserKey], atLeast versions: [Int64?]) -> [[SubscriptionResolver.Device]?] {
+    func devices(of users: [PushUser], atLeast versions: [Int64?]) -> [[PushDevice]?] {
         guard usersPerGeneration > 0 else { return Array(repeating: nil, count: users.count) }
         let now = Date()
-        let found: [[SubscriptionResolver.Device]?] = generations.withLock { generations in
+        let found: [[PushDevice]?] = generations.withLock { generations in
             zip(users, versions).map { user, version in
                 guard let version else { return nil }
                 if let entry = generations.current[user] {
@@ -68,7 +69,7 @@ final class DeviceCache: Sendable {
     }
 
     /// Keeps what was read from the database (a later read replaces an earlier one only if it is not older).
-    func store(_ entries: [(user: UserKey, entry: Entry)]) {
+    func store(_ entries: [(user: PushUser, entry: Entry)]) {
         guard usersPerGeneration > 0, !entries.isEmpty else { return }
         generations.withLock { generations in
             for (user, entry) in entries {
@@ -78,7 +79,7 @@ final class DeviceCache: Sendable {
         }
     }
 
-    private static func insert(_ entry: Entry, for user: UserKey, into generations: inout Generations, limit: Int) {
+    private static func insert(_ entry: Entry, for user: PushUser, into generations: inout Generations, limit: Int) {
         if generations.current.count >= limit && generations.current[user] == nil {
             generations.previous = generations.current
             generations.current = [:]

@@ -1,6 +1,7 @@
 import Foundation
 import NotifyAPNsCore
 import NotifyModels
+import NotifyStore
 
 /// Builds the push jobs of one change event: each provider's payload once, then a job per target device.
 enum PushJobBuilder {
@@ -11,7 +12,7 @@ enum PushJobBuilder {
     /// `visualFallback`: a new notification with raw and visual content reaches an iOS device as a shoulder tap, and its
     /// alert follows as a fallback job (sent only if the device did not sync in time; see `PushJobMessages`).
     static func jobs(
-        for event: ChangeEvent, devices: [SubscriptionResolver.Device], broadcastBadge: Int? = nil, visualFallback: Bool = false
+        for event: ChangeEvent, devices: [PushDevice], broadcastBadge: Int? = nil, visualFallback: Bool = false
     ) -> [PushJob] {
         let isAlert = event.kind.isContentChange && (event.content?.isAlert ?? false)
         let targets = devices.filter { device in

@@ -367,8 +367,8 @@ let package = Package(
         .testTarget(
             name: "NotifyStoreTests",
             dependencies: [
-                "NotifyStore", "NotifyStoreTesting", "NotifyModels", "NotifyDatabase", "StorageCore",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                "NotifyStore", "NotifyStoreTesting", "NotifyModels", "NotifyDatabase", "NotifyWire",
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/NotifyStoreTests",
             swiftSettings: swiftSettings

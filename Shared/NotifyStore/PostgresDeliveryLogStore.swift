@@ -14,6 +14,16 @@ public protocol DeliveryLogStore: Sendable {
     func deliverySummary(appId: String, notificationId: UUID) async throws -> DeliverySummary
 }
 
+/// What recording a feedback message did besides logging its outcomes.
+public struct FeedbackEffects: Sendable {
+    /// Outcomes that declared a token invalid.
+    public var reportedInvalid = 0
+    /// Subscriptions removed for it, by platform.
+    public var removedSubscriptions: [String: Int] = [:]
+    /// Credentials flagged as refused.
+    public var refusedCredentials: [(appId: String, provider: String, reason: String?)] = []
+}
+
 /// The delivery log in `delivery_records` (storage writes a row per feedback message, each with many outcomes).
 public struct PostgresDeliveryLogStore: DeliveryLogStore {
     let client: PostgresClient
@@ -78,9 +88,68 @@ public struct PostgresDeliveryLogStore: DeliveryLogStore {
         return DeliveryPage(deliveries: records, nextPageToken: more ? last.map(PageToken.encode) : nil)
     }
 
+    /// Writes `outcomes` to the delivery log (a row per notification and feedback message, `keys` one per outcome), and
+    /// in the same transaction acts on them: removes the subscriptions whose token the provider declared invalid (unless
+    /// registered again after the time the provider gives), recording `subscription.deleted` (reason `tokenInvalid`)
+    /// for the apps' webhooks, and flags the app credentials a provider refused (deleting nothing). Answers what it did.
+    ///
+    /// One row and one index entry holds many pushes (a broadcast's million pushes make thousands of rows, not a
+    /// million). The arrays are aggregated from the same rows in the same pass, so they stay aligned; their order does
+    /// not matter (readers sort the outcomes by time), so no aggregate sorts.
+    public func record(_ outcomes: [PushOutcome], keys: [UUID]) async throws -> FeedbackEffects {
+        var effects = FeedbackEffects()
+        guard !outcomes.isEmpty else { return effects }
+        let records = Self.recording(outcomes, keys: keys)
+        let invalid = outcomes.filter { $0.result == .tokenInvalid }
+        let refusals = outcomes.filter { $0.result == .credentialsRejected }
+        guard !invalid.isEmpty || !refusals.isEmpty else {
+            // Most batches only log deliveries: one statement, its own transaction (one round trip rather than three).
+            try await client.query(records, logger: logger)
+            return effects
+        }
+        effects.reportedInvalid = invalid.count
+        try await client.withTransactionOnEventLoop(logger: logger) { connection in
+            try await connection.query(records, logger: logger)
+            if !invalid.isEmpty {
+                let rows = try await connection.query(
+                    """
+                    DELETE FROM subscriptions s
+                    USING unnest(\(ArrayParameter(invalid.map(\.subscriptionId)))::uuid[], \(ArrayParameter(invalid.map { $0.invalidSince ?? $0.at }))::timestamptz[]) AS v(id, since)
+                    WHERE s.subscription_id = v.id AND s.registered_at < v.since
+                    RETURNING s.platform, s.app_id, s.user_id, s.subscription_id
+                    """, logger: logger)
+                var subjects: [WebhookOutbox.Subject] = []
+                for try await (platform, appId, userId, subscriptionId) in rows.decode((String, String, String, UUID).self) {
+                    effects.removedSubscriptions[platform, default: 0] += 1
+                    subjects.append(.init(appId: appId, userId: userId, subscriptionId: subscriptionId, platform: platform, reason: "tokenInvalid"))
+                }
+                try await WebhookOutbox(connection: connection, logger: logger).record(.subscriptionDeleted, subjects)
+            }
+            for refused in refusals {
+                let provider = refused.platform.provider.rawValue
+                // Only credentials stored before the refusal are flagged (new ones may already have replaced them): those
+                // of the device's app identity if the app has some for it, else its default ones.
+                let flagged = try await connection.query(
+                    """
+                    UPDATE app_credentials SET rejected_reason = \(refused.reason ?? "refused"), rejected_at = \(refused.at)
+                    WHERE app_id = \(refused.appId) AND provider = \(provider) AND updated_at < \(refused.at)
+                      AND rejected_reason IS NULL
+                      AND app_package = coalesce((
+                          SELECT s.app_package FROM subscriptions s
+                          WHERE s.subscription_id = \(refused.subscriptionId) AND EXISTS (
+                              SELECT 1 FROM app_credentials x
+                              WHERE x.app_id = \(refused.appId) AND x.provider = \(provider) AND x.app_package = s.app_package)), '')
+                    RETURNING app_id
+                    """, logger: logger).collect().count
+                if flagged > 0 { effects.refusedCredentials.append((refused.appId, provider, refused.reason)) }
+            }
+        }
+        return effects
+    }
+
     /// The statement that logs `outcomes`: a row per notification and feedback message (`keys`, one per outcome), its
     /// outcomes as parallel arrays; idempotent. Storage runs it alone or inside the transaction that acts on them.
-    public static func recording(_ outcomes: [PushOutcome], keys: [UUID]) -> PostgresQuery {
+    static func recording(_ outcomes: [PushOutcome], keys: [UUID]) -> PostgresQuery {
         """
         INSERT INTO delivery_records (app_id, notification_id, record_key, recorded_at, push_ids, attempts, results,
                                       subscription_ids, sequences, platforms, statuses, reasons, ats)

@@ -1,10 +1,9 @@
 import Foundation
 import Logging
 import NotifyDatabase
-import NotifyStore
 import PostgresNIO
 
-@testable import StorageCore
+@testable import NotifyStore
 
 /// The test stack's PostgreSQL (`NOTIFY_WRITER_DATABASE_URL`, localhost's test port by default), migrated.
 enum NotifyStoreTestDatabase {

@@ -1,10 +1,9 @@
 import Foundation
 import NotifyModels
-import NotifyStore
 import PostgresNIO
 import Testing
 
-@testable import StorageCore
+@testable import NotifyStore
 
 /// Apps and their settings read from PostgreSQL, the rows written by storage's command applier.
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["NOTIFY_TEST_STACK"] != nil, "needs PostgreSQL: run deploy/local/test.sh"))

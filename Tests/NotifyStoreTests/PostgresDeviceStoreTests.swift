@@ -1,9 +1,8 @@
 import Foundation
 import NotifyModels
-import NotifyStore
 import Testing
 
-@testable import StorageCore
+@testable import NotifyStore
 
 /// Devices and event sources read from PostgreSQL: as a publish resolves its targets (`PostgresTargetDirectory`) and
 /// as the HTTP API lists them (`PostgresDeviceStore`).

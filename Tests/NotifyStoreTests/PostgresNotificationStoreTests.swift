@@ -1,11 +1,10 @@
 import Foundation
 import NotifyDatabase
 import NotifyModels
-import NotifyStore
 import PostgresNIO
 import Testing
 
-@testable import StorageCore
+@testable import NotifyStore
 
 /// The notification and delivery-log stores against the test stack's PostgreSQL, the rows written by storage's own
 /// command applier, as in production.

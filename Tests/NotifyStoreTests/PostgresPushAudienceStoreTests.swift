@@ -1,9 +1,8 @@
 import Foundation
 import NotifyModels
-import NotifyStore
 import Testing
 
-@testable import StorageCore
+@testable import NotifyStore
 
 /// The devices fanout pushes to, read from PostgreSQL: users' devices with their devices version, and an event
 /// source's audience page by page.

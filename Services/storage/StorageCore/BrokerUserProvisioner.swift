@@ -4,6 +4,7 @@ import NotifyBrokerAdmin
 import NotifyDatabase
 import NotifyModels
 import NotifyRuntime
+import NotifyStore
 import PostgresNIO
 import ServiceLifecycle
 import Synchronization
@@ -16,13 +17,11 @@ import Synchronization
 /// them), are deleted from RabbitMQ, then forgotten.
 ///
 /// It runs beside the command consumer, never in it: a management API that is slow or down holds up no command batch.
-/// `RegistryWriter` announces work on `channel` when its transaction commits, and the provisioner sleeps until then;
+/// `RegistryWriter` announces work on `StoreChannel.brokerUsers` when its transaction commits, and the provisioner sleeps until then;
 /// it still looks every `interval` (for overlaps that ended), and every second while it cannot listen or the
 /// management API fails. Several storage instances may run it at once: every step is idempotent, and a user created
 /// after its row was deleted (retired meanwhile) is deleted again.
 final class BrokerUserProvisioner: Service {
-    /// Where `RegistryWriter` announces a user to create or one retired now.
-    static let channel = "notify_broker_users"
 
     private let client: PostgresClient
     private let administration: any BrokerAdministration
@@ -56,7 +55,7 @@ final class BrokerUserProvisioner: Service {
 
     /// Listens for announced work until cancelled.
     private func listen() async {
-        await announced.listen(on: Self.channel, client: client, what: "broker users to create", logger: logger)
+        await announced.listen(on: StoreChannel.brokerUsers, client: client, what: "broker users to create", logger: logger)
     }
 
     /// Creates the users recorded but not yet in RabbitMQ (one page), oldest first; answers how many, nil on a failure.

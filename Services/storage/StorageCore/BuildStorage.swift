@@ -38,7 +38,7 @@ public func buildStorage(configuration: StorageConfiguration, logger: Logger, me
     let feedback = AMQPConsumer(
         configuration: amqp, queue: QueueNames.pushFeedback, topology: feedbackTopology,
         options: .init(prefetch: 100, maximumBatch: 100), deadLetterPublisher: publisher, logger: logger,
-        handler: FeedbackHandler(client: database, logger: logger).handle)
+        handler: FeedbackHandler(store: PostgresDeliveryLogStore(client: database, logger: logger), logger: logger).handle)
     let webhookOutcomes = AMQPConsumer(
         configuration: amqp, queue: WebhookOutcomeBatch.queue, topology: AMQPTopology.webhooks,
         options: .init(prefetch: 100, maximumBatch: 100), deadLetterPublisher: publisher, logger: logger,

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NotifyDatabase
 import NotifyRuntime
+import NotifyStore
 import PostgresNIO
 import ServiceLifecycle
 import Synchronization
@@ -60,15 +61,11 @@ final class ConfirmedOutbox: Service {
         await clear(take())
     }
 
-    /// Clears the events of the commands `ids` from the outbox.
-    static func clearing(_ ids: [UUID]) -> PostgresQuery {
-        "UPDATE applied_commands SET wire_events = NULL WHERE command_id = ANY(\(ArrayParameter(ids))::uuid[]) AND wire_events IS NOT NULL"
-    }
 
     private func clear(_ ids: [UUID]) async {
         guard !ids.isEmpty else { return }
         do {
-            try await client.query(Self.clearing(ids), logger: logger)
+            try await client.query(CommandBatchApplier.clearing(ids), logger: logger)
         } catch {
             logger.debug("could not clear confirmed events from the outbox; will try again", metadata: ["error": "\(error)"])
             add(ids)

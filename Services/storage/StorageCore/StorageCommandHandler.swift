@@ -2,8 +2,9 @@ import Foundation
 import Logging
 import NotifyAMQP
 import NotifyModels
-import NotifyWire
 import NotifyRuntime
+import NotifyStore
+import NotifyWire
 import PostgresNIO
 import ServiceLifecycle
 

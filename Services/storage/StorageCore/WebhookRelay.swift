@@ -4,6 +4,7 @@ import NotifyAMQP
 import NotifyDatabase
 import NotifyModels
 import NotifyRuntime
+import NotifyStore
 import NotifyWire
 import PostgresNIO
 import ServiceLifecycle
@@ -13,12 +14,10 @@ import Synchronization
 /// them published once the broker confirmed them. The rows are locked while they are published, so two storage
 /// instances never relay the same events; a crash before the mark relays them again (at least once, in order).
 ///
-/// The relay sleeps until there are events: `WebhookOutbox` announces them on `channel` when their transaction
+/// The relay sleeps until there are events: `WebhookOutbox` announces them on `StoreChannel.webhookEvents` when their transaction
 /// commits, and the relay listens there. It still looks every `fallbackInterval` (for events another instance's relay
 /// left behind when it failed), and every `interval` while it cannot listen or cannot publish.
 final class WebhookRelay: Service {
-    /// Where `WebhookOutbox` announces that it recorded events.
-    static let channel = "notify_webhook_events"
 
     private let client: PostgresClient
     private let publisher: AMQPPublisher
@@ -56,7 +55,7 @@ final class WebhookRelay: Service {
 
     /// Listens for announced work until cancelled.
     private func listen() async {
-        await announced.listen(on: Self.channel, client: client, what: "webhook events", logger: logger)
+        await announced.listen(on: StoreChannel.webhookEvents, client: client, what: "webhook events", logger: logger)
     }
 
     /// Relays one page; answers how many events it held.

@@ -265,7 +265,7 @@ struct RegistryWriter {
                 WHERE app_broker_users.app_id = EXCLUDED.app_id
                 RETURNING provisioned_at, retires_at
             )
-            SELECT pg_notify(\(BrokerUserProvisioner.channel), '') WHERE EXISTS (
+            SELECT pg_notify(\(StoreChannel.brokerUsers), '') WHERE EXISTS (
                 SELECT 1 FROM written WHERE provisioned_at IS NULL OR retires_at <= now())
             """, logger: logger)
     }
@@ -300,7 +300,7 @@ struct RegistryWriter {
                 UPDATE app_broker_users SET retires_at = now() WHERE app_id = \(appId) AND (retires_at IS NULL OR retires_at > now())
                 RETURNING 1
             )
-            SELECT pg_notify(\(BrokerUserProvisioner.channel), '') WHERE EXISTS (SELECT 1 FROM retired)
+            SELECT pg_notify(\(StoreChannel.brokerUsers), '') WHERE EXISTS (SELECT 1 FROM retired)
             """, logger: logger)
         for table in Self.appTables {
             try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE app_id = $1", binds: Self.binds(appId)), logger: logger)

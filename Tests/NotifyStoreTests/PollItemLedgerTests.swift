@@ -5,7 +5,7 @@ import NotifyWire
 import PostgresNIO
 import Testing
 
-@testable import StorageCore
+@testable import NotifyStore
 
 /// Storage's ledger of polled items (`poll_items`): a polled publish repeating the digest the ledger holds for its
 /// notification is not applied, whatever became of its command's record; a changed one is, as an update.
@@ -49,7 +49,7 @@ import Testing
     @Test("in PostgreSQL: an item served again after its command's record is purged is not applied; a changed one is, as an update; the ledger goes with its source",
           .enabled(if: ProcessInfo.processInfo.environment["NOTIFY_TEST_STACK"] != nil, "needs PostgreSQL: run deploy/local/test.sh"))
     func ledgerOutlivesTheCommandRecord() async throws {
-        try await StorageTestDatabase.withApplier { applier, client in
+        try await NotifyStoreTestDatabase.withDatabase { client, applier in
             let logger = Logger(label: "poll-item-ledger-tests")
             let appId = "core_\(UUID().lowercasedString.prefix(12))"
             _ = try await applier.apply([

@@ -27,9 +27,14 @@ import PostgresNIO
 ///
 /// The transaction runs on its connection's event loop (`withTransactionOnEventLoop`): each reply resumes the batch's
 /// code on the thread that read it.
-struct CommandBatchApplier: Sendable {
+public struct CommandBatchApplier: Sendable {
     let client: PostgresClient
     let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
 
     /// Another transaction applied one of the commands at the same time; retrying finds it applied.
     struct ConcurrentApplication: Error, CustomStringConvertible {
@@ -41,7 +46,7 @@ struct CommandBatchApplier: Sendable {
 
     /// The change events to emit: a wire fragment for each command that has events, in command order. `clearing`:
     /// commands whose events the broker confirmed earlier, cleared from the outbox in the same transaction.
-    func apply(_ commands: [StorageCommand], clearing: [UUID] = []) async throws -> [(commandId: UUID, events: Data)] {
+    public func apply(_ commands: [StorageCommand], clearing: [UUID] = []) async throws -> [(commandId: UUID, events: Data)] {
         // A command sent twice (e.g. a publisher's retry) may arrive twice in one batch: it counts once.
         var seen = Set<UUID>()
         let commands = commands.filter { seen.insert($0.commandId).inserted }
@@ -126,7 +131,7 @@ struct CommandBatchApplier: Sendable {
             let recorded = try await record(fresh, events: eventsByCommand, clearing: clearing, on: connection)
             if recorded < fresh.count { throw earlier == nil ? AppliedBefore() : ConcurrentApplication() }
         } else if !clearing.isEmpty {
-            try await connection.query(ConfirmedOutbox.clearing(clearing), logger: logger)
+            try await connection.query(CommandBatchApplier.clearing(clearing), logger: logger)
         }
         return commands.compactMap { command in
             eventsByCommand[command.commandId].flatMap { $0.isEmpty ? nil : (command.commandId, $0) }
@@ -204,6 +209,14 @@ struct CommandBatchApplier: Sendable {
                 produced[index].events[eventIndex].devicesVersion = state?.devicesVersion ?? 0
             }
         }
+    }
+}
+
+extension CommandBatchApplier {
+    /// Clears the change events of the commands `ids` from the outbox (once the broker confirmed them), so a retry of
+    /// one emits nothing.
+    public static func clearing(_ ids: [UUID]) -> PostgresQuery {
+        "UPDATE applied_commands SET wire_events = NULL WHERE command_id = ANY(\(ArrayParameter(ids))::uuid[]) AND wire_events IS NOT NULL"
     }
 }
 

@@ -6,7 +6,7 @@ import PostgresNIO
 
 /// Records webhook events in the same transaction as the change that causes them (the outbox `webhook_events`), for
 /// the apps whose webhook takes that type; `WebhookRelay` publishes them to `webhooks.deliveries` in order. Recording
-/// any announces them on `WebhookRelay.channel`, which PostgreSQL delivers when the transaction commits.
+/// any announces them on `StoreChannel.webhookEvents`, which PostgreSQL delivers when the transaction commits.
 struct WebhookOutbox {
     let connection: PostgresConnection
     let logger: Logger
@@ -42,7 +42,7 @@ struct WebhookOutbox {
                 ORDER BY e.ord
                 RETURNING 1
             )
-            SELECT pg_notify(\(WebhookRelay.channel), '') WHERE EXISTS (SELECT 1 FROM recorded)
+            SELECT pg_notify(\(StoreChannel.webhookEvents), '') WHERE EXISTS (SELECT 1 FROM recorded)
             """, logger: logger)
     }
 }

@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import NotifyDatabase
 import NotifyModels
-import NotifyRuntime
 import PostgresNIO
 
 /// A push token registered by another user than the one whose subscription holds it: the device changed hands. The
@@ -44,7 +43,7 @@ struct TokenReassignment {
         try await webhooks.record(.subscriptionDeleted, [
             .init(appId: appId, userId: previousUser, subscriptionId: subscriptionId, platform: platform.rawValue, reason: Self.reason)
         ])
-        logger.debug("a push token changed hands", metadata: ["appId": "\(appId)", "subscriptionId": .id(subscriptionId)])
+        logger.debug("a push token changed hands", metadata: ["appId": "\(appId)", "subscriptionId": "\(subscriptionId.lowercasedString)"])
         return subscriptionId
     }
 

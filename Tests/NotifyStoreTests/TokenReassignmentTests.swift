@@ -4,7 +4,7 @@ import NotifyModels
 import PostgresNIO
 import Testing
 
-@testable import StorageCore
+@testable import NotifyStore
 
 /// A push token registered by another user, applied in-process against the test stack's PostgreSQL: what stays of
 /// the previous user's subscription (nothing), and what a replacement may take across users (nothing).
@@ -55,7 +55,7 @@ struct TokenReassignmentTests {
 
     @Test("a token registered by another user becomes a new subscription of that user: no event source, no synced position; the previous one is gone and both users' devices versions rise")
     func tokenChangingHandsStartsClean() async throws {
-        try await StorageTestDatabase.withApplier { applier, client in
+        try await NotifyStoreTestDatabase.withDatabase { client, applier in
             let appId = try await makeApp(applier)
             let token = UUID().lowercasedString
             let previous = UUID()
@@ -88,7 +88,7 @@ struct TokenReassignmentTests {
 
     @Test("a registration that names another user's subscription as the one it replaces takes nothing from it")
     func replacingAcrossUsersTakesNothing() async throws {
-        try await StorageTestDatabase.withApplier { applier, client in
+        try await NotifyStoreTestDatabase.withDatabase { client, applier in
             let appId = try await makeApp(applier)
             let anas = UUID()
             _ = try await applier.apply([

@@ -6,14 +6,14 @@ import NotifyWire
 import PostgresNIO
 import Testing
 
-@testable import StorageCore
+@testable import NotifyStore
 
 /// Storage's command applying in-process, against the test stack's PostgreSQL (`NOTIFY_WRITER_DATABASE_URL`): what a
 /// batch writes, the change events it emits, and its outbox.
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["NOTIFY_TEST_STACK"] != nil, "needs PostgreSQL: run deploy/local/test.sh"))
 struct CommandApplyingTests {
     private func withApplier<Value: Sendable>(_ body: (CommandBatchApplier, PostgresClient) async throws -> Value) async throws -> Value {
-        try await StorageTestDatabase.withApplier(body)
+        try await NotifyStoreTestDatabase.withDatabase { try await body($1, $0) }
     }
 
     private static func app(brokerUser: String? = nil) -> StorageCommand {
@@ -191,7 +191,7 @@ struct CommandApplyingTests {
         }
     }
 
-    @Test("a subscription of an app whose webhook takes its event is announced on the webhook relay's channel at commit")
+    @Test("a subscription of an app whose webhook takes its event is announced on StoreChannel.webhookEvents (where the webhook relay listens) at commit")
     func webhookEventsAreAnnounced() async throws {
         try await withApplier { applier, client in
             let app = Self.app()
@@ -200,7 +200,7 @@ struct CommandApplyingTests {
                 appId: record.appId, url: "https://127.0.0.1:9/hook", events: ["subscription.created"], secret: "sealed", createdAt: Date())
             _ = try await applier.apply([app, StorageCommand(action: .putWebhook(webhook))])
             try await client.withConnection { connection in
-                try await connection.listen(on: WebhookRelay.channel) { announcements in
+                try await connection.listen(on: StoreChannel.webhookEvents) { announcements in
                     let subscription = DeviceSubscription(
                         subscriptionId: UUID(), appId: record.appId, userId: "webhook-user", platform: .apns, pushToken: "token-\(UUID())",
                         appPackage: nil, displayName: nil, expirationDateTime: Date().addingTimeInterval(86400), registeredAt: Date())

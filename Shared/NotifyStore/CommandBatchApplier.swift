@@ -213,9 +213,14 @@ public struct CommandBatchApplier: Sendable {
 }
 
 extension CommandBatchApplier {
-    /// Clears the change events of the commands `ids` from the outbox (once the broker confirmed them), so a retry of
-    /// one emits nothing.
-    public static func clearing(_ ids: [UUID]) -> PostgresQuery {
+    /// Clears the change events of the commands `ids` from the outbox (the broker confirmed them), so that a retry of
+    /// one emits nothing; in a statement of its own, when no batch came to carry it.
+    public func clearOutbox(_ ids: [UUID]) async throws {
+        try await client.query(Self.clearing(ids), logger: logger)
+    }
+
+    /// The statement that clears the change events of the commands `ids` from the outbox.
+    static func clearing(_ ids: [UUID]) -> PostgresQuery {
         "UPDATE applied_commands SET wire_events = NULL WHERE command_id = ANY(\(ArrayParameter(ids))::uuid[]) AND wire_events IS NOT NULL"
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NotifyModels
+import NotifyStore
 import PostgresNIO
 import Testing
 
@@ -69,7 +70,7 @@ struct SecretStorageTests {
             // The key moves to the running stack's own: the resealer seals every app's secrets in the database, other
             // tests' too, and the stack's services must still open them.
             let after = try SecretKeyring(parsing: "\(try Self.stackKeys())\n\(oldEntry)")
-            let resealer = SecretResealer(client: client, keyring: after, interval: .seconds(60), logger: logger)
+            let resealer = SecretResealer(store: SealedSecretStore(client: client, logger: logger), keyring: after, interval: .seconds(60), logger: logger)
             let left = try await resealer.resealAll()
             let signing = try #require(try await text(client, "SELECT client_signing_key FROM apps WHERE app_id = \(app.appId)").first ?? nil)
             let stored = try #require(try await text(client, "SELECT secret FROM app_credentials WHERE app_id = \(app.appId)").first ?? nil)

@@ -24,6 +24,7 @@ import Synchronization
 final class BrokerUserProvisioner: Service {
 
     private let client: PostgresClient
+    private let store: BrokerUserStore
     private let administration: any BrokerAdministration
     private let interval: Duration
     private let logger: Logger
@@ -33,6 +34,7 @@ final class BrokerUserProvisioner: Service {
 
     init(client: PostgresClient, administration: any BrokerAdministration, interval: Duration, logger: Logger) {
         self.client = client
+        self.store = BrokerUserStore(client: client, logger: logger)
         self.administration = administration
         self.interval = interval
         self.logger = logger
@@ -61,26 +63,15 @@ final class BrokerUserProvisioner: Service {
     /// Creates the users recorded but not yet in RabbitMQ (one page), oldest first; answers how many, nil on a failure.
     private func createPendingUsers() async -> Int? {
         do {
-            var pending: [(user: String, appId: String, passwordHash: String)] = []
-            let rows = try await client.query(
-                """
-                SELECT user_name, app_id, password_hash FROM app_broker_users
-                WHERE provisioned_at IS NULL AND password_hash IS NOT NULL AND (retires_at IS NULL OR retires_at > now())
-                ORDER BY created_at LIMIT \(pageSize)
-                """, logger: logger)
-            for try await row in rows.decode((String, String, String).self) { pending.append(row) }
-            for (user, appId, passwordHash) in pending {
-                try await administration.putUser(user, passwordHash: passwordHash)
-                try await administration.putPermissions(.appPublisher(user: user, exchange: QueueNames.ingestExchange), of: user)
-                let marked = try await client.query(
-                    "UPDATE app_broker_users SET provisioned_at = now(), password_hash = NULL WHERE user_name = \(user) RETURNING user_name",
-                    logger: logger
-                ).collect().count > 0
-                if marked {
-                    logger.info("created a broker user", metadata: ["user": "\(user)", "appId": "\(appId)"])
+            let pending = try await store.pending(limit: pageSize)
+            for user in pending {
+                try await administration.putUser(user.user, passwordHash: user.passwordHash)
+                try await administration.putPermissions(.appPublisher(user: user.user, exchange: QueueNames.ingestExchange), of: user.user)
+                if try await store.markProvisioned(user.user) {
+                    logger.info("created a broker user", metadata: ["user": "\(user.user)", "appId": "\(user.appId)"])
                 } else {
                     // Retired and deleted while it was being created (its request gave up, or its app was deleted).
-                    try await administration.deleteUser(user)
+                    try await administration.deleteUser(user.user)
                 }
             }
             return pending.count
@@ -93,13 +84,10 @@ final class BrokerUserProvisioner: Service {
     /// Deletes the users whose retirement came (one page) from RabbitMQ, then their rows; answers how many, nil on a failure.
     private func deleteRetiredUsers() async -> Int? {
         do {
-            var retired: [(user: String, appId: String)] = []
-            let rows = try await client.query(
-                "SELECT user_name, app_id FROM app_broker_users WHERE retires_at <= now() ORDER BY retires_at LIMIT \(pageSize)", logger: logger)
-            for try await row in rows.decode((String, String).self) { retired.append(row) }
+            let retired = try await store.retired(limit: pageSize)
             for (user, appId) in retired {
                 try await administration.deleteUser(user)
-                try await client.query("DELETE FROM app_broker_users WHERE user_name = \(user) AND retires_at <= now()", logger: logger)
+                try await store.forgetRetired(user)
                 logger.info("deleted a retired broker user", metadata: ["user": "\(user)", "appId": "\(appId)"])
             }
             return retired.count

@@ -23,9 +23,10 @@ public func buildStorage(configuration: StorageConfiguration, logger: Logger, me
     let topology = AMQPTopology.workQueue(QueueNames.storageCommands)
         .merging(.changeEvents).merging(AMQPTopology.webhooks)
     let publisher = AMQPPublisher(configuration: amqp, topology: topology, logger: logger)
-    let confirmed = ConfirmedOutbox(client: database, logger: logger)
+    let applier = CommandBatchApplier(client: database, logger: logger)
+    let confirmed = ConfirmedOutbox(applier: applier, logger: logger)
     let handler = StorageCommandHandler(
-        applier: CommandBatchApplier(client: database, logger: logger),
+        applier: applier,
         emitter: ChangeEventEmitter(publisher: publisher),
         confirmed: confirmed,
         logger: logger)
@@ -42,7 +43,7 @@ public func buildStorage(configuration: StorageConfiguration, logger: Logger, me
     let webhookOutcomes = AMQPConsumer(
         configuration: amqp, queue: WebhookOutcomeBatch.queue, topology: AMQPTopology.webhooks,
         options: .init(prefetch: 100, maximumBatch: 100), deadLetterPublisher: publisher, logger: logger,
-        handler: WebhookOutcomeHandler(client: database, logger: logger).handle)
+        handler: WebhookOutcomeHandler(store: WebhookEventStore(client: database, logger: logger), logger: logger).handle)
     let consumers = [
         (queue: QueueNames.storageCommands, consumer: consumer), (queue: QueueNames.pushFeedback, consumer: feedback),
         (queue: WebhookOutcomeBatch.queue, consumer: webhookOutcomes),
@@ -61,7 +62,7 @@ public func buildStorage(configuration: StorageConfiguration, logger: Logger, me
     let migrations = Migrations(client: database, readerRole: configuration.readerRole, logger: logger)
     let afterMigrations: [any Service] = consumers.map(\.consumer) + [
         WebhookRelay(client: database, publisher: publisher, logger: logger),
-        SecretResealer(client: database, keyring: configuration.secretKeys, interval: configuration.resealInterval, logger: logger),
+        SecretResealer(store: SealedSecretStore(client: database, logger: logger), keyring: configuration.secretKeys, interval: configuration.resealInterval, logger: logger),
     ] + (administration.map { [BrokerUserProvisioner(client: database, administration: $0, interval: broker.maintenanceInterval, logger: logger)] } ?? [])
     return ServiceParts(
         services: [

@@ -3,7 +3,6 @@ import Logging
 import NotifyDatabase
 import NotifyRuntime
 import NotifyStore
-import PostgresNIO
 import ServiceLifecycle
 import Synchronization
 
@@ -14,15 +13,15 @@ import Synchronization
 /// Clearing rides on the next batch's record statement (no round trip of its own while commands flow); when none comes
 /// within `idleDelay`, this service clears them with a statement of its own.
 final class ConfirmedOutbox: Service {
-    private let client: PostgresClient
+    private let applier: CommandBatchApplier
     private let logger: Logger
     private let idleDelay: Duration
     private let pending = Mutex<(ids: [UUID], since: ContinuousClock.Instant?)>(([], nil))
     /// Nudged when commands start to wait.
     private let waiting = Nudge()
 
-    init(client: PostgresClient, logger: Logger, idleDelay: Duration = .milliseconds(200)) {
-        self.client = client
+    init(applier: CommandBatchApplier, logger: Logger, idleDelay: Duration = .milliseconds(200)) {
+        self.applier = applier
         self.logger = logger
         self.idleDelay = idleDelay
     }
@@ -65,7 +64,7 @@ final class ConfirmedOutbox: Service {
     private func clear(_ ids: [UUID]) async {
         guard !ids.isEmpty else { return }
         do {
-            try await client.query(CommandBatchApplier.clearing(ids), logger: logger)
+            try await applier.clearOutbox(ids)
         } catch {
             logger.debug("could not clear confirmed events from the outbox; will try again", metadata: ["error": "\(error)"])
             add(ids)

@@ -20,6 +20,7 @@ import Synchronization
 final class WebhookRelay: Service {
 
     private let client: PostgresClient
+    private let store: WebhookEventStore
     private let publisher: AMQPPublisher
     private let logger: Logger
     private let interval: Duration = .milliseconds(200)
@@ -29,6 +30,7 @@ final class WebhookRelay: Service {
 
     init(client: PostgresClient, publisher: AMQPPublisher, logger: Logger) {
         self.client = client
+        self.store = WebhookEventStore(client: client, logger: logger)
         self.publisher = publisher
         self.logger = logger
     }
@@ -60,29 +62,15 @@ final class WebhookRelay: Service {
 
     /// Relays one page; answers how many events it held.
     private func relayPage() async throws -> Int {
-        try await client.withTransaction(logger: logger) { connection in
-            var deliveries: [WebhookDelivery] = []
-            let rows = try await connection.query(
-                """
-                SELECT event_id, app_id, type, data::text, created_at FROM webhook_events WHERE published_at IS NULL
-                ORDER BY seq LIMIT \(pageSize) FOR UPDATE SKIP LOCKED
-                """, logger: logger)
-            for try await (id, appId, type, data, created) in rows.decode((UUID, String, String, String, Date).self) {
-                deliveries.append(WebhookDelivery(eventId: id, appId: appId, type: type, data: Data(data.utf8), createdAt: created))
-            }
-            guard !deliveries.isEmpty else { return 0 }
+        try await store.relayOldest(limit: pageSize) { deliveries in
             try await publisher.publish(deliveries.map { AMQPOutboundMessage(routingKey: WebhookDelivery.queue, wire: $0) })
-            try await connection.query(
-                "UPDATE webhook_events SET published_at = now() WHERE event_id = ANY(\(ArrayParameter(deliveries.map(\.eventId)))::uuid[])",
-                logger: logger)
-            return deliveries.count
         }
     }
 }
 
 /// Writes each attempt push-dispatch reports on `webhooks.outcomes` to the webhook delivery log.
 struct WebhookOutcomeHandler: Sendable {
-    let client: PostgresClient
+    let store: WebhookEventStore
     let logger: Logger
 
     func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
@@ -98,17 +86,7 @@ struct WebhookOutcomeHandler: Sendable {
         guard !outcomes.isEmpty else { return dispositions }
         // Tried again in place while the database does not answer (requeued at once, the outcomes would burn their
         // queue's delivery limit within seconds of an outage and be dead-lettered).
-        let recorded = await RetryUntilShutdown.succeeded("record webhook outcomes", logger: logger) {
-            try await client.query(
-                """
-                INSERT INTO webhook_deliveries (event_id, attempt, app_id, type, status, result, reason, at)
-                SELECT * FROM unnest(\(ArrayParameter(outcomes.map(\.eventId)))::uuid[], \(ArrayParameter(outcomes.map { Int32($0.attempt) }))::int4[],
-                                     \(ArrayParameter(outcomes.map(\.appId)))::text[], \(ArrayParameter(outcomes.map(\.type)))::text[],
-                                     \(ArrayParameter(outcomes.map { Int32($0.status ?? 0) }))::int4[], \(ArrayParameter(outcomes.map(\.result)))::text[],
-                                     \(ArrayParameter(outcomes.map { $0.reason ?? "" }))::text[], \(ArrayParameter(outcomes.map(\.at)))::timestamptz[])
-                ON CONFLICT DO NOTHING
-                """, logger: logger)
-        }
+        let recorded = await RetryUntilShutdown.succeeded("record webhook outcomes", logger: logger) { try await store.recordAttempts(outcomes) }
         if !recorded { return RetryUntilShutdown.requeueing(dispositions) }
         return dispositions
     }

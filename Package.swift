@@ -303,7 +303,7 @@ let package = Package(
         .executableTarget(
             name: "LoadGenerator",
             dependencies: [
-                "NotifyModels", "NotifyJSON", "NotifyAMQP", "NotifyWire", "NotifyDatabase", "NotifyAPNsCore", "NotifyRuntime",
+                "NotifyModels", "NotifyJSON", "NotifyAMQP", "NotifyWire", "NotifyDatabase", "NotifyStore", "NotifyAPNsCore", "NotifyRuntime",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import NotifyDatabase
 import NotifyModels
-import PostgresNIO
+import NotifyStore
 
 /// An event source of an app with `devices` APNs subscribers seeded straight into PostgreSQL (`loadgen broadcast`, and
 /// the broadcasting neighbour of `loadgen neighbours`), and the broadcast to it.
@@ -25,31 +25,20 @@ struct BroadcastAudience: Sendable {
         var logger = Logger(label: "loadgen")
         logger.logLevel = .warning
         let database = try DatabaseURL.makeClient(databaseURL, maximumConnections: 2, logger: logger)
+        let seeding = BenchmarkSeeding(client: database, logger: logger)
         let running = Task { await database.run() }
         defer { running.cancel() }
         let started = ContinuousClock.now
         var seeded = 0
         while seeded < devices {
             let count = min(10_000, devices - seeded)
-            let ids = (0..<count).map { _ in UUID() }
-            let tokens = (0..<count).map { _ in StackSetup.randomDeviceToken() }
-            let users = (0..<count).map { "broadcast-user-\(seeded + $0)" }
-            try await database.query(
-                """
-                WITH added AS (
-                    INSERT INTO subscriptions (subscription_id, app_id, user_id, platform, push_token, expires_at, registered_at)
-                    SELECT id, \(app.appId), usr, 'apns', token, now() + interval '1 day', now()
-                    FROM unnest(\(ArrayParameter(ids))::uuid[], \(ArrayParameter(users))::text[], \(ArrayParameter(tokens))::text[]) AS t(id, usr, token)
-                    RETURNING subscription_id
-                )
-                INSERT INTO event_source_members (app_id, event_source, subscription_id)
-                SELECT \(app.appId), \(eventSource), subscription_id FROM added
-                """, logger: logger)
+            try await seeding.subscriptions(
+                appId: app.appId, users: (0..<count).map { "broadcast-user-\(seeded + $0)" },
+                tokens: (0..<count).map { _ in StackSetup.randomDeviceToken() }, eventSource: eventSource)
             seeded += count
         }
-        // Done as PostgreSQL's autovacuum would soon do it, or it lands in the broadcast (the audience of a real one
-        // was not inserted a moment before): several seconds of CPU for a million rows.
-        try await database.query("VACUUM (ANALYZE) subscriptions, event_source_members, device_versions", logger: logger)
+        // The audience of a real broadcast was not inserted a moment before: settled as autovacuum would settle it.
+        try await seeding.settleAudienceTables()
         return ContinuousClock.now - started
     }
 

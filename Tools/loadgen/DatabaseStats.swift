@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import NotifyDatabase
-import PostgresNIO
+import NotifyStore
 
 /// The notify database's transaction counters (`pg_stat_database`), read through the writer's URL. PostgreSQL's
 /// backends report theirs at most once a second while busy, and up to 10 s late once idle.
@@ -12,9 +12,8 @@ final class DatabaseStats: Sendable {
         let rollbacks: Int
     }
 
-    private let client: PostgresClient
+    private let seeding: BenchmarkSeeding
     private let running: Task<Void, Never>
-    private let logger: Logger
 
     /// `url` is `postgres://user:password@host:port/database` on a loopback host.
     init(url: String) throws {
@@ -24,16 +23,13 @@ final class DatabaseStats: Sendable {
         var logger = Logger(label: "loadgen")
         logger.logLevel = .warning
         let client = try DatabaseURL.makeClient(url, maximumConnections: 1, logger: logger)
-        self.client = client
-        self.logger = logger
+        seeding = BenchmarkSeeding(client: client, logger: logger)
         running = Task { await client.run() }
     }
 
     func counts() async throws -> Counts {
-        let rows = try await client.query(
-            "SELECT xact_commit, xact_rollback FROM pg_stat_database WHERE datname = current_database()", logger: logger)
-        for try await (commits, rollbacks) in rows.decode((Int, Int).self) { return Counts(commits: commits, rollbacks: rollbacks) }
-        throw LoadGenError("pg_stat_database has no row for the database")
+        guard let counts = try await seeding.transactionCounts() else { throw LoadGenError("pg_stat_database has no row for the database") }
+        return Counts(commits: counts.commits, rollbacks: counts.rollbacks)
     }
 
     /// Closes the connection.

@@ -5,6 +5,7 @@ import NotifyAMQP
 import NotifyDatabase
 import NotifyModels
 import NotifyRuntime
+import NotifyStore
 import NotifyWire
 import PostgresNIO
 
@@ -144,35 +145,23 @@ struct FanoutBenchCommand: AsyncParsableCommand {
 
     /// The app and its users' subscriptions, straight into PostgreSQL (what storage would have written).
     private func seed(_ database: PostgresClient, appId: String, logger: Logger) async throws {
-        try await database.query(
-            """
-            INSERT INTO apps (app_id, name, api_key_hash, client_signing_key, created_at)
-            VALUES (\(appId), 'loadgen fanout', \(UUID().uuidString), \(UUID().uuidString), now())
-            """, logger: logger)
+        let seeding = BenchmarkSeeding(client: database, logger: logger)
+        try await seeding.app(appId, name: "loadgen fanout")
         let total = users * devices
         var start = 0
         while start < total {
             let end = min(start + 10_000, total)
-            let ids = (start..<end).map { _ in UUID() }
-            let userIds = (start..<end).map { "user-\($0 / devices)" }
-            let tokens = (start..<end).map { _ in String(repeating: "0", count: 32) + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() }
-            try await database.query(
-                """
-                INSERT INTO subscriptions (subscription_id, app_id, user_id, platform, push_token, expires_at, registered_at)
-                SELECT id, \(appId), usr, 'apns', token, now() + interval '1 day', now()
-                FROM unnest(\(ArrayParameter(ids))::uuid[], \(ArrayParameter(userIds))::text[], \(ArrayParameter(tokens))::text[]) AS t(id, usr, token)
-                """, logger: logger)
+            try await seeding.subscriptions(
+                appId: appId, users: (start..<end).map { "user-\($0 / devices)" },
+                tokens: (start..<end).map { _ in String(repeating: "0", count: 32) + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() })
             start = end
         }
     }
 
     /// Each seeded user's devices version, as storage puts it into the user's change events.
     private func readDevicesVersions(_ database: PostgresClient, appId: String, logger: Logger) async throws -> [Int64] {
-        var versions = [Int64](repeating: 0, count: users)
-        let rows = try await database.query(
-            "SELECT substr(user_id, 6)::int, version FROM device_versions WHERE app_id = \(appId)", logger: logger)
-        for try await (user, version) in rows.decode((Int, Int64).self) { versions[user] = version }
-        return versions
+        let stored = try await BenchmarkSeeding(client: database, logger: logger).devicesVersions(appId: appId)
+        return (0..<users).map { stored["user-\($0)"] ?? 0 }
     }
 
     private func publishEvents(_ publisher: AMQPPublisher, appId: String, devicesVersions: [Int64]) async throws {

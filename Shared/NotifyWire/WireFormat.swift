@@ -6,7 +6,7 @@ import SwiftProtobuf
 /// The internal queue formats: protobuf messages (Protos/), binary on the wire, with a schema version.
 ///
 /// A message's `content_type` says its form: `application/x-protobuf` (this schema, version `schemaVersion`) or
-/// `application/json` / none (the JSON form written before it, schema version 1, still read for one release so a
+/// `application/json` / none (the JSON form written before it, schema version 1, read until 2027-01-31 so a
 /// rolling deploy strands nothing). README.md beside this file holds the rules for changing the schema.
 public enum WireFormat {
     /// The schema version this build writes and the newest it reads (it also reads version 1, the JSON form).

@@ -176,6 +176,18 @@ let package = Package(
         ),
 
         // MARK: Services
+        // openapi.yaml embedded in IngestCore at build time (OpenAPIDocument.swift is generated, not kept in git).
+        .executableTarget(
+            name: "embed-openapi",
+            path: "Tools/embed-openapi",
+            swiftSettings: swiftSettings
+        ),
+        .plugin(
+            name: "EmbedOpenAPI",
+            capability: .buildTool(),
+            dependencies: ["embed-openapi"],
+            path: "Tools/embed-openapi-plugin"
+        ),
         .target(
             name: "IngestCore",
             dependencies: [
@@ -192,7 +204,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Services/ingest/IngestCore",
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedOpenAPI"]
         ),
         .executableTarget(
             name: "Ingest",

@@ -30,10 +30,10 @@ import Yams
         return operations
     }
 
-    @Test("ingest serves the description in openapi.yaml (OpenAPIDocument.swift is generated from it by embed-openapi.sh)")
+    @Test("ingest serves the description in openapi.yaml (embedded at build time by the EmbedOpenAPI plugin)")
     func embeddedDocumentIsTheFile() throws {
         let file = try String(contentsOf: Self.file, encoding: .utf8)
-        #expect(OpenAPIDocument.yaml + "\n" == file, "run Services/ingest/embed-openapi.sh after editing openapi.yaml")
+        #expect(OpenAPIDocument.yaml + "\n" == file, "the build embeds openapi.yaml as it is: is the build older than the file?")
     }
 
     @Test("every route is described, and every described operation is a route")

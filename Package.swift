@@ -264,7 +264,7 @@ let package = Package(
         .target(
             name: "PushDispatchCore",
             dependencies: [
-                "NotifyAPNs", "NotifyAPNsCore", "NotifyModels", "NotifyJSON", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase", "NotifyOutbound",
+                "NotifyAPNs", "NotifyAPNsCore", "NotifyModels", "NotifyJSON", "NotifyAMQP", "NotifyWire", "NotifyRuntime", "NotifyDatabase", "NotifyStore", "NotifyOutbound",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NotifyModels
+import NotifyStore
 import PostgresNIO
 import Synchronization
 
@@ -15,7 +16,7 @@ final class CredentialStore<Credentials: Decodable & Sendable>: Sendable {
     }
 
     private let platform: Platform
-    private let client: PostgresClient
+    private let store: PushDispatchStore
     private let keyring: SecretKeyring
     private let logger: Logger
     private let cache = Mutex<[String: (entry: Entry?, loadedAt: ContinuousClock.Instant)]>([:])
@@ -24,7 +25,7 @@ final class CredentialStore<Credentials: Decodable & Sendable>: Sendable {
 
     init(platform: Platform, client: PostgresClient, keyring: SecretKeyring, logger: Logger) {
         self.platform = platform
-        self.client = client
+        self.store = PushDispatchStore(client: client, logger: logger)
         self.keyring = keyring
         self.logger = logger
     }
@@ -38,17 +39,10 @@ final class CredentialStore<Credentials: Decodable & Sendable>: Sendable {
             now - cached.loadedAt < (cached.entry?.rejectedReason == nil ? lifetime : refusedLifetime) {
             return cached.entry
         }
-        let rows = try await client.query(
-            """
-            SELECT secret, rejected_reason, app_package FROM app_credentials
-            WHERE app_id = \(appId) AND provider = \(platform.rawValue) AND app_package IN ('', \(appPackage ?? ""))
-            ORDER BY app_package DESC LIMIT 1
-            """,
-            logger: logger)
         var entry: Entry?
-        for try await (sealed, rejected, package) in rows.decode((String, String?, String).self) {
-            let json = try keyring.open(sealed, for: .providerCredentials(appId: appId, provider: platform, appPackage: package))
-            entry = Entry(credentials: try WireCoding.makeDecoder().decode(Credentials.self, from: json), rejectedReason: rejected)
+        if let stored = try await store.credentials(appId: appId, platform: platform, appPackage: appPackage) {
+            let json = try keyring.open(stored.sealed, for: .providerCredentials(appId: appId, provider: platform, appPackage: stored.appPackage))
+            entry = Entry(credentials: try WireCoding.makeDecoder().decode(Credentials.self, from: json), rejectedReason: stored.rejectedReason)
         }
         cache.withLock { $0[key] = (entry, now) }
         return entry

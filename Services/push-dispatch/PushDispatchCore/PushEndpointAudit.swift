@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NotifyOutbound
 import NotifyRuntime
+import NotifyStore
 import PostgresNIO
 import ServiceLifecycle
 
@@ -28,11 +29,10 @@ struct PushEndpointAudit: Service {
     /// Logs the subscriptions outside the rules and answers how many there are.
     private func audit() async throws -> Int {
         var outside = 0
-        let rows = try await client.query(
-            "SELECT subscription_id, app_id, platform, push_token FROM subscriptions WHERE platform IN ('wns', 'webpush')", logger: logger)
-        for try await (subscriptionId, appId, platform, endpoint) in rows.decode((UUID, String, String, String).self) {
+        for endpoint in try await PushDispatchStore(client: client, logger: logger).pushEndpoints() {
+            let (subscriptionId, appId, platform) = (endpoint.subscriptionId, endpoint.appId, endpoint.platform.rawValue)
             do {
-                try PushServiceHosts.check(endpoint, for: platform == "wns" ? .wns : .webPush, allowance: allowance)
+                try PushServiceHosts.check(endpoint.url, for: endpoint.platform == .wns ? .wns : .webPush, allowance: allowance)
             } catch {
                 outside += 1
                 if outside <= maximumListed {

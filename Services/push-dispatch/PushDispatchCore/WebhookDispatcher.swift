@@ -3,12 +3,13 @@ import Crypto
 import Foundation
 import Logging
 import NIOCore
-import NotifyJSON
 import NotifyAMQP
 import NotifyDatabase
+import NotifyJSON
 import NotifyModels
 import NotifyOutbound
 import NotifyRuntime
+import NotifyStore
 import NotifyWire
 import PostgresNIO
 import ServiceLifecycle
@@ -144,9 +145,8 @@ struct WebhookDispatcher: Sendable {
         // back and burn the queue's delivery limit (then be dead-lettered) within seconds of an outage.
         let found = try? await RetryUntilShutdown.run("read the app's webhook", logger: logger) {
             var webhooks: [(url: String, secret: String)] = []
-            let rows = try await database.query("SELECT url, secret FROM app_webhooks WHERE app_id = \(delivery.appId)", logger: logger)
-            for try await (url, sealed) in rows.decode((String, String).self) {
-                webhooks.append((url, try keyring.openText(sealed, for: .webhookSecret(appId: delivery.appId))))
+            if let stored = try await PostgresAppStore(client: database, logger: logger).webhook(appId: delivery.appId) {
+                webhooks.append((stored.url, try keyring.openText(stored.sealedSecret, for: .webhookSecret(appId: delivery.appId))))
             }
             return webhooks
         }

@@ -8,7 +8,7 @@ public struct StorageConfiguration: ServiceConfiguration {
     public var amqp: AMQPConfiguration
     /// The writer's database: storage is the only service that writes.
     public var databaseURL: String
-    /// The role the migrations grant SELECT on every table (ingest and fanout read through it).
+    /// The role the migrations grant reading every table (ingest and fanout read through it).
     public var readerRole = "notify_reader"
     /// Messages taken from `storage.commands` at once, each carrying up to 500 commands.
     public var prefetch = 64
@@ -29,7 +29,7 @@ public struct StorageConfiguration: ServiceConfiguration {
 
     static let databaseURL = EnvironmentVariable.databaseURL(role: "the writer: storage is the only service that writes")
     static let readerRole = EnvironmentVariable(
-        "NOTIFY_DATABASE_READER_ROLE", "role granted SELECT on every table (ingest and fanout read through it)", default: "notify_reader")
+        "NOTIFY_DATABASE_READER_ROLE", "role granted reading every table (ingest and fanout read through it)", default: "notify_reader")
     static let prefetch = EnvironmentVariable(
         "NOTIFY_PREFETCH", "messages taken from the broker at once, each carrying up to 500 commands (applied in transactions of up to 2,000)",
         default: "64")

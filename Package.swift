@@ -314,6 +314,19 @@ let package = Package(
         ),
 
         // MARK: Tests
+        // What several test targets use: running a publisher, services or a database client around a test, a publisher
+        // that records. Only test targets depend on it.
+        .target(
+            name: "NotifyTestSupport",
+            dependencies: [
+                "NotifyAMQP",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/NotifyTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "NotifyModelsTests",
             dependencies: ["NotifyModels", "NotifyJSON", "NotifyAPNsCore", .product(name: "JWTKit", package: "jwt-kit")],
@@ -329,7 +342,7 @@ let package = Package(
         .testTarget(
             name: "IngestCoreTests",
             dependencies: [
-                "IngestCore", "NotifyModels", "NotifyWire", "NotifyAMQP", "NotifyDatabase",
+                "IngestCore", "NotifyModels", "NotifyTestSupport", "NotifyWire", "NotifyAMQP", "NotifyDatabase",
                 .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Yams", package: "Yams"),
             ],
@@ -345,7 +358,7 @@ let package = Package(
         .testTarget(
             name: "StorageCoreTests",
             dependencies: [
-                "StorageCore", "NotifyModels", "NotifyWire", "NotifyDatabase", "NotifyAMQP", "NotifyRuntime", "NotifyBrokerAdmin",
+                "StorageCore", "NotifyModels", "NotifyWire", "NotifyDatabase", "NotifyAMQP", "NotifyRuntime", "NotifyBrokerAdmin", "NotifyTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/StorageCoreTests",
@@ -389,13 +402,13 @@ let package = Package(
         ),
         .testTarget(
             name: "PushDispatchTests",
-            dependencies: ["PushDispatchCore", "NotifyAPNs", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["PushDispatchCore", "NotifyAPNs", "NotifyTestSupport", .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/PushDispatchTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "AMQPIntegrationTests",
-            dependencies: ["NotifyAMQP", .product(name: "MetricsTestKit", package: "swift-metrics")],
+            dependencies: ["NotifyAMQP", "NotifyTestSupport", .product(name: "MetricsTestKit", package: "swift-metrics")],
             path: "Tests/AMQPIntegrationTests",
             swiftSettings: swiftSettings
         ),
@@ -413,6 +426,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "NotifyModels",
+                "NotifyTestSupport",
                 .product(name: "NotifyClient", package: "NotifyClient"),
                 "NotifyAMQP",
                 "NotifyWire",

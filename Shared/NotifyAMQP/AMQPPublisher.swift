@@ -14,7 +14,7 @@ import Synchronization
 /// `.confirmTimeout` (checked about once a second): a broker under a memory or disk alarm blocks its publishers
 /// and confirms nothing until the alarm clears. Such a message may still be stored; the caller must treat it as
 /// unknown, never as refused.
-public final class AMQPPublisher: Service, Sendable {
+public final class AMQPPublisher: MessagePublisher, Service {
     private let configuration: AMQPConfiguration
     private let topology: AMQPTopology
     private let confirmTimeout: Duration?
@@ -64,10 +64,6 @@ public final class AMQPPublisher: Service, Sendable {
                 thread.wake()
             }
         }
-    }
-
-    public func publish(_ message: AMQPOutboundMessage) async throws {
-        try await publish([message])
     }
 
     /// Connects and serves publishes until graceful shutdown; in-flight confirms are awaited before closing.

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NotifyModels
+import NotifyTestSupport
 import NotifyWire
 import Testing
 

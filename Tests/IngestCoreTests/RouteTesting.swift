@@ -5,6 +5,7 @@ import Logging
 import NotifyAMQP
 import NotifyDatabase
 import NotifyModels
+import NotifyTestSupport
 import Synchronization
 
 @testable import IngestCore
@@ -116,17 +117,6 @@ struct FixedTargets: TargetDirectory {
 
     func members(appId: String, source name: String, userIds: [String]) async throws -> [String: [UUID]] {
         name == Self.eventSource && userIds.contains("alice") ? ["alice": [Self.subscriptionId]] : [:]
-    }
-}
-
-/// Confirms every publish at once and keeps the messages.
-final class RecordingPublisher: MessagePublisher {
-    private let messages = Mutex<[AMQPOutboundMessage]>([])
-
-    var all: [AMQPOutboundMessage] { messages.withLock { $0 } }
-
-    func publish(_ messages: [AMQPOutboundMessage]) async throws {
-        self.messages.withLock { $0 += messages }
     }
 }
 

@@ -20,14 +20,7 @@ public final class AMQPPublisher: MessagePublisher, Service {
     private let confirmTimeout: Duration?
     private let logger: Logger
     private let thread = ConnectionThread()
-    private let shared = Mutex<SharedState>(SharedState())
-
-    private struct SharedState {
-        var inbox: [PublishRequest] = []
-        var connected = false
-        var stopping = false
-        var started = false
-    }
+    private let shared = Mutex(PublisherStateMachine<PublishRequest>())
 
     private struct PublishRequest {
         var messages: [AMQPOutboundMessage]
@@ -42,7 +35,7 @@ public final class AMQPPublisher: MessagePublisher, Service {
     }
 
     /// Whether the connection is up (for health checks).
-    public var isConnected: Bool { shared.withLock { $0.connected } }
+    public var isConnected: Bool { shared.withLock { $0.isConnected } }
 
     /// Publishes the messages and waits for the broker's confirms. Throws `AMQPError`.
     public func publish(_ messages: [AMQPOutboundMessage]) async throws {
@@ -52,16 +45,9 @@ public final class AMQPPublisher: MessagePublisher, Service {
             messages[index].properties.messageId = PublishedMessageID.next()
         }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let refusal: AMQPError? = shared.withLock { state in
-                if state.stopping { return AMQPError(code: .shutdown, message: "the publisher is shutting down") }
-                if !state.connected { return AMQPError(code: .notConnected, message: "not connected to the broker") }
-                state.inbox.append(PublishRequest(messages: messages, continuation: continuation))
-                return nil
-            }
-            if let refusal {
-                continuation.resume(throwing: refusal)
-            } else {
-                thread.wake()
+            switch shared.withLock({ $0.publish(PublishRequest(messages: messages, continuation: continuation)) }) {
+            case .wakeThread: thread.wake()
+            case .refuse(let refusal): continuation.resume(throwing: refusal)
             }
         }
     }
@@ -70,25 +56,21 @@ public final class AMQPPublisher: MessagePublisher, Service {
     public func run() async throws {
         startIfNeeded()
         try? await gracefulShutdown()
-        shared.withLock { $0.stopping = true }
+        shared.withLock { $0.stop() }
         thread.wake()
         await thread.waitUntilFinished()
     }
 
     /// Starts the connection thread without waiting for shutdown (for use outside a ServiceGroup).
     public func startIfNeeded() {
-        let first = shared.withLock { state in
-            defer { state.started = true }
-            return !state.started
-        }
-        if first {
+        if shared.withLock({ $0.start() }) {
             thread.start(name: "amqp-out") { [self] in threadMain() }
         }
     }
 
     /// Stops a publisher started with `startIfNeeded`.
     public func shutdown() async {
-        shared.withLock { $0.stopping = true }
+        shared.withLock { $0.stop() }
         thread.wake()
         await thread.waitUntilFinished()
     }
@@ -109,24 +91,20 @@ public final class AMQPPublisher: MessagePublisher, Service {
         var session = ConfirmTracker()
         thread.runConnections(
             configuration: configuration, logger: logger, role: "publisher",
-            isStopping: { shared.withLock { $0.stopping } },
+            isStopping: { shared.withLock { $0.isStopping } },
             prepare: { connection throws(AMQPError) in
                 try connection.declare(topology)
                 try connection.enablePublisherConfirms()
             },
             onConnected: { _ in
                 session = ConfirmTracker()
-                shared.withLock { $0.connected = true }
+                shared.withLock { $0.connected() }
             },
             serve: { connection throws(AMQPError) in try serve(connection, &session) },
             onDisconnected: {
                 // Marked disconnected before anyone waiting is failed, so a caller that retries at once is
                 // refused rather than queued on the dead connection.
-                let waiting = shared.withLock { state in
-                    state.connected = false
-                    defer { state.inbox = [] }
-                    return state.inbox
-                }
+                let waiting = shared.withLock { $0.disconnected() }
                 session.failAll(AMQPError(code: .connectionLost, message: "the connection dropped before the broker confirmed"))
                 for request in waiting {
                     request.continuation.resume(throwing: AMQPError(code: .notConnected, message: "the connection dropped"))
@@ -138,10 +116,7 @@ public final class AMQPPublisher: MessagePublisher, Service {
     private func serve(_ connection: AMQPWireConnection, _ session: inout ConfirmTracker) throws(AMQPError) {
         let idleWait = Int32(max(configuration.heartbeatSeconds, 1) * 250)
         while true {
-            let (requests, stopping) = shared.withLock { state in
-                defer { state.inbox = [] }
-                return (state.inbox, state.stopping)
-            }
+            let (requests, stopping) = shared.withLock { $0.takeInbox() }
             // Track every request taken from the inbox before writing any of them: if a write throws,
             // `failAll` must resume them all (the ones not tracked would wait forever).
             let now = ContinuousClock.now
@@ -163,7 +138,7 @@ public final class AMQPPublisher: MessagePublisher, Service {
                 }
             }
             if let confirmTimeout { session.failUnconfirmed(sentBefore: .now - confirmTimeout, after: confirmTimeout) }
-            if stopping && session.isEmpty && shared.withLock({ $0.inbox.isEmpty }) { return }
+            if stopping && session.isEmpty && shared.withLock({ $0.inboxIsEmpty }) { return }
             if connection.hasBufferedInput { continue }
             thread.wait(socket: connection.socketDescriptor, timeoutMilliseconds: session.isEmpty ? idleWait : 1000)
         }

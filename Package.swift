@@ -315,12 +315,15 @@ let package = Package(
 
         // MARK: Tests
         // What several test targets use: running a publisher, services or a database client around a test, a publisher
-        // that records. Only test targets depend on it.
+        // that records, an HTTP server on the loopback. Only test targets depend on it.
         .target(
             name: "NotifyTestSupport",
             dependencies: [
                 "NotifyAMQP",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -367,10 +370,9 @@ let package = Package(
         .testTarget(
             name: "NotifyOutboundTests",
             dependencies: [
-                "NotifyOutbound",
+                "NotifyOutbound", "NotifyTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Tests/NotifyOutboundTests",

@@ -404,7 +404,13 @@ let package = Package(
         ),
         .testTarget(
             name: "PushDispatchTests",
-            dependencies: ["PushDispatchCore", "NotifyAPNs", "NotifyTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "PushDispatchCore", "NotifyAPNs", "NotifyAMQP", "NotifyModels", "NotifyOutbound", "NotifyTestSupport", "NotifyWire",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             path: "Tests/PushDispatchTests",
             swiftSettings: swiftSettings
         ),

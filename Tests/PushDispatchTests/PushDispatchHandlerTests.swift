@@ -38,19 +38,62 @@ struct PushDispatchHandlerTests {
         }
     }
 
+    /// A provider that holds each job of the device token `slow` until `release()`; answers the others at once.
+    final class GatedProvider: PushProvider {
+        let platform = Platform.fcm
+        private let handed = Mutex<[PushJob]>([])
+        private let released = Mutex(false)
+
+        var sent: [PushJob] { handed.withLock { $0 } }
+
+        func release() { released.withLock { $0 = true } }
+
+        func deliver(_ jobs: [PushJob], concurrency _: Int) async -> [PushAttempt] {
+            handed.withLock { $0 += jobs }
+            if jobs.contains(where: { $0.deviceToken == "slow" }) {
+                while !released.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(5)) }
+            }
+            return jobs.map { _ in PushAttempt(verdict: PushVerdict(action: .accepted, status: 200, reason: nil), answerTime: .seconds(2)) }
+        }
+    }
+
+    /// A database that cannot be reached: every check fails, and is counted.
+    final class UnreachableDatabase: VisualFallbackCheck {
+        private let checks = Mutex(0)
+
+        var attempts: Int { checks.withLock { $0 } }
+
+        func unneeded(_ jobs: [PushJob]) async throws -> Set<UUID> {
+            checks.withLock { $0 += 1 }
+            throw AMQPError(code: .connectionFailed, message: "the database is down")
+        }
+    }
+
     static let queue = QueueNames.pushQueue(.fcm, lane: .interactive)
     static let retryPolicy = RetryPolicy(delaysMilliseconds: [1_000, 5_000, 25_000])
 
     let publisher = RecordingPublisher()
 
-    /// Handles `messages` (each a delivery) with a handler on `provider`; the dispositions.
-    func handle(_ messages: [AMQPOutboundMessage], with provider: ScriptedProvider, synced: SyncedDevices = SyncedDevices()) async -> [AMQPDisposition] {
-        let handler = PushDispatchHandler(
-            provider: provider, lane: .interactive, budget: InFlightBudget(capacity: 16, appShare: 8), publisher: publisher,
+    /// A handler on `provider` publishing to `publisher` (this suite's unless given).
+    func handler(
+        _ provider: any PushProvider, publisher: RecordingPublisher? = nil, budget: InFlightBudget = InFlightBudget(capacity: 16, appShare: 8),
+        syncCheck: any VisualFallbackCheck = SyncedDevices()
+    ) -> PushDispatchHandler {
+        let publisher = publisher ?? self.publisher
+        return PushDispatchHandler(
+            provider: provider, lane: .interactive, budget: budget, publisher: publisher,
             reporter: OutcomeReporter(publisher: publisher, interval: .seconds(3600), maximumDeliveries: 1, logger: quietLogger),
-            retryPolicy: Self.retryPolicy, metrics: DispatchMetrics(provider: .fcm), logger: quietLogger, syncCheck: synced)
-        let deliveries = messages.enumerated().map { AMQPDelivery.received($1, tag: UInt64($0 + 1)) }
-        return await handler.handle(deliveries).dispositions()
+            retryPolicy: Self.retryPolicy, metrics: DispatchMetrics(provider: .fcm), logger: quietLogger, syncCheck: syncCheck)
+    }
+
+    /// `messages` as the consumer hands them over (each a delivery).
+    func deliveries(_ messages: [AMQPOutboundMessage]) -> [AMQPDelivery] {
+        messages.enumerated().map { AMQPDelivery.received($1, tag: UInt64($0 + 1)) }
+    }
+
+    /// Handles `messages` with a handler on `provider`; the dispositions.
+    func handle(_ messages: [AMQPOutboundMessage], with provider: ScriptedProvider, synced: SyncedDevices = SyncedDevices()) async -> [AMQPDisposition] {
+        await handler(provider, syncCheck: synced).handle(deliveries(messages)).dispositions()
     }
 
     func batch(_ jobs: [PushJob]) -> AMQPOutboundMessage {
@@ -198,5 +241,58 @@ struct PushDispatchHandlerTests {
         #expect(dispositions == [.ack, .ack, .ack])
         #expect(provider.sent.map(\.deviceToken).sorted() == ["behind", "regular"])
         #expect(Set(try outcomes().map(\.pushId)) == [unsynced.pushId, regular.pushId])
+    }
+
+    @Test("an app whose provider answers slowly has its further jobs parked, to come back later, instead of holding slots")
+    func parked() async throws {
+        let provider = GatedProvider()
+        // Every app at its share of one counts as slow at once.
+        let budget = InFlightBudget(capacity: 4, appShare: 1, slowAfter: .nanoseconds(-1))
+        let handler = handler(provider, budget: budget)
+        let slow = PushJob.fixture(deviceToken: "slow")
+        let firstHandling = await handler.handle(deliveries([batch([slow])]))
+        let first = Task { await firstHandling.dispositions() }
+        while provider.sent.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+
+        let waiting = [PushJob.fixture(deviceToken: "next-1"), PushJob.fixture(deviceToken: "next-2")]
+        let before = Date()
+        #expect(await handler.handle(deliveries([batch(waiting)])).dispositions() == [.ack])
+        #expect(provider.sent.map(\.pushId) == [slow.pushId], "the waiting jobs were not sent")
+        let parked = try #require(consequences.first)
+        #expect(parked.routingKey == QueueNames.pushParked)
+        #expect(try parked.read(as: PushJobBatch.self).jobs.map(\.pushId) == waiting.map(\.pushId))
+        #expect(parked.properties.headers[DelayedForward.targetHeader] == .string(Self.queue))
+        let due = try #require(parked.properties.headers[DelayedForward.dueHeader]?.integerValue)
+        #expect(Double(due) / 1000 >= before.timeIntervalSince1970 + 1, "parked for a second at least")
+
+        provider.release()
+        #expect(await first.value == [.ack])
+        #expect(try outcomes().map(\.pushId) == [slow.pushId], "parked jobs have no outcome yet")
+    }
+
+    @Test("retries the broker does not confirm are published again; at shutdown the batch goes back to its queue, unacked")
+    func unconfirmedConsequences() async throws {
+        let refusing = RecordingPublisher(refusing: AMQPError(code: .notConnected, message: "not connected to the broker"))
+        let provider = ScriptedProvider { _ in PushVerdict(action: .retry(after: nil), status: 503, reason: nil) }
+        let handling = await handler(provider, publisher: refusing).handle(deliveries([batch([PushJob.fixture()])]))
+        let settled = Task { await handling.dispositions() }
+        while refusing.refusedCount < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        settled.cancel()
+        #expect(await settled.value == [.requeue])
+    }
+
+    @Test("while the database cannot say whether devices synced, visual fallbacks are not sent; at shutdown they go back to their queue")
+    func fallbackCheckFails() async throws {
+        var fallback = PushJob.fixture()
+        fallback.isVisualFallback = true
+        let database = UnreachableDatabase()
+        let provider = ScriptedProvider { _ in PushVerdict(action: .accepted, status: 200, reason: nil) }
+        let handling = await handler(provider, syncCheck: database).handle(deliveries([batch([fallback])]))
+        let settled = Task { await handling.dispositions() }
+        while database.attempts < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        settled.cancel()
+        #expect(await settled.value == [.requeue])
+        #expect(provider.sent.isEmpty)
+        #expect(publisher.all.isEmpty)
     }
 }

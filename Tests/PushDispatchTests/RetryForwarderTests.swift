@@ -77,4 +77,15 @@ struct RetryForwarderTests {
         #expect(dispositions.last == .ack)
         #expect(publisher.all.map { String(decoding: $0.body, as: UTF8.self) } == ["kept"])
     }
+
+    @Test("a forward the broker does not confirm is tried again; at shutdown the message goes back to its delay queue, not lost")
+    func unconfirmed() async throws {
+        let refusing = RecordingPublisher(refusing: AMQPError(code: .notConnected, message: "not connected to the broker"))
+        let handling = await RetryForwarder(publisher: refusing, logger: quietLogger)
+            .handle([waiting(for: "push.fcm.interactive", dueIn: -1, body: "now", tag: 1)])
+        let settled = Task { await handling.dispositions() }
+        while refusing.refusedCount < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        settled.cancel()
+        #expect(await settled.value == [.requeue])
+    }
 }

@@ -30,15 +30,18 @@ enum Fixture {
             tokenProvider: { tokens.next() }, transport: service)
     }
 
-    /// A visual notification as the service shows it.
+    /// A visual notification as the service shows it, created `sequence` seconds after 15 January 2027 (unless `created` says
+    /// otherwise) and expiring a day later.
     static func notification(
         _ id: UUID = UUID(), sequence: Int64, title: String = "Your order shipped", readState: ReadState = .unread,
-        userActionState: UserActionState = .noInteraction, status: NotificationStatus = .active
+        userActionState: UserActionState = .noInteraction, status: NotificationStatus = .active, created: Date? = nil,
+        displayTimeToLive: Int? = nil
     ) -> NotificationView {
-        let created = Date(timeIntervalSince1970: 1_800_000_000 + Double(sequence))
+        let created = created ?? Date(timeIntervalSince1970: 1_800_000_000 + Double(sequence))
         let content = NotificationContent(
-            appNotificationId: nil, groupName: nil, priority: .high, expirationDateTime: created.addingTimeInterval(86_400), displayTimeToLive: nil,
-            platformTypes: nil, payload: NotificationPayload(visualContent: VisualContent(title: title, body: "test")), push: nil)
+            appNotificationId: nil, groupName: nil, priority: .high, expirationDateTime: created.addingTimeInterval(86_400),
+            displayTimeToLive: displayTimeToLive, platformTypes: nil,
+            payload: NotificationPayload(visualContent: VisualContent(title: title, body: "test")), push: nil)
         return NotificationView(
             id: id, userId: "alice", content: content, readState: readState, userActionState: userActionState, status: status,
             sequence: sequence, createdDateTime: created, lastModifiedDateTime: created)

@@ -115,4 +115,21 @@ import Testing
         #expect(invalid?.code == .invalidArgument)
         #expect(service.requests.count == 1, "only the registration")
     }
+
+    @Test("a sync first registers again a subscription that expires within a week")
+    func syncRenews() async throws {
+        let registered = Fixture.Registered(subscriptionId: subscriptionId, expirationDateTime: Date(timeIntervalSinceNow: 2 * 86_400))
+        let service = FakeService { request in request.method == "POST" ? try .ok(registered) : try .ok(Fixture.page([], through: 0)) }
+        let client = try Fixture.client(service)
+        try await client.subscribe(pushToken: "ab12")
+        _ = try await client.sync()
+        #expect(service.requests.map(\.method) == ["POST", "POST", "GET"])
+    }
+
+    @Test("unsubscribing without a subscription asks nothing of the service")
+    func unsubscribeUnsubscribed() async throws {
+        let service = registering()
+        try await Fixture.client(service).unsubscribe()
+        #expect(service.requests.isEmpty)
+    }
 }

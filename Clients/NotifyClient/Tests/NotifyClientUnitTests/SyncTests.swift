@@ -142,6 +142,20 @@ import Testing
         #expect(service.requests.map { $0.headers["X-Subscription-Id"] } == [nil, nil, subscriptionId.uuidString.lowercased()])
     }
 
+    @Test("broadcasts in the feed are followed by their own cursor: each applied once, whatever the user's sequence")
+    func broadcasts() async throws {
+        let news = Fixture.notification(sequence: 1, title: "Extra")
+        let published = NotificationChange(sequence: 0, broadcastSequence: 5, kind: .created, changedDateTime: news.lastModifiedDateTime, notification: news)
+        let service = FakeService { _ in
+            try .ok(ChangePage(changes: [published], cursor: SyncCursor.encode(SyncPosition(sequence: 0, broadcastSequence: 5)), hasMore: false))
+        }
+        let client = try Fixture.client(service)
+        #expect(try await client.sync() == [published])
+        #expect(try await client.sync().isEmpty, "listed again, not applied again")
+        #expect(await client.notification(id: news.id) != nil)
+        #expect(service.requests.last?.query["cursor"] == SyncCursor.encode(SyncPosition(sequence: 0, broadcastSequence: 5)))
+    }
+
     /// A page of `GET /v1/me/notifications`.
     static func history(_ notifications: [NotificationView], next: String?) throws -> String {
         struct Page: Encodable {

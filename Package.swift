@@ -414,6 +414,13 @@ let package = Package(
             path: "Tests/PushDispatchTests",
             swiftSettings: swiftSettings
         ),
+        // The AMQP layer's logic without a broker: URLs, the publisher's states, confirms matched to publishes.
+        .testTarget(
+            name: "NotifyAMQPTests",
+            dependencies: ["NotifyAMQP"],
+            path: "Tests/NotifyAMQPTests",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "AMQPIntegrationTests",
             dependencies: ["NotifyAMQP", "NotifyTestSupport", .product(name: "MetricsTestKit", package: "swift-metrics")],

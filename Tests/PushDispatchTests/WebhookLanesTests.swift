@@ -38,10 +38,9 @@ import Testing
         let late = Task { if await thirdTurn.value == nil { await order.append(3) } }
         let early = Task { if await secondTurn.value == nil { await order.append(2) } }
         lanes.leave(first, retryAt: nil)
-        try await Task.sleep(for: .milliseconds(50))
+        await early.value
         #expect(await order.entries == [2], "only the second holds the lane")
         lanes.leave(second, retryAt: nil)
-        await early.value
         await late.value
         #expect(await order.entries == [2, 3])
     }

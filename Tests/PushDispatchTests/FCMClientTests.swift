@@ -137,6 +137,22 @@ struct FCMClientTests {
         }
     }
 
+    @Test("a token the endpoint could not grant is not kept: the next push asks again")
+    func failedTokenNotCached() async throws {
+        let tokens = AnswersInTurn([
+            .init(status: 503),
+            .init(status: 200, json: #"{"access_token":"ya29.after","expires_in":3600,"token_type":"Bearer"}"#),
+        ])
+        try await withLoopbackProvider(answering: { request in request.uri == "/token" ? tokens.next() : .init(status: 200) }) { server, http in
+            let provider = provider(http, on: server)
+            let first = await provider.deliver(PushJob.fixture(.fcm))
+            let second = await provider.deliver(PushJob.fixture(.fcm))
+            #expect(first.action == .retry(after: nil))
+            #expect(second.action == .accepted)
+            #expect(server.requests.map(\.uri) == ["/token", "/token", Self.sendPath])
+        }
+    }
+
     @Test("a token near its expiry is replaced before the next push")
     func tokenRefreshedNearExpiry() async throws {
         // Valid 1 s: used until half its life at most, so every push asks for a new one.

@@ -214,6 +214,16 @@ struct PushDispatchHandlerTests {
         #expect(try outcomes().map(\.result).sorted { $0.rawValue < $1.rawValue } == [.accepted, .retrying, .retrying])
     }
 
+    @Test("the jobs of several apps in one batch are all sent, and their outcomes go out together")
+    func severalApps() async throws {
+        let jobs = [PushJob.fixture(appId: "app_a"), PushJob.fixture(appId: "app_b"), PushJob.fixture(appId: "app_a")]
+        let provider = ScriptedProvider { _ in PushVerdict(action: .accepted, status: 200, reason: nil) }
+        #expect(await handle([batch(jobs)], with: provider) == [.ack])
+        #expect(Set(provider.sent.map(\.pushId)) == Set(jobs.map(\.pushId)))
+        #expect(publisher.publishes.count == 1)
+        #expect(Set(try outcomes().map(\.pushId)) == Set(jobs.map(\.pushId)))
+    }
+
     @Test("a message that is not a push-job batch is dead-lettered; the batch's other messages are handled")
     func notABatch() async throws {
         let job = PushJob.fixture()

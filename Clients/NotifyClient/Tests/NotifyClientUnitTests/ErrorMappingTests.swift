@@ -83,4 +83,13 @@ import Testing
         let error = await #expect(throws: NotifyClientError.self) { try await client.sync() }
         #expect(error?.code == .invalidResponse)
     }
+
+    @Test("an error answer without the service's body (a proxy's page) is still a server error with its status")
+    func errorWithoutBody() async throws {
+        let client = try Fixture.client(FakeService { _ in .status(502, json: "<html>Bad Gateway</html>") })
+        let error = await #expect(throws: NotifyClientError.self) { try await client.sync() }
+        #expect(error?.code == .server)
+        #expect(error?.statusCode == 502)
+        #expect(error?.serverError == nil)
+    }
 }

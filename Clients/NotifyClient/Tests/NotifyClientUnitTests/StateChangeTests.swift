@@ -110,4 +110,14 @@ import Testing
         #expect(error?.code == .invalidArgument)
         #expect(service.requests.isEmpty)
     }
+
+    @Test("which refusals drop a queued change (it can never apply) and which keep it for later", arguments: [
+        (400, false), (403, false), (404, false), (409, false), (401, true), (408, true), (429, true), (500, true), (503, true),
+    ])
+    func refusalKinds(status: Int, kept: Bool) async throws {
+        let client = try Fixture.client(service { _ in try .error(status, "refused") })
+        _ = try await client.sync()
+        try await client.setState(of: notification.id, readState: .read)
+        #expect(await client.pendingChangeCount == (kept ? 1 : 0))
+    }
 }

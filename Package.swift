@@ -357,6 +357,22 @@ let package = Package(
         ),
 
         // MARK: Tests
+        // What several test targets use: running a publisher, services or a database client around a test, a publisher
+        // that records, an HTTP server on the loopback. Only test targets depend on it.
+        .target(
+            name: "NotifyTestSupport",
+            dependencies: [
+                "NotifyAMQP",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/NotifyTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "NotifyModelsTests",
             dependencies: ["NotifyModels", "NotifyJSON", "NotifyAPNsCore", .product(name: "JWTKit", package: "jwt-kit")],
@@ -389,7 +405,8 @@ let package = Package(
         .testTarget(
             name: "IngestCoreTests",
             dependencies: [
-                "IngestCore", "NotifyModels", "NotifyWire", "NotifyAMQP", "NotifyDatabase", "NotifyRuntime", "NotifyStore", "NotifyStoreTesting",
+                "IngestCore", "NotifyModels", "NotifyTestSupport", "NotifyWire", "NotifyAMQP", "NotifyDatabase", "NotifyRuntime", "NotifyStore",
+                "NotifyStoreTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Yams", package: "Yams"),
             ],
@@ -409,6 +426,7 @@ let package = Package(
             name: "StorageCoreTests",
             dependencies: [
                 "StorageCore", "NotifyModels", "NotifyWire", "NotifyDatabase", "NotifyStore", "NotifyAMQP", "NotifyRuntime", "NotifyBrokerAdmin",
+                "NotifyTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/StorageCoreTests",
@@ -417,10 +435,9 @@ let package = Package(
         .testTarget(
             name: "NotifyOutboundTests",
             dependencies: [
-                "NotifyOutbound",
+                "NotifyOutbound", "NotifyTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Tests/NotifyOutboundTests",
@@ -453,15 +470,25 @@ let package = Package(
         .testTarget(
             name: "PushDispatchTests",
             dependencies: [
-                "PushDispatchCore", "NotifyAPNs", "NotifyAMQP", "NotifyModels", "NotifyRuntime",
+                "PushDispatchCore", "NotifyAPNs", "NotifyAMQP", "NotifyModels", "NotifyOutbound", "NotifyTestSupport", "NotifyWire",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Tests/PushDispatchTests",
             swiftSettings: swiftSettings
         ),
+        // The AMQP layer's logic without a broker: URLs, the publisher's states, confirms matched to publishes.
+        .testTarget(
+            name: "NotifyAMQPTests",
+            dependencies: ["NotifyAMQP"],
+            path: "Tests/NotifyAMQPTests",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "AMQPIntegrationTests",
-            dependencies: ["NotifyAMQP", .product(name: "MetricsTestKit", package: "swift-metrics")],
+            dependencies: ["NotifyAMQP", "NotifyTestSupport", .product(name: "MetricsTestKit", package: "swift-metrics")],
             path: "Tests/AMQPIntegrationTests",
             swiftSettings: swiftSettings
         ),
@@ -479,6 +506,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "NotifyModels",
+                "NotifyTestSupport",
                 .product(name: "NotifyClient", package: "NotifyClient"),
                 "NotifyAMQP",
                 "NotifyWire",

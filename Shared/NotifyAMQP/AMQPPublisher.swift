@@ -14,20 +14,13 @@ import Synchronization
 /// `.confirmTimeout` (checked about once a second): a broker under a memory or disk alarm blocks its publishers
 /// and confirms nothing until the alarm clears. Such a message may still be stored; the caller must treat it as
 /// unknown, never as refused.
-public final class AMQPPublisher: Service, Sendable {
+public final class AMQPPublisher: MessagePublisher, Service {
     private let configuration: AMQPConfiguration
     private let topology: AMQPTopology
     private let confirmTimeout: Duration?
     private let logger: Logger
     private let thread = ConnectionThread()
-    private let shared = Mutex<SharedState>(SharedState())
-
-    private struct SharedState {
-        var inbox: [PublishRequest] = []
-        var connected = false
-        var stopping = false
-        var started = false
-    }
+    private let shared = Mutex(PublisherStateMachine<PublishRequest>())
 
     private struct PublishRequest {
         var messages: [AMQPOutboundMessage]
@@ -42,7 +35,7 @@ public final class AMQPPublisher: Service, Sendable {
     }
 
     /// Whether the connection is up (for health checks).
-    public var isConnected: Bool { shared.withLock { $0.connected } }
+    public var isConnected: Bool { shared.withLock { $0.isConnected } }
 
     /// Publishes the messages and waits for the broker's confirms. Throws `AMQPError`.
     public func publish(_ messages: [AMQPOutboundMessage]) async throws {
@@ -52,47 +45,32 @@ public final class AMQPPublisher: Service, Sendable {
             messages[index].properties.messageId = PublishedMessageID.next()
         }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let refusal: AMQPError? = shared.withLock { state in
-                if state.stopping { return AMQPError(code: .shutdown, message: "the publisher is shutting down") }
-                if !state.connected { return AMQPError(code: .notConnected, message: "not connected to the broker") }
-                state.inbox.append(PublishRequest(messages: messages, continuation: continuation))
-                return nil
-            }
-            if let refusal {
-                continuation.resume(throwing: refusal)
-            } else {
-                thread.wake()
+            switch shared.withLock({ $0.publish(PublishRequest(messages: messages, continuation: continuation)) }) {
+            case .wakeThread: thread.wake()
+            case .refuse(let refusal): continuation.resume(throwing: refusal)
             }
         }
-    }
-
-    public func publish(_ message: AMQPOutboundMessage) async throws {
-        try await publish([message])
     }
 
     /// Connects and serves publishes until graceful shutdown; in-flight confirms are awaited before closing.
     public func run() async throws {
         startIfNeeded()
         try? await gracefulShutdown()
-        shared.withLock { $0.stopping = true }
+        shared.withLock { $0.stop() }
         thread.wake()
         await thread.waitUntilFinished()
     }
 
     /// Starts the connection thread without waiting for shutdown (for use outside a ServiceGroup).
     public func startIfNeeded() {
-        let first = shared.withLock { state in
-            defer { state.started = true }
-            return !state.started
-        }
-        if first {
+        if shared.withLock({ $0.start() }) {
             thread.start(name: "amqp-out") { [self] in threadMain() }
         }
     }
 
     /// Stops a publisher started with `startIfNeeded`.
     public func shutdown() async {
-        shared.withLock { $0.stopping = true }
+        shared.withLock { $0.stop() }
         thread.wake()
         await thread.waitUntilFinished()
     }
@@ -113,24 +91,20 @@ public final class AMQPPublisher: Service, Sendable {
         var session = ConfirmTracker()
         thread.runConnections(
             configuration: configuration, logger: logger, role: "publisher",
-            isStopping: { shared.withLock { $0.stopping } },
+            isStopping: { shared.withLock { $0.isStopping } },
             prepare: { connection throws(AMQPError) in
                 try connection.declare(topology)
                 try connection.enablePublisherConfirms()
             },
             onConnected: { _ in
                 session = ConfirmTracker()
-                shared.withLock { $0.connected = true }
+                shared.withLock { $0.connected() }
             },
             serve: { connection throws(AMQPError) in try serve(connection, &session) },
             onDisconnected: {
                 // Marked disconnected before anyone waiting is failed, so a caller that retries at once is
                 // refused rather than queued on the dead connection.
-                let waiting = shared.withLock { state in
-                    state.connected = false
-                    defer { state.inbox = [] }
-                    return state.inbox
-                }
+                let waiting = shared.withLock { $0.disconnected() }
                 session.failAll(AMQPError(code: .connectionLost, message: "the connection dropped before the broker confirmed"))
                 for request in waiting {
                     request.continuation.resume(throwing: AMQPError(code: .notConnected, message: "the connection dropped"))
@@ -142,10 +116,7 @@ public final class AMQPPublisher: Service, Sendable {
     private func serve(_ connection: AMQPWireConnection, _ session: inout ConfirmTracker) throws(AMQPError) {
         let idleWait = Int32(max(configuration.heartbeatSeconds, 1) * 250)
         while true {
-            let (requests, stopping) = shared.withLock { state in
-                defer { state.inbox = [] }
-                return (state.inbox, state.stopping)
-            }
+            let (requests, stopping) = shared.withLock { $0.takeInbox() }
             // Track every request taken from the inbox before writing any of them: if a write throws,
             // `failAll` must resume them all (the ones not tracked would wait forever).
             let now = ContinuousClock.now
@@ -167,101 +138,9 @@ public final class AMQPPublisher: Service, Sendable {
                 }
             }
             if let confirmTimeout { session.failUnconfirmed(sentBefore: .now - confirmTimeout, after: confirmTimeout) }
-            if stopping && session.isEmpty && shared.withLock({ $0.inbox.isEmpty }) { return }
+            if stopping && session.isEmpty && shared.withLock({ $0.inboxIsEmpty }) { return }
             if connection.hasBufferedInput { continue }
             thread.wait(socket: connection.socketDescriptor, timeoutMilliseconds: session.isEmpty ? idleWait : 1000)
-        }
-    }
-}
-
-/// Matches publisher confirms (delivery tags counted from 1 per channel) to publish requests.
-private struct ConfirmTracker {
-    private struct InFlight {
-        var firstTag: UInt64
-        var lastTag: UInt64
-        var messages: [AMQPOutboundMessage]
-        /// nil once the caller was answered early (its confirm was overdue); the entry stays to match the tags.
-        var continuation: CheckedContinuation<Void, any Error>?
-        var sentAt: ContinuousClock.Instant
-        var remaining: Int
-        var confirmedThrough: UInt64
-        var failure: AMQPError?
-    }
-
-    private var inFlight: [InFlight] = []
-    private var nextTag: UInt64 = 1
-    /// Tags confirmed one by one, above their request's `confirmedThrough`.
-    private var singlyConfirmed = Set<UInt64>()
-
-    var isEmpty: Bool { inFlight.isEmpty }
-
-    mutating func add(messages: [AMQPOutboundMessage], continuation: CheckedContinuation<Void, any Error>, at sentAt: ContinuousClock.Instant) {
-        let first = nextTag
-        nextTag += UInt64(messages.count)
-        inFlight.append(InFlight(
-            firstTag: first, lastTag: nextTag - 1, messages: messages, continuation: continuation, sentAt: sentAt,
-            remaining: messages.count, confirmedThrough: first - 1, failure: nil))
-    }
-
-    /// Answers the callers of requests sent before `deadline` and still unconfirmed with `.confirmTimeout`.
-    mutating func failUnconfirmed(sentBefore deadline: ContinuousClock.Instant, after timeout: Duration) {
-        for index in inFlight.indices {
-            guard inFlight[index].sentAt < deadline else { break }
-            guard let continuation = inFlight[index].continuation else { continue }
-            inFlight[index].continuation = nil
-            continuation.resume(throwing: AMQPError(code: .confirmTimeout, message: "the broker confirmed nothing within \(timeout) (a memory or disk alarm blocks publishers?)"))
-        }
-    }
-
-    mutating func settle(tag: UInt64, multiple: Bool, failure: AMQPError?) {
-        for index in inFlight.indices {
-            if inFlight[index].firstTag > tag { break }
-            if multiple {
-                let upTo = min(tag, inFlight[index].lastTag)
-                var current = inFlight[index].confirmedThrough + 1
-                while current <= upTo {
-                    if singlyConfirmed.remove(current) == nil { inFlight[index].remaining -= 1 }
-                    current += 1
-                }
-                inFlight[index].confirmedThrough = max(inFlight[index].confirmedThrough, upTo)
-            } else if tag <= inFlight[index].lastTag {
-                if tag > inFlight[index].confirmedThrough && singlyConfirmed.insert(tag).inserted {
-                    inFlight[index].remaining -= 1
-                }
-            }
-            if let failure, inFlight[index].failure == nil, multiple || tag <= inFlight[index].lastTag {
-                inFlight[index].failure = failure
-            }
-        }
-        completeFinished()
-    }
-
-    /// basic.return carries no delivery tag, only the message's properties: when several requests in flight
-    /// hold a message with this id (callers may reuse ids), every one of them fails, since the returned one
-    /// cannot be told apart and must never be reported as stored.
-    mutating func markReturned(messageId: String?, reason: String) {
-        for index in inFlight.indices where inFlight[index].messages.contains(where: { $0.properties.messageId == messageId }) {
-            inFlight[index].failure = AMQPError(code: .unroutable, message: "the message reached no queue: \(reason)")
-        }
-    }
-
-    mutating func failAll(_ error: AMQPError) {
-        for request in inFlight { request.continuation?.resume(throwing: error) }
-        inFlight = []
-        singlyConfirmed = []
-    }
-
-    private mutating func completeFinished() {
-        while let first = inFlight.first, first.remaining == 0 {
-            inFlight.removeFirst()
-            if !singlyConfirmed.isEmpty {
-                for tag in first.firstTag...first.lastTag { singlyConfirmed.remove(tag) }
-            }
-            if let failure = first.failure {
-                first.continuation?.resume(throwing: failure)
-            } else {
-                first.continuation?.resume()
-            }
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import NotifyAMQP
+import NotifyTestSupport
 import Synchronization
 import Testing
 
@@ -56,8 +57,8 @@ extension AMQPBrokerTests {
             return batch.map { _ in .ack }
         }
 
-        try await withPublisher(topology: topology, url: url) { publisher in
-            try await withServices([consumer]) {
+        try await withPublisher(try TestBroker.configuration(url: url), logger: TestBroker.logger, topology: topology) { publisher in
+            try await withServices([consumer], logger: TestBroker.logger) {
                 #expect(await eventually(.seconds(15)) { consumer.isConnected }, "the consumer did not connect")
                 try await publish(before, to: queue, with: publisher, batchSize: 50)
 

@@ -2,6 +2,7 @@ import Foundation
 import Metrics
 import MetricsTestKit
 import NotifyAMQP
+import NotifyTestSupport
 import ServiceLifecycle
 import Synchronization
 import Testing
@@ -26,7 +27,7 @@ extension AMQPBrokerTests {
         let topology = AMQPTopology.workQueue(queue)
         let expected = (0..<1000).map { "message-\($0)" }
         try await withQueues([queue, "\(queue).dead"]) {
-            try await withPublisher(topology: topology) { publisher in
+            try await withPublisher(try TestBroker.configuration(), logger: TestBroker.logger, topology: topology) { publisher in
                 #expect(Self.threadNames().contains("amqp-out"), "the publisher's thread is named")
                 // Half one confirmed batch after the other, half as concurrent batches sharing the channel.
                 try await publish(Array(expected[0..<500]), to: queue, with: publisher, batchSize: 100)
@@ -40,7 +41,7 @@ extension AMQPBrokerTests {
 
             let log = DeliveryLog()
             let consumer = try makeConsumer(queue: queue, topology: topology, options: .init(prefetch: 200, maximumBatch: 200), log: log)
-            try await withServices([consumer]) {
+            try await withServices([consumer], logger: TestBroker.logger) {
                 #expect(await eventually(.seconds(30)) { log.count >= expected.count }, "only \(log.count) of \(expected.count) arrived")
                 #expect(Self.threadNames().contains(String("amqp-in:\(queue)".prefix(15))), "the consumer's thread is named after its queue")
                 // Anything delivered a second time would show up now.
@@ -100,7 +101,7 @@ extension AMQPBrokerTests {
         let topology = AMQPTopology.workQueue(queue)
         let expected = (0..<2000).map { String(format: "message-%04d", $0) }
         try await withQueues([queue, "\(queue).dead"]) {
-            try await withPublisher(topology: topology) { publisher in
+            try await withPublisher(try TestBroker.configuration(), logger: TestBroker.logger, topology: topology) { publisher in
                 try await publish(expected, to: queue, with: publisher, batchSize: 200)
                 let log = DeliveryLog()
                 let overlap = Overlap()
@@ -116,7 +117,7 @@ extension AMQPBrokerTests {
                     overlap.end()
                     return batch.map { _ in .ack }
                 }
-                try await withServices([consumer]) {
+                try await withServices([consumer], logger: TestBroker.logger) {
                     #expect(await eventually(.seconds(60)) { log.count >= expected.count }, "only \(log.count) of \(expected.count) arrived")
                     #expect(log.bodies == expected, "the ordered parts saw the messages out of order")
                     #expect(overlap.most == 2, "at most two batches at once, and two did overlap: \(overlap.most)")
@@ -146,7 +147,7 @@ extension AMQPBrokerTests {
         let queue = TestBroker.uniqueQueueName("unroutable")
         let topology = AMQPTopology(exchanges: [.init(name: Self.unboundExchange, type: "direct")]).merging(.workQueue(queue))
         try await withQueues([queue, "\(queue).dead"]) {
-            try await withPublisher(topology: topology) { publisher in
+            try await withPublisher(try TestBroker.configuration(), logger: TestBroker.logger, topology: topology) { publisher in
                 let toUnbound = AMQPOutboundMessage(exchange: Self.unboundExchange, routingKey: "nobody", body: Data("lost".utf8))
                 let error = await #expect(throws: AMQPError.self) {
                     try await withTimeout(.seconds(10), "publishing to an unbound exchange") { try await publisher.publish(toUnbound) }
@@ -184,7 +185,7 @@ extension AMQPBrokerTests {
         let queue = TestBroker.uniqueQueueName("missing-exchange")
         let topology = AMQPTopology.workQueue(queue)
         try await withQueues([queue, "\(queue).dead"]) {
-            try await withPublisher(topology: topology) { publisher in
+            try await withPublisher(try TestBroker.configuration(), logger: TestBroker.logger, topology: topology) { publisher in
                 try await publish(["before"], to: queue, with: publisher)
                 let missing = AMQPOutboundMessage(exchange: "test.amqp.missing.\(UUID().uuidString)", routingKey: queue, body: Data("lost".utf8))
                 let error = await #expect(throws: AMQPError.self) {
@@ -210,7 +211,7 @@ extension AMQPBrokerTests {
         let queue = TestBroker.uniqueQueueName("duplicate-id")
         let topology = AMQPTopology(exchanges: [.init(name: Self.unboundExchange, type: "direct")]).merging(.workQueue(queue))
         try await withQueues([queue, "\(queue).dead"]) {
-            try await withPublisher(topology: topology) { publisher in
+            try await withPublisher(try TestBroker.configuration(), logger: TestBroker.logger, topology: topology) { publisher in
                 for round in 0..<5 {
                     let id = "duplicate-\(round)-\(UUID().uuidString)"
                     // A large routable call whose last message carries the id: its confirms take a while.
@@ -242,7 +243,7 @@ extension AMQPBrokerTests {
         let queue = TestBroker.uniqueQueueName("unsendable")
         let topology = AMQPTopology.workQueue(queue)
         try await withQueues([queue, "\(queue).dead"]) {
-            try await withPublisher(topology: topology) { publisher in
+            try await withPublisher(try TestBroker.configuration(), logger: TestBroker.logger, topology: topology) { publisher in
                 let unsendable = AMQPOutboundMessage(routingKey: String(repeating: "k", count: 300), body: Data("x".utf8))
                 let error = await #expect(throws: AMQPError.self) {
                     try await withTimeout(.seconds(10), "publishing a message with a 300-byte routing key") {
@@ -271,7 +272,7 @@ extension AMQPBrokerTests {
             "^\(NSRegularExpression.escapedPattern(for: queue))$", #"{"max-length":5,"overflow":"reject-publish"}"#,
         ])
         try await withQueues([queue, "\(queue).dead", "policy:\(policy)"]) {
-            try await withPublisher(topology: topology) { publisher in
+            try await withPublisher(try TestBroker.configuration(), logger: TestBroker.logger, topology: topology) { publisher in
                 // A quorum queue enforces the limit asynchronously: it may take a few more before refusing.
                 var confirmed: [String] = []
                 var refused: [String] = []
@@ -323,7 +324,7 @@ extension AMQPBrokerTests {
         try await withQueues([queue, deadQueue]) {
             let mainLog = DeliveryLog()
             let deadLog = DeliveryLog()
-            try await withPublisher(topology: topology) { publisher in
+            try await withPublisher(try TestBroker.configuration(), logger: TestBroker.logger, topology: topology) { publisher in
                 let messages = (0..<3).map {
                     AMQPOutboundMessage(
                         routingKey: queue, body: Data("{bad json \($0)".utf8),
@@ -335,7 +336,7 @@ extension AMQPBrokerTests {
                     queue: queue, topology: topology, deadLetterPublisher: useDeadLetterPublisher ? publisher : nil, log: mainLog
                 ) { _ in .deadLetter(reason: "bad json") }
                 let deadConsumer = try makeConsumer(queue: deadQueue, topology: topology, log: deadLog)
-                try await withServices([consumer, deadConsumer]) {
+                try await withServices([consumer, deadConsumer], logger: TestBroker.logger) {
                     #expect(await eventually(.seconds(20)) { deadLog.count >= 3 }, "only \(deadLog.count) of 3 reached \(deadQueue)")
                     try await Task.sleep(for: .milliseconds(500))
                 }
@@ -377,12 +378,12 @@ extension AMQPBrokerTests {
         let topology = AMQPTopology.workQueue(queue)
         let bodies = ["r-0", "r-1", "r-2"]
         try await withQueues([queue, "\(queue).dead"]) {
-            try await withPublisher(topology: topology) { publisher in
+            try await withPublisher(try TestBroker.configuration(), logger: TestBroker.logger, topology: topology) { publisher in
                 try await publish(bodies, to: queue, with: publisher)
             }
             let log = DeliveryLog()
             let consumer = try makeConsumer(queue: queue, topology: topology, log: log) { $0.redelivered ? .ack : .requeue }
-            try await withServices([consumer]) {
+            try await withServices([consumer], logger: TestBroker.logger) {
                 #expect(await eventually(.seconds(20)) { log.count >= 6 }, "got \(log.bodies)")
                 try await Task.sleep(for: .milliseconds(500))
             }
@@ -422,7 +423,7 @@ extension AMQPBrokerTests {
             let log = DeliveryLog()
             let deadLog = DeliveryLog()
             let gate = Gate()
-            let stayedConnected = try await withPublisher(topology: topology) { publisher in
+            let stayedConnected = try await withPublisher(try TestBroker.configuration(), logger: TestBroker.logger, topology: topology) { publisher in
                 let consumer = AMQPConsumer(
                     configuration: try TestBroker.configuration(), queue: queue, topology: topology,
                     options: .init(prefetch: 50, maximumBatch: 50),
@@ -438,7 +439,7 @@ extension AMQPBrokerTests {
                     }
                 }
                 let deadConsumer = try makeConsumer(queue: deadQueue, topology: topology, log: deadLog)
-                return try await withServices([consumer, deadConsumer]) {
+                return try await withServices([consumer, deadConsumer], logger: TestBroker.logger) {
                     // While the handler holds the "gate" message, the whole batch arrives in the buffer,
                     // so the next call gets all seven at once.
                     try await publish(["gate"], to: queue, with: publisher)
@@ -480,7 +481,7 @@ extension AMQPBrokerTests {
         let topology = AMQPTopology.workQueue(queue)
         let expected = (0..<100).map { "s-\($0)" }
         try await withQueues([queue, "\(queue).dead"]) {
-            try await withPublisher(topology: topology) { publisher in
+            try await withPublisher(try TestBroker.configuration(), logger: TestBroker.logger, topology: topology) { publisher in
                 try await publish(expected, to: queue, with: publisher)
             }
 
@@ -497,7 +498,7 @@ extension AMQPBrokerTests {
                 return batch.map { _ in .ack }
             }
             let shutdownBegan = Mutex<ContinuousClock.Instant?>(nil)
-            try await withServices([consumer]) {
+            try await withServices([consumer], logger: TestBroker.logger) {
                 #expect(await eventually(.seconds(20)) { progress.withLock { $0.started } >= 3 })
                 // The handler is now sleeping in the middle of its third batch.
                 try await Task.sleep(for: .milliseconds(100))
@@ -515,7 +516,7 @@ extension AMQPBrokerTests {
             let second = DeliveryLog()
             let remainingCount = expected.count - Set(handled).count
             let secondConsumer = try makeConsumer(queue: queue, topology: topology, log: second)
-            try await withServices([secondConsumer]) {
+            try await withServices([secondConsumer], logger: TestBroker.logger) {
                 #expect(await eventually(.seconds(20)) { second.count >= remainingCount }, "\(second.count) of \(remainingCount)")
                 try await Task.sleep(for: .milliseconds(700))
             }
@@ -546,7 +547,7 @@ extension AMQPBrokerTests {
         let queue = TestBroker.uniqueQueueName("cancelled")
         let topology = AMQPTopology.workQueue(queue)
         try await withQueues([queue, "\(queue).dead"]) {
-            try await withPublisher(topology: topology) { publisher in
+            try await withPublisher(try TestBroker.configuration(), logger: TestBroker.logger, topology: topology) { publisher in
                 try await publish((0..<10).map { "c-\($0)" }, to: queue, with: publisher)
             }
             let log = DeliveryLog()
@@ -575,7 +576,7 @@ extension AMQPBrokerTests {
         let topology = AMQPTopology.workQueue(queue)
         let expected = (0..<20).map { "w-\($0)" }
         try await withQueues([queue, "\(queue).dead"]) {
-            try await withPublisher(topology: topology) { publisher in
+            try await withPublisher(try TestBroker.configuration(), logger: TestBroker.logger, topology: topology) { publisher in
                 try await publish(expected, to: queue, with: publisher)
             }
             let log = DeliveryLog()
@@ -590,7 +591,7 @@ extension AMQPBrokerTests {
                         return batch.map { _ in .ack }
                     }
                 })
-            try await withServices([consumer]) {
+            try await withServices([consumer], logger: TestBroker.logger) {
                 // One slot, batches of 2: all 20 reach the handler only if waiting batches leave their slot.
                 #expect(await eventually(.seconds(20)) { log.count >= expected.count }, "only \(log.count) of \(expected.count) were handed out")
                 #expect(log.batches.count >= 10, "batches: \(log.batches.map(\.count))")
@@ -615,7 +616,7 @@ extension AMQPBrokerTests {
         let topology = AMQPTopology.workQueue(queue)
         let expected = (0..<300).map { String(format: "s-%03d", $0) }
         try await withQueues([queue, "\(queue).dead"]) {
-            try await withPublisher(topology: topology) { publisher in
+            try await withPublisher(try TestBroker.configuration(), logger: TestBroker.logger, topology: topology) { publisher in
                 try await publish(expected, to: queue, with: publisher)
             }
             let log = DeliveryLog()
@@ -633,7 +634,7 @@ extension AMQPBrokerTests {
                         return batch.map { _ in .ack }
                     }
                 })
-            try await withServices([consumer]) {
+            try await withServices([consumer], logger: TestBroker.logger) {
                 #expect(await eventually(.seconds(30)) { log.count >= expected.count }, "only \(log.count) of \(expected.count) arrived")
                 let left = try await TestBroker.waitForMessageCount(queue, 0)
                 #expect(left == 0, "not all acked: the queue holds \(left ?? -1)")
@@ -656,16 +657,16 @@ extension AMQPBrokerTests {
         let missing = TestBroker.uniqueQueueName("depth-missing")
         let topology = AMQPTopology.workQueue(queue)
         try await withQueues([queue, "\(queue).dead"]) {
-            try await withPublisher(topology: topology) { publisher in
+            try await withPublisher(try TestBroker.configuration(), logger: TestBroker.logger, topology: topology) { publisher in
                 try await publish((0..<7).map { "d-\($0)" }, to: queue, with: publisher)
             }
             let reader = AMQPQueueDepths(configuration: try TestBroker.configuration(), logger: TestBroker.logger)
-            try await withServices([reader]) {
+            try await withServices([reader], logger: TestBroker.logger) {
                 #expect(await eventually(.seconds(10)) { reader.isConnected })
                 // The missing queue closes the channel; the queue read after it must still be answered.
                 #expect(try await reader.depths(of: [missing, queue, "\(queue).dead"]) == [queue: 7, "\(queue).dead": 0])
                 // Nothing lags behind the broker: one more message shows in the next read.
-                try await withPublisher(topology: topology) { publisher in try await publish(["d-7"], to: queue, with: publisher) }
+                try await withPublisher(try TestBroker.configuration(), logger: TestBroker.logger, topology: topology) { publisher in try await publish(["d-7"], to: queue, with: publisher) }
                 #expect(try await reader.depths(of: [queue]) == [queue: 8])
                 #expect(try await reader.depths(of: [missing]).isEmpty)
             }
@@ -699,13 +700,13 @@ extension AMQPBrokerTests {
         ])
         try await withQueues([queue, deadQueue, "policy:\(policy)"]) {
             let mainLog = DeliveryLog()
-            try await withPublisher(topology: topology) { publisher in
+            try await withPublisher(try TestBroker.configuration(), logger: TestBroker.logger, topology: topology) { publisher in
                 let messages = (0..<40).map { AMQPOutboundMessage(routingKey: queue, body: Data("poison \($0)".utf8)) }
                 try await withTimeout(.seconds(10), "publishing") { try await publisher.publish(messages) }
                 let consumer = try makeConsumer(
                     queue: queue, topology: topology, options: .init(prefetch: 1, maximumBatch: 1), deadLetterPublisher: publisher, log: mainLog
                 ) { _ in .deadLetter(reason: "poison") }
-                try await withServices([consumer]) {
+                try await withServices([consumer], logger: TestBroker.logger) {
                     #expect(await eventually(.seconds(30)) { mainLog.count >= 40 }, "only \(mainLog.count) of 40 handled")
                     try await Task.sleep(for: .seconds(1))
                 }
@@ -729,7 +730,7 @@ extension AMQPBrokerTests {
         let binding = AMQPTopology.Binding(queue: queue, exchange: "amq.fanout", routingKey: "")
         let missing = AMQPTopology.Binding(queue: TestBroker.uniqueQueueName("bound-missing"), exchange: "amq.fanout", routingKey: "")
         try await withQueues([queue]) {
-            try await withPublisher(topology: AMQPTopology(queues: [.init(name: queue, deadLetterQueue: nil, deliveryLimit: nil)])) { publisher in
+            try await withPublisher(try TestBroker.configuration(), logger: TestBroker.logger, topology: AMQPTopology(queues: [.init(name: queue, deadLetterQueue: nil, deliveryLimit: nil)])) { publisher in
                 /// Publishes one mandatory message to the exchange; answers the error code when it reached no queue.
                 @Sendable func publishThroughExchange(_ body: String) async throws -> AMQPError.Code? {
                     do {
@@ -740,7 +741,7 @@ extension AMQPBrokerTests {
                     }
                 }
                 let bindings = AMQPQueueBindings(configuration: try TestBroker.configuration(), logger: TestBroker.logger)
-                try await withServices([bindings]) {
+                try await withServices([bindings], logger: TestBroker.logger) {
                     #expect(await eventually(.seconds(10)) { bindings.isConnected })
                     #expect(try await publishThroughExchange("before") == .unroutable, "not bound yet")
 

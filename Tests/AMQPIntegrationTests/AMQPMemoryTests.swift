@@ -1,5 +1,6 @@
 import Foundation
 import NotifyAMQP
+import NotifyTestSupport
 import Synchronization
 import Testing
 
@@ -32,8 +33,8 @@ extension AMQPBrokerTests {
                 consumed.withLock { $0 += batch.count }
                 return batch.map { _ in .ack }
             }
-            let growth = try await withPublisher(topology: topology) { publisher in
-                try await withServices([consumer]) {
+            let growth = try await withPublisher(try TestBroker.configuration(), logger: TestBroker.logger, topology: topology) { publisher in
+                try await withServices([consumer], logger: TestBroker.logger) {
                     #expect(await eventually(.seconds(15)) { consumer.isConnected })
                     var baseline = 0.0
                     for round in 1...3 {

@@ -4,7 +4,7 @@ import Glibc
 #endif
 import Logging
 import NotifyAMQP
-import ServiceLifecycle
+import NotifyTestSupport
 import Synchronization
 import Testing
 
@@ -185,11 +185,6 @@ struct PrivateBroker: Sendable {
     }
 }
 
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
 /// Runs a program on a thread of its own (off the cooperative pool) and returns its exit status and output.
 ///
 /// Not `Foundation.Process`: on Linux it notices a child's exit through a socket the child inherits, so a
@@ -341,48 +336,6 @@ func eventually(_ timeout: Duration, poll: Duration = .milliseconds(20), _ condi
     return condition()
 }
 
-/// Runs services in a ServiceGroup while `body` runs, then shuts them down gracefully
-/// (the last service first) and waits until they finished.
-func withServices<Result: Sendable>(
-    _ services: [any Service], _ body: @Sendable () async throws -> Result
-) async throws -> Result {
-    var configuration = ServiceGroupConfiguration(services: services, logger: TestBroker.logger)
-    configuration.maximumGracefulShutdownDuration = .seconds(15)
-    let group = ServiceGroup(configuration: configuration)
-    return try await withThrowingTaskGroup(of: Void.self) { tasks in
-        tasks.addTask { try await group.run() }
-        let outcome: Swift.Result<Result, any Error>
-        do {
-            outcome = .success(try await body())
-        } catch {
-            outcome = .failure(error)
-        }
-        await group.triggerGracefulShutdown()
-        try await tasks.waitForAll()
-        return try outcome.get()
-    }
-}
-
-/// A publisher started outside a ServiceGroup and connected; shut down after `body`.
-func withPublisher<Result: Sendable>(
-    topology: AMQPTopology, url: String = TestBroker.url, _ body: @Sendable (AMQPPublisher) async throws -> Result
-) async throws -> Result {
-    let publisher = AMQPPublisher(configuration: try TestBroker.configuration(url: url), topology: topology, logger: TestBroker.logger)
-    publisher.startIfNeeded()
-    let outcome: Swift.Result<Result, any Error>
-    if await publisher.waitUntilConnected(timeout: .seconds(15)) {
-        do {
-            outcome = .success(try await body(publisher))
-        } catch {
-            outcome = .failure(error)
-        }
-    } else {
-        outcome = .failure(TestFailure("the publisher did not connect to \(url) within 15 s"))
-    }
-    await publisher.shutdown()
-    return try outcome.get()
-}
-
 /// Publishes `bodies` to the default exchange with routing key `queue`, `batchSize` per confirmed call.
 func publish(_ bodies: [String], to queue: String, with publisher: AMQPPublisher, batchSize: Int = 100) async throws {
     var start = 0
@@ -448,7 +401,7 @@ func makeConsumer(
 func drain(_ queue: String, topology: AMQPTopology, url: String = TestBroker.url, for duration: Duration) async throws -> [DeliveryLog.Entry] {
     let log = DeliveryLog()
     let consumer = try makeConsumer(queue: queue, topology: topology, url: url, log: log)
-    try await withServices([consumer]) {
+    try await withServices([consumer], logger: TestBroker.logger) {
         _ = await eventually(.seconds(10)) { consumer.isConnected }
         try await Task.sleep(for: duration)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import NotifyAMQP
 import NotifyModels
+import NotifyTestSupport
 import Testing
 
 extension EndToEndTests {
@@ -41,7 +42,7 @@ extension EndToEndTests {
                     app: app, credentials: credentials,
                     configuration: try Broker.configuration(user: credentials.user, password: credentials.password),
                     replyQueue: credentials.replyQueuePrefix + uniqueSuffix())
-                try await Broker.withPublisher(server.configuration, topology: server.topology) { publisher in
+                try await withPublisher(server.configuration, logger: testLogger, topology: server.topology) { publisher in
                     try await Broker.withConsumer(server.configuration, queue: server.replyQueue, topology: server.topology) { inbox in
                         try await body(server, publisher, inbox)
                     }

@@ -3,8 +3,8 @@ import Foundation
 import NIOHTTP1
 import NotifyAMQP
 import NotifyModels
+import NotifyTestSupport
 import NotifyWire
-import ServiceLifecycle
 import Synchronization
 
 /// RabbitMQ as an app server uses it: its own broker user, a publisher and a reply consumer.
@@ -87,26 +87,6 @@ enum Broker {
         }
     }
 
-    /// Runs `body` with a connected publisher (declaring `topology`), shutting it down afterwards.
-    static func withPublisher<Result: Sendable>(
-        _ configuration: AMQPConfiguration, topology: AMQPTopology = AMQPTopology(), _ body: (AMQPPublisher) async throws -> Result
-    ) async throws -> Result {
-        let publisher = AMQPPublisher(configuration: configuration, topology: topology, logger: testLogger)
-        publisher.startIfNeeded()
-        let outcome: Swift.Result<Result, any Error>
-        if await publisher.waitUntilConnected(timeout: .seconds(15)) {
-            do {
-                outcome = .success(try await body(publisher))
-            } catch {
-                outcome = .failure(error)
-            }
-        } else {
-            outcome = .failure(TestFailure("could not connect to the broker as \(configuration.user) within 15 s (see the test log for the reason)"))
-        }
-        await publisher.shutdown()
-        return try outcome.get()
-    }
-
     /// Consumes `queue` into an inbox while `body` runs (acking everything), then shuts the consumer down.
     static func withConsumer<Result: Sendable>(
         _ configuration: AMQPConfiguration, queue: String, topology: AMQPTopology, _ body: (Inbox) async throws -> Result
@@ -116,23 +96,13 @@ enum Broker {
             inbox.append(batch)
             return batch.map { _ in .ack }
         }
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [consumer], logger: testLogger))
-        return try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            let outcome: Swift.Result<Result, any Error>
-            do {
-                let deadline = ContinuousClock.now + .seconds(15)
-                while !consumer.isConnected {
-                    guard ContinuousClock.now < deadline else { throw TestFailure("the consumer of \(queue) did not connect within 15 s") }
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-                outcome = .success(try await body(inbox))
-            } catch {
-                outcome = .failure(error)
+        return try await withServices([consumer], logger: testLogger) {
+            let deadline = ContinuousClock.now + .seconds(15)
+            while !consumer.isConnected {
+                guard ContinuousClock.now < deadline else { throw TestFailure("the consumer of \(queue) did not connect within 15 s") }
+                try await Task.sleep(for: .milliseconds(20))
             }
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
-            return try outcome.get()
+            return try await body(inbox)
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import NotifyAMQP
 import NotifyModels
+import NotifyTestSupport
 import NotifyWire
 import PostgresNIO
 import Testing
@@ -28,7 +29,7 @@ extension EndToEndTests {
             let configuration = try Broker.configuration(user: credentials.user, password: credentials.password)
             let replyQueue = credentials.replyQueuePrefix + uniqueSuffix()
             let topology = AMQPTopology(queues: [.init(name: replyQueue, deadLetterQueue: nil, deliveryLimit: nil, durable: false)])
-            return try await Broker.withPublisher(configuration, topology: topology) { publisher in
+            return try await withPublisher(configuration, logger: testLogger, topology: topology) { publisher in
                 try await Broker.withConsumer(configuration, queue: replyQueue, topology: topology) { inbox in
                     let correlationId = UUID().uuidString
                     try await publisher.publish(AMQPOutboundMessage(

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NotifyTestSupport
 import PostgresNIO
 
 /// Read access to what storage wrote, through the writer URL (`NOTIFY_WRITER_DATABASE_URL`).
@@ -13,11 +14,7 @@ enum Database {
             host: host, port: url.port ?? 5432, username: user, password: url.password,
             database: String(url.path.dropFirst()), tls: .disable)
         let client = PostgresClient(configuration: configuration, backgroundLogger: testLogger)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
-            return try await body(client)
-        }
+        return try await withRunning(client) { try await body(client) }
     }
 
     /// Polls a query answering one integer until `condition` holds, up to `timeout`; returns the last answer.

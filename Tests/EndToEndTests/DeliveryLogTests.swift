@@ -1,6 +1,7 @@
 import Foundation
 import NotifyAMQP
 import NotifyModels
+import NotifyTestSupport
 import NotifyWire
 import Testing
 
@@ -26,7 +27,7 @@ extension EndToEndTests {
                 outcome(first, devices[2], .accepted, attempt: 0, status: 200, reason: nil),
             ])
             let retry = PushOutcomeBatch(outcomes: [outcome(first, devices[1], .accepted, attempt: 1, status: 200, reason: nil)])
-            try await Broker.withPublisher(try Broker.configuration()) { publisher in
+            try await withPublisher(try Broker.configuration(), logger: testLogger) { publisher in
                 for batch in [message, message, retry] {
                     try await publisher.publish(AMQPOutboundMessage(routingKey: QueueNames.pushFeedback, wire: batch))
                 }
@@ -67,7 +68,7 @@ extension EndToEndTests {
                     subscriptionId: device, notificationId: notification, sequence: 0, platform: .apns, result: .accepted,
                     status: 200, reason: nil, attempt: 0, invalidSince: nil, at: at)
             })
-            try await Broker.withPublisher(try Broker.configuration()) { publisher in
+            try await withPublisher(try Broker.configuration(), logger: testLogger) { publisher in
                 try await publisher.publish(AMQPOutboundMessage(routingKey: QueueNames.pushFeedback, wire: batch))
             }
 

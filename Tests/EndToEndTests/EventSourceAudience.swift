@@ -1,3 +1,4 @@
+import NotifyTestSupport
 import PostgresNIO
 
 /// Big event-source audiences for broadcast tests, written straight into PostgreSQL (registering each device through

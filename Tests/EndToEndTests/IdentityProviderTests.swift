@@ -1,5 +1,6 @@
 import Foundation
 import NotifyModels
+import NotifyTestSupport
 import Testing
 
 extension EndToEndTests {

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NotifyModels
+import NotifyTestSupport
 import Testing
 
 /// An open `GET /v1/me/stream` (Server-Sent Events), read by a task into a log the test polls.

@@ -1,4 +1,5 @@
 import Foundation
+import NotifyTestSupport
 import Testing
 
 extension EndToEndTests {

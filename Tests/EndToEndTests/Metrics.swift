@@ -1,4 +1,5 @@
 import Foundation
+import NotifyTestSupport
 
 /// The services' Prometheus metrics (`GET /metrics`), as an operator's scraper reads them.
 enum Metrics {

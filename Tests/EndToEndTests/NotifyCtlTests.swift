@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NotifyAMQP
 import NotifyModels
+import NotifyTestSupport
 import NotifyWire
 import Testing
 
@@ -294,7 +295,7 @@ extension EndToEndTests {
                 properties: AMQPProperties(
                     contentType: WireFormat.contentType, messageId: "dead-\(marker)",
                     headers: ["x-notify-reason": "the test's reason", "x-notify-queue": .string(QueueNames.storageCommands)]))
-            try await Broker.withPublisher(try Broker.configuration(), topology: .workQueue(queue)) { try await $0.publish(deadLetter) }
+            try await withPublisher(try Broker.configuration(), logger: testLogger, topology: .workQueue(queue)) { try await $0.publish(deadLetter) }
             do {
                 let list = try await Self.succeeding("dlq", "list")
                 for name in ["\(queue).dead", "storage.commands.dead", "push.apns.dead"] {

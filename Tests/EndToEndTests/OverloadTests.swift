@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 import NotifyModels
+import NotifyTestSupport
 import Testing
 
 extension EndToEndTests {

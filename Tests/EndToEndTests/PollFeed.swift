@@ -1,5 +1,6 @@
 import Foundation
 import NotifyModels
+import NotifyTestSupport
 
 /// A feed the provider sandbox serves at `url`: a back end the service polls (`PollIngestionTests`, `PollLeaseTests`).
 struct PollFeed {

@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 #endif
 import NotifyModels
+import NotifyTestSupport
 import PostgresNIO
 import Testing
 

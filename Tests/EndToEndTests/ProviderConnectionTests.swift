@@ -4,6 +4,7 @@ import NIOPosix
 import NIOSSL
 import NIOTLS
 import NotifyModels
+import NotifyTestSupport
 import Testing
 
 extension EndToEndTests {

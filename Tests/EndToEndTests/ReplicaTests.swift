@@ -1,5 +1,6 @@
 import Foundation
 import NotifyModels
+import NotifyTestSupport
 import PostgresNIO
 import Testing
 
@@ -146,9 +147,7 @@ extension EndToEndTests {
                     host: host, port: components.port ?? 5432, username: user, password: components.password,
                     database: String(components.path.dropFirst()), tls: .disable),
                 backgroundLogger: testLogger)
-            return try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { await client.run() }
-                defer { group.cancelAll() }
+            return try await withRunning(client) {
                 let milliseconds = try await Database.integer(
                     "SELECT setting::int8 FROM pg_settings WHERE name = 'recovery_min_apply_delay'", on: client)
                 return .milliseconds(milliseconds)

@@ -1,6 +1,7 @@
 import Foundation
 import NotifyAMQP
 import NotifyModels
+import NotifyTestSupport
 import NotifyWire
 import PostgresNIO
 import Testing
@@ -25,7 +26,7 @@ extension EndToEndTests {
                 }
             }
             let purge = StorageCommand(action: .purgeTombstones(olderThan: Date().addingTimeInterval(-30 * 86400)))
-            try await Broker.withPublisher(try Broker.configuration()) { publisher in
+            try await withPublisher(try Broker.configuration(), logger: testLogger) { publisher in
                 try await publisher.publish(StorageCommandBatch.messages(for: [purge]))
             }
             try await Database.withClient { client in

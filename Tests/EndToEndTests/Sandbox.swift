@@ -1,5 +1,6 @@
 import Foundation
 import NotifyModels
+import NotifyTestSupport
 
 /// An APNs token-signing key the sandbox knows (as Apple's developer portal would), with its private half.
 struct SandboxKey: Sendable {

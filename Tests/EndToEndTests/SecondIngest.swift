@@ -1,4 +1,5 @@
 import Foundation
+import NotifyTestSupport
 
 /// An ingest a test runs beside the stack's, on its own port, with settings of its own (`environment`, over the
 /// stack's); stopped when the test's body returns. Like the stack's (deploy/local/services.sh), it connects to the broker

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import NotifyTestSupport
 import Testing
 
 /// Runs the project's scripts in deploy/local/ (services.sh, rabbitmqctl.sh).

@@ -26,12 +26,6 @@ enum Stack {
     static var scriptsDirectory: String { root + "/deploy/local" }
 }
 
-/// A failure of the test's own machinery (a script, a timeout), as opposed to an expectation.
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
 /// Random lowercase hex, e.g. for an APNs device token (32 bytes → 64 characters).
 func randomHex(bytes count: Int) -> String {
     var generator = SystemRandomNumberGenerator()

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NotifyModels
+import NotifyTestSupport
 import Testing
 
 /// An HTTP answer: status and body.

@@ -1,6 +1,7 @@
 import Foundation
 import NotifyAMQP
 import NotifyModels
+import NotifyTestSupport
 import NotifyWire
 import PostgresNIO
 import Testing
@@ -47,7 +48,7 @@ extension EndToEndTests {
             let later = publishCommand(for: app, userId: laterUser).command
             let id = notificationId.uuidString.lowercased()
 
-            try await Broker.withPublisher(try Broker.configuration()) { publisher in
+            try await withPublisher(try Broker.configuration(), logger: testLogger) { publisher in
                 try await publisher.publish(message(command))
                 #expect(try await Sandbox.missingNotifications([id], at: device).isEmpty, "the notification did not arrive within 20 s")
                 // The duplicate, then a command storage applies only after it (one consumer, in order).
@@ -73,7 +74,7 @@ extension EndToEndTests {
             let user = "user-\(uniqueSuffix())"
             let device = try await app.registerDevice(of: user)
             let (command, notificationId) = publishCommand(for: app, userId: user)
-            try await Broker.withPublisher(try Broker.configuration()) { publisher in
+            try await withPublisher(try Broker.configuration(), logger: testLogger) { publisher in
                 // What an ingest of the release before left in the queue: JSON, content type application/json.
                 try await publisher.publish(AMQPOutboundMessage(
                     routingKey: QueueNames.storageCommands, body: try WireCoding.makeEncoder().encode(StorageCommandBatch(commands: [command]))))
@@ -87,7 +88,7 @@ extension EndToEndTests {
             let user = "user-\(uniqueSuffix())"
             let (command, _) = publishCommand(for: app, userId: user)
             let (other, _) = publishCommand(for: app, userId: user)
-            try await Broker.withPublisher(try Broker.configuration()) { publisher in
+            try await withPublisher(try Broker.configuration(), logger: testLogger) { publisher in
                 try await publisher.publish(AMQPOutboundMessage(
                     routingKey: QueueNames.storageCommands, wire: StorageCommandBatch(commands: [command, command, other])))
             }
@@ -107,12 +108,12 @@ extension EndToEndTests {
             let device = try await app.registerDevice(of: user)
             let (first, _) = publishCommand(for: app, userId: user)
             let (second, secondId) = publishCommand(for: app, userId: user)
-            try await Broker.withPublisher(try Broker.configuration()) { publisher in
+            try await withPublisher(try Broker.configuration(), logger: testLogger) { publisher in
                 try await publisher.publish(message(first))
             }
             try await Database.withClient { client in
                 _ = try await waitForUserRows("count(*)", in: "changes", of: app, user, on: client) { $0 > 0 }
-                try await Broker.withPublisher(try Broker.configuration()) { publisher in
+                try await withPublisher(try Broker.configuration(), logger: testLogger) { publisher in
                     try await publisher.publish(StorageCommandBatch.messages(for: [first, second]))
                 }
                 _ = try await waitForUserRows("count(*)", in: "changes", of: app, user, on: client) { $0 > 1 }
@@ -141,7 +142,7 @@ extension EndToEndTests {
             let reason = try await Broker.deadLetters(
                 of: QueueNames.storageCommands,
                 whilst: {
-                    try await Broker.withPublisher(try Broker.configuration()) { publisher in
+                    try await withPublisher(try Broker.configuration(), logger: testLogger) { publisher in
                         try await publisher.publish(StorageCommandBatch.messages(for: [good, refused]))
                     }
                 },

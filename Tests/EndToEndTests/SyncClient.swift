@@ -1,5 +1,6 @@
 import Foundation
 import NotifyModels
+import NotifyTestSupport
 import Testing
 
 /// A device's calls for one user (user token): changes since a cursor, history, one notification, state changes.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import NotifyModels
+import NotifyTestSupport
 import Testing
 
 extension EndToEndTests {

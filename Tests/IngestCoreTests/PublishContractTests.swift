@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Logging
 import NotifyModels
 import NotifyStore
+import NotifyTestSupport
 import NotifyWire
 import Testing
 

@@ -7,6 +7,7 @@ import NotifyDatabase
 import NotifyModels
 import NotifyStore
 import NotifyStoreTesting
+import NotifyTestSupport
 import NotifyWire
 import Synchronization
 
@@ -155,33 +156,22 @@ enum FixedTargets {
     }
 }
 
-/// Confirms every publish at once and keeps the messages.
-/// The storage commands among what is published are applied to `storage` (if given), as storage would apply them.
-final class RecordingPublisher: MessagePublisher {
-    private let messages = Mutex<[AMQPOutboundMessage]>([])
-    private let storage: MemoryStorage?
-
-    init(applyingTo storage: MemoryStorage? = nil) {
-        self.storage = storage
+extension RecordingPublisher {
+    /// A publisher whose storage commands are applied to `storage` as they are confirmed, as storage would apply them.
+    convenience init(applyingTo storage: MemoryStorage) {
+        self.init(whenConfirmed: { messages in
+            for command in messages.flatMap(StorageCommandBatch.commands(in:)) { storage.apply(command) }
+        })
     }
-
-    var all: [AMQPOutboundMessage] { messages.withLock { $0 } }
 
     /// The storage commands published, in order.
-    var commands: [StorageCommand] {
-        all.flatMap { message in
-            (try? StorageCommandBatch(body: message.body, contentType: message.properties.contentType).commands) ?? []
-        }
-    }
+    var commands: [StorageCommand] { all.flatMap(StorageCommandBatch.commands(in:)) }
+}
 
-    func publish(_ messages: [AMQPOutboundMessage]) async throws {
-        self.messages.withLock { $0 += messages }
-        guard let storage else { return }
-        for message in messages {
-            for command in (try? StorageCommandBatch(body: message.body, contentType: message.properties.contentType).commands) ?? [] {
-                storage.apply(command)
-            }
-        }
+extension StorageCommandBatch {
+    /// The commands a message carries (none if it is not a batch of them).
+    static func commands(in message: AMQPOutboundMessage) -> [StorageCommand] {
+        (try? StorageCommandBatch(body: message.body, contentType: message.properties.contentType).commands) ?? []
     }
 }
 

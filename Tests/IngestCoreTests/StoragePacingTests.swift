@@ -1,6 +1,7 @@
 import Foundation
 import NotifyAMQP
 import NotifyModels
+import NotifyTestSupport
 import NotifyWire
 import Synchronization
 import Testing

@@ -1,70 +1,24 @@
 import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
-import NIOPosix
 import NotifyOutbound
-import Synchronization
+import NotifyTestSupport
 import Testing
 
 /// The client that keeps to the policy, against a real HTTP server on the loopback.
 @Suite struct OutboundHTTPClientTests {
-    /// Answers `/redirect` with 307 to `/target`, anything else 204; counts the requests per path and keeps their Host.
-    final class RecordingServer: Sendable {
-        let hits = Mutex<[String: Int]>([:])
-        let hosts = Mutex<[String]>([])
-
-        final class Handler: ChannelInboundHandler {
-            typealias InboundIn = HTTPServerRequestPart
-            typealias OutboundOut = HTTPServerResponsePart
-            let server: RecordingServer
-
-            init(server: RecordingServer) { self.server = server }
-
-            func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-                guard case .head(let head) = unwrapInboundIn(data) else { return }
-                server.hits.withLock { $0[head.uri, default: 0] += 1 }
-                server.hosts.withLock { $0.append(head.headers.first(name: "host") ?? "") }
-                var headers = HTTPHeaders([("content-length", "0")])
-                let status: HTTPResponseStatus
-                if head.uri == "/redirect" {
-                    status = .temporaryRedirect
-                    headers.add(name: "location", value: "/target")
-                } else {
-                    status = .noContent
-                }
-                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            }
-        }
-
-        func start() async throws -> any Channel {
-            try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                        try channel.pipeline.syncOperations.addHandler(Handler(server: self))
-                    }
-                }
-                .bind(host: "127.0.0.1", port: 0).get()
-        }
-    }
-
     struct TableResolver: HostResolving {
         var table: [String: [String]]
         func addresses(of host: String) async -> [IPAddress] { (table[host] ?? []).compactMap { IPAddress($0) } }
     }
 
-    private func withServer(_ body: (RecordingServer, Int) async throws -> Void) async throws {
-        let server = RecordingServer()
-        let channel = try await server.start()
-        let port = try #require(channel.localAddress?.port)
-        do {
-            try await body(server, port)
-        } catch {
-            try await channel.close()
-            throw error
+    /// Runs `body` with a server answering `/redirect` with 307 to `/target` and anything else with 204.
+    private func withServer(_ body: (LoopbackHTTPServer, Int) async throws -> Void) async throws {
+        try await LoopbackHTTPServer.with(answering: { request in
+            request.uri == "/redirect" ? .init(status: 307, headers: [("location", "/target")]) : .init(status: 204)
+        }) { server in
+            try await body(server, server.port)
         }
-        try await channel.close()
     }
 
     @Test("a redirect is answered, not followed")
@@ -73,7 +27,7 @@ import Testing
             let client = OutboundHTTPClient(policy: OutboundPolicy(allowance: try OutboundAllowance(parsing: "127.0.0.1:\(port)")))
             let response = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/redirect"), timeout: .seconds(5))
             #expect(response.status == .temporaryRedirect)
-            #expect(server.hits.withLock { $0 } == ["/redirect": 1])
+            #expect(server.requests.map(\.uri) == ["/redirect"])
             await client.shutdown()
         }
     }
@@ -87,7 +41,7 @@ import Testing
                     try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(5))
                 }
             }
-            #expect(server.hits.withLock { $0 }.isEmpty)
+            #expect(server.requests.isEmpty)
             await client.shutdown()
         }
     }
@@ -101,7 +55,7 @@ import Testing
             let client = OutboundHTTPClient(policy: policy)
             let response = try await client.execute(HTTPClientRequest(url: "http://pinned.test:\(port)/target"), timeout: .seconds(5))
             #expect(response.status == .noContent)
-            #expect(server.hosts.withLock { $0 } == ["pinned.test:\(port)"])
+            #expect(server.requests.map { $0.header("host") } == ["pinned.test:\(port)"])
             await client.shutdown()
         }
     }

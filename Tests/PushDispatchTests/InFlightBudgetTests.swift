@@ -1,4 +1,5 @@
 import NotifyModels
+import NotifyTestSupport
 import Synchronization
 import Testing
 
@@ -16,11 +17,6 @@ struct InFlightBudgetTests {
     private final class GrantOrder: Sendable {
         let lanes = Mutex<[String]>([])
         func record(_ lane: String) { lanes.withLock { $0.append(lane) } }
-    }
-
-    private struct TestFailure: Error, CustomStringConvertible {
-        let description: String
-        init(_ description: String) { self.description = description }
     }
 
     /// Starts an acquire in a task of its own; the task's value is the grant.

@@ -4,8 +4,8 @@ import NotifyBrokerAdmin
 import NotifyDatabase
 import NotifyModels
 import NotifyStore
+import NotifyTestSupport
 import PostgresNIO
-import ServiceLifecycle
 import Synchronization
 import Testing
 
@@ -71,15 +71,11 @@ struct BrokerUserProvisionerTests {
         let client = PostgresClient(
             configuration: .init(host: host, port: writer.port ?? 5432, username: user, password: writer.password, database: name, tls: .disable),
             backgroundLogger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await superuser.run() }
-            defer { group.cancelAll() }
+        try await withRunning(superuser) {
             try await superuser.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) OWNER \(user)"), logger: logger)
             let outcome: Result<Void, any Error>
             do {
-                try await withThrowingTaskGroup(of: Void.self) { clientGroup in
-                    clientGroup.addTask { await client.run() }
-                    defer { clientGroup.cancelAll() }
+                try await withRunning(client) {
                     try await Migrations(client: client, readerRole: "notify_reader", logger: logger).run()
                     try await body(client)
                 }
@@ -93,24 +89,6 @@ struct BrokerUserProvisionerTests {
     }
 
     private struct DatabaseURLError: Error {}
-
-    /// Runs `services` in a ServiceGroup while `body` runs, then shuts them down.
-    private static func withServices(_ services: [any Service], _ body: () async throws -> Void) async throws {
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: services, logger: logger))
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            let outcome: Result<Void, any Error>
-            do {
-                try await body()
-                outcome = .success(())
-            } catch {
-                outcome = .failure(error)
-            }
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
-            try outcome.get()
-        }
-    }
 
     /// A user's row: nil when there is none.
     private struct Row: Equatable {
@@ -158,7 +136,7 @@ struct BrokerUserProvisionerTests {
             ])
             // An hour between looks: what happens sooner was announced, or retried after a failure.
             let provisioner = BrokerUserProvisioner(client: client, administration: administration, interval: .seconds(3600), logger: Self.logger)
-            try await Self.withServices([provisioner]) {
+            try await withServices([provisioner], logger: Self.logger) {
                 #expect(try await Self.eventually {
                     let (createdRow, retiredRow) = (try await Self.row(created, on: client), try await Self.row(retired, on: client))
                     return createdRow == Row(passwordHash: nil, provisioned: true) && retiredRow == nil && administration.calls.contains("delete \(vanishing)")

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NotifyDatabase
 import NotifyStore
+import NotifyTestSupport
 import PostgresNIO
 
 @testable import StorageCore
@@ -14,9 +15,7 @@ enum StorageTestDatabase {
     static func withApplier<Value: Sendable>(_ body: (CommandBatchApplier, PostgresClient) async throws -> Value) async throws -> Value {
         let logger = Logger(label: "storage-core-tests")
         let client = try DatabaseURL.makeClient(databaseURL, logger: logger)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        return try await withRunning(client) {
             try await Migrations(client: client, readerRole: "notify_reader", logger: logger).run()
             return try await body(CommandBatchApplier(client: client, logger: logger), client)
         }

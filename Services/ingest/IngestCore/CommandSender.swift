@@ -104,10 +104,3 @@ final class CommandSender: Sendable {
         }
     }
 }
-
-/// Publishes messages and returns once the broker confirmed them all (`AMQPPublisher`; in tests, a recorder).
-protocol MessagePublisher: Sendable {
-    func publish(_ messages: [AMQPOutboundMessage]) async throws
-}
-
-extension AMQPPublisher: MessagePublisher {}

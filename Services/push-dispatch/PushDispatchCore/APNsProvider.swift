@@ -7,7 +7,7 @@ import NotifyModels
 /// sent per app identity (app and the devices' app package), all of its pushes at once as streams of that app's connections, without a task per push.
 struct APNsProvider: PushProvider {
     let client: APNsClient
-    let credentials: CredentialStore<APNsCredentials>
+    let credentials: any CredentialSource<APNsCredentials>
 
     var platform: Platform { .apns }
 

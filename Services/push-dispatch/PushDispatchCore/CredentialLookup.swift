@@ -6,7 +6,15 @@ enum CredentialLookup<Credentials: Sendable>: Sendable {
     case unusable(PushVerdict)
 }
 
-extension CredentialStore {
+/// Where a provider finds an app's credentials (`CredentialStore` reads the database; a test holds them in memory).
+protocol CredentialSource<Credentials>: Sendable {
+    associatedtype Credentials: Sendable
+
+    /// The app's credentials for the device's identity, or the verdict of a push that cannot be attempted with them.
+    func lookup(appId: String, appPackage: String?, providerName: String) async -> CredentialLookup<Credentials>
+}
+
+extension CredentialStore: CredentialSource {
     /// The app's credentials for the device's identity (`appPackage`, else the default ones) unless it has none, the
     /// provider refused them, or the database is unreachable.
     func lookup(appId: String, appPackage: String?, providerName: String) async -> CredentialLookup<Credentials> {

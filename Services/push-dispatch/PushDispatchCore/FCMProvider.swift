@@ -4,7 +4,7 @@ import NotifyModels
 /// FCM HTTP v1: the service account's access token (a new one once when FCM refuses it), answers mapped to actions.
 struct FCMProvider: SinglePushProvider {
     let client: FCMClient
-    let credentials: CredentialStore<FCMCredentials>
+    let credentials: any CredentialSource<FCMCredentials>
 
     var platform: Platform { .fcm }
 

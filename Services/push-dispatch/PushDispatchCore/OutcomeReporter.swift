@@ -31,7 +31,7 @@ final class OutcomeReporter: Sendable {
     /// Outcomes in one feedback message at most (about 300 bytes each in JSON).
     static let maximumOutcomes = 5000
 
-    private let publisher: AMQPPublisher
+    private let publisher: any MessagePublisher
     private let interval: Duration
     private let maximumDeliveries: Int
     private let logger: Logger
@@ -39,7 +39,7 @@ final class OutcomeReporter: Sendable {
 
     /// - Parameter maximumDeliveries: publish without waiting out the interval once this many push-job messages
     ///   wait for their outcomes (below the consumer's prefetch, which would otherwise stall until the interval ends).
-    init(publisher: AMQPPublisher, interval: Duration, maximumDeliveries: Int, logger: Logger) {
+    init(publisher: some MessagePublisher, interval: Duration, maximumDeliveries: Int, logger: Logger) {
         self.publisher = publisher
         self.interval = interval
         self.maximumDeliveries = max(maximumDeliveries, 1)

@@ -18,13 +18,13 @@ struct PushDispatchHandler: Sendable {
     let provider: any PushProvider
     let lane: PushLane
     let budget: InFlightBudget
-    let publisher: AMQPPublisher
+    let publisher: any MessagePublisher
     let reporter: OutcomeReporter
     let retryPolicy: RetryPolicy
     let metrics: DispatchMetrics
     let logger: Logger
     /// Drops visual fallbacks whose device synced in time, or whose subscription is gone.
-    let syncCheck: DeviceSyncCheck
+    let syncCheck: any VisualFallbackCheck
 
     /// The queue this handler's jobs come from: retries and parked jobs go back to it.
     private var queue: String { QueueNames.pushQueue(provider.platform, lane: lane) }

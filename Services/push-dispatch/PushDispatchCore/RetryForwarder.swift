@@ -21,7 +21,7 @@ struct RetryForwarder: Sendable {
     static let dueHeader = DelayedForward.dueHeader
     static let targetHeader = DelayedForward.targetHeader
 
-    let publisher: AMQPPublisher
+    let publisher: any MessagePublisher
     let logger: Logger
 
     func handle(_ deliveries: [AMQPDelivery]) async -> AMQPHandling {

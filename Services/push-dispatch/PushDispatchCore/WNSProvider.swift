@@ -4,7 +4,7 @@ import NotifyModels
 /// notification's toast; answers mapped to actions.
 struct WNSProvider: SinglePushProvider {
     let client: WNSClient
-    let credentials: CredentialStore<WNSCredentials>
+    let credentials: any CredentialSource<WNSCredentials>
 
     var platform: Platform { .wns }
 

@@ -4,7 +4,7 @@ import NotifyModels
 /// Web Push: aes128gcm-encrypted payloads with VAPID authorization, push service answers mapped to actions.
 struct WebPushProvider: SinglePushProvider {
     let client: WebPushClient
-    let credentials: CredentialStore<WebPushCredentials>
+    let credentials: any CredentialSource<WebPushCredentials>
 
     var platform: Platform { .webpush }
 

@@ -13,20 +13,16 @@ final class HTTPTransport: Sendable {
 
     let baseURL: URL
     private let appId: String
-    private let session: URLSession
+    private let transport: any NotifyTransport
     private let tokenProvider: TokenProvider
     private let token = Mutex<String?>(nil)
 
-    init(baseURL: URL, appId: String, tokenProvider: @escaping TokenProvider) {
+    init(baseURL: URL, appId: String, transport: any NotifyTransport, tokenProvider: @escaping TokenProvider) {
         self.baseURL = baseURL
         self.appId = appId
+        self.transport = transport
         self.tokenProvider = tokenProvider
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 30
-        session = URLSession(configuration: configuration)
     }
-
-    deinit { session.invalidateAndCancel() }
 
     /// A request to `path` (with `query`) carrying `headers`, without the token yet.
     func request(_ method: String, _ path: String, query: [URLQueryItem] = [], headers: [String: String] = [:], body: Data? = nil) -> URLRequest {
@@ -48,7 +44,7 @@ final class HTTPTransport: Sendable {
         try await authorized(request) { request throws(NotifyClientError) in
             let (data, response): (Data, URLResponse)
             do {
-                (data, response) = try await session.data(for: request)
+                (data, response) = try await transport.data(for: request)
             } catch {
                 throw NotifyClientError(.network, "\(request.httpMethod ?? "GET") \(request.url?.path ?? "") failed", underlying: error)
             }

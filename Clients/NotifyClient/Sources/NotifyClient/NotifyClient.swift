@@ -44,14 +44,17 @@ public actor NotifyClient {
     ///     identity provider when the app names one); called for the first request and again, once, whenever the
     ///     service answers 401.
     ///   - onChange: called with every change applied to the cache, in order.
+    ///   - transport: what sends the requests (`URLSessionTransport` unless given).
     /// - Throws: `NotifyClientError` (`.storage`) when an existing cache file cannot be read.
     public init(
         configuration: Configuration,
         tokenProvider: @escaping @Sendable () async throws -> String,
-        onChange: (@Sendable (NotificationChange) -> Void)? = nil
+        onChange: (@Sendable (NotificationChange) -> Void)? = nil,
+        transport: any NotifyTransport = URLSessionTransport()
     ) throws {
         self.configuration = configuration
-        transport = HTTPTransport(baseURL: configuration.baseURL, appId: configuration.appId, tokenProvider: tokenProvider)
+        self.transport = HTTPTransport(
+            baseURL: configuration.baseURL, appId: configuration.appId, transport: transport, tokenProvider: tokenProvider)
         cacheFile = CacheFile(directory: configuration.storageDirectory, appId: configuration.appId)
         broadcaster = ChangeBroadcaster(callback: onChange)
         state = try cacheFile.load()

@@ -63,6 +63,23 @@ struct RetryForwarderTests {
         #expect(publisher.all.map { String(decoding: $0.body, as: UTF8.self) } == ["first", "second"])
     }
 
+    @Test("with a forwarding order, messages held in several batches are forwarded in the order they are due, however late a batch's task runs")
+    func ordersAcrossBatches() async throws {
+        let forwarder = RetryForwarder(publisher: publisher, logger: quietLogger, order: ForwardingOrder())
+        // Two batches, their messages due alternately; the one holding the earliest is handed out last and runs late.
+        let early = [waiting(for: "webhooks.deliveries", dueIn: -0.3, body: "1", tag: 1), waiting(for: "webhooks.deliveries", dueIn: -0.1, body: "3", tag: 2)]
+        let late = [waiting(for: "webhooks.deliveries", dueIn: -0.2, body: "2", tag: 3), waiting(for: "webhooks.deliveries", dueIn: 0.1, body: "4", tag: 4)]
+        let second = await forwarder.handle(late)
+        let first = await forwarder.handle(early)
+        let forwardingSecond = Task { await second.dispositions() }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(publisher.all.isEmpty, "nothing goes before the message due first, held by a batch whose task has not run")
+        let forwardingFirst = Task { await first.dispositions() }
+        #expect(await forwardingFirst.value == [.ack, .ack])
+        #expect(await forwardingSecond.value == [.ack, .ack])
+        #expect(publisher.all.map { String(decoding: $0.body, as: UTF8.self) } == ["1", "2", "3", "4"])
+    }
+
     @Test("a message without its due time or target is dead-lettered; the others are forwarded")
     func withoutHeaders() async throws {
         var noTarget = waiting(for: "push.fcm.interactive", dueIn: -1, body: "lost", tag: 1)

@@ -83,10 +83,15 @@ public func buildPushDispatch(configuration: PushDispatchConfiguration, logger: 
     // Each holds up to its prefetch of retries (and of visual fallbacks, parked jobs and webhook events) until they are
     // due (see RetryForwarder), each batch settled when its own are forwarded, not after the batches taken before it.
     let forwarder = RetryForwarder(publisher: publisher, logger: logger)
+    // Webhook events come back in the order they are due (an app's wait each just after the one before), across batches.
+    let webhookForwarder = RetryForwarder(publisher: publisher, logger: logger, order: ForwardingOrder())
     let retryConsumers = (retryPolicy.queueNames + [QueueNames.pushVisualFallback, QueueNames.pushParked, WebhookDispatcher.retryQueue]).map { queue in
         (queue: queue, consumer: AMQPConsumer(
-            configuration: amqp, queue: queue, topology: topology, options: .init(prefetch: 2000, maximumBatch: 100, concurrentBatches: 4),
-            deadLetterPublisher: publisher, logger: logger, deferringHandler: forwarder.handle))
+            configuration: amqp, queue: queue, topology: topology,
+            // The webhook forwarder takes each batch's places in the order the batches were taken (startsInOrder).
+            options: .init(prefetch: 2000, maximumBatch: 100, concurrentBatches: 4, startsInOrder: queue == WebhookDispatcher.retryQueue),
+            deadLetterPublisher: publisher, logger: logger,
+            deferringHandler: queue == WebhookDispatcher.retryQueue ? webhookForwarder.handle : forwarder.handle))
     }
     let consumers = pushConsumers + retryConsumers + [(queue: WebhookDelivery.queue, consumer: webhooks)]
     let databaseHealth = DatabaseHealth(client: database, logger: logger)

@@ -23,24 +23,32 @@ struct RetryForwarder: Sendable {
 
     let publisher: any MessagePublisher
     let logger: Logger
+    /// Set: the messages this forwarder holds in several batches are forwarded in the order they are due, across batches
+    /// (webhook events); nil: each batch forwards its own in order, whatever the others do (retries of pushes).
+    var order: ForwardingOrder? = nil
 
+    /// Takes the batch's messages in hand now (with an order: their places in it, before any later batch's, when the
+    /// consumer calls this in the order it took the batches), and forwards each when due.
     func handle(_ deliveries: [AMQPDelivery]) async -> AMQPHandling {
-        .settleAfter { [publisher, logger] in
-            var dispositions = [AMQPDisposition](repeating: .requeue, count: deliveries.count)
-            var waiting: [(index: Int, due: Int64, message: AMQPOutboundMessage)] = []
-            for (index, delivery) in deliveries.enumerated() {
-                guard let due = delivery.properties.headers[Self.dueHeader]?.integerValue,
-                    let target = delivery.properties.headers[Self.targetHeader]?.stringValue, !target.isEmpty
-                else {
-                    dispositions[index] = .deadLetter(reason: "a retry without \(Self.dueHeader) and \(Self.targetHeader)")
-                    continue
-                }
-                var properties = delivery.properties
-                properties.headers[Self.dueHeader] = nil
-                properties.headers[Self.targetHeader] = nil
-                waiting.append((index, due, AMQPOutboundMessage(routingKey: target, body: delivery.body, properties: properties)))
+        var dispositions = [AMQPDisposition](repeating: .requeue, count: deliveries.count)
+        var waiting: [(index: Int, due: Int64, message: AMQPOutboundMessage)] = []
+        for (index, delivery) in deliveries.enumerated() {
+            guard let due = delivery.properties.headers[Self.dueHeader]?.integerValue,
+                let target = delivery.properties.headers[Self.targetHeader]?.stringValue, !target.isEmpty
+            else {
+                dispositions[index] = .deadLetter(reason: "a retry without \(Self.dueHeader) and \(Self.targetHeader)")
+                continue
             }
-            waiting.sort { $0.due < $1.due }
+            var properties = delivery.properties
+            properties.headers[Self.dueHeader] = nil
+            properties.headers[Self.targetHeader] = nil
+            waiting.append((index, due, AMQPOutboundMessage(routingKey: target, body: delivery.body, properties: properties)))
+        }
+        waiting.sort { $0.due < $1.due }
+        let places = order?.hold(waiting.map(\.due)) ?? []
+        return .settleAfter { [publisher, logger, order, dispositions, waiting] in
+            var dispositions = dispositions
+            defer { order?.release(places) }
             var next = waiting.startIndex
             while next < waiting.endIndex {
                 let wait = waiting[next].due - Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
@@ -50,12 +58,21 @@ struct RetryForwarder: Sendable {
                 let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.up))
                 var end = next
                 while end < waiting.endIndex, waiting[end].due <= now { end += 1 }
+                if let order {
+                    // Only what no other batch holds a message due before.
+                    end = next + order.forwardable(places[next..<end])
+                    if end == next {
+                        await pauseUnlessShuttingDown(for: .milliseconds(1))
+                        continue
+                    }
+                }
                 let due = waiting[next..<end]
                 let forwarded = await RetryUntilShutdown.succeeded("put retries back on their work queue", logger: logger) {
                     try await publisher.publish(due.map(\.message))
                 }
                 guard forwarded else { break }
                 for item in due { dispositions[item.index] = .ack }
+                order?.release(places[next..<end])
                 next = end
             }
             return dispositions

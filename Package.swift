@@ -416,7 +416,7 @@ let package = Package(
         .testTarget(
             name: "FanoutCoreTests",
             dependencies: [
-                "FanoutCore", "NotifyModels", "NotifyWire", "NotifyAMQP", "NotifyRuntime", "NotifyStore", "NotifyStoreTesting",
+                "FanoutCore", "NotifyModels", "NotifyWire", "NotifyAMQP", "NotifyRuntime", "NotifyStore", "NotifyStoreTesting", "NotifyTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/FanoutCoreTests",

@@ -325,6 +325,9 @@ public enum AMQPHandling: Sendable {
 public struct AMQPBatchOrder: Sendable {
     let previousSettled: CompletionSignal?
 
+    /// The order of a batch with none before it (for a handler driven without a consumer, as tests drive it).
+    public static let first = AMQPBatchOrder(previousSettled: nil)
+
     /// Waits until the batch taken before this one was handled and settled (at once if there is none): what the
     /// handler does after this follows everything that batch did.
     public func waitForPreviousBatch() async {

@@ -95,6 +95,16 @@ public struct AMQPDelivery: Sendable {
     public var properties: AMQPProperties
 }
 
+extension AMQPDelivery {
+    /// `message` as a consumer of its queue receives it, `tag` on the first connection: for handlers driven without a
+    /// broker (as tests drive them).
+    public init(received message: AMQPOutboundMessage, tag: UInt64) {
+        self.init(
+            tag: AMQPDeliveryTag(connectionGeneration: 1, value: tag), exchange: message.exchange, routingKey: message.routingKey,
+            redelivered: false, body: message.body, properties: message.properties)
+    }
+}
+
 /// What the consumer does with a delivery once its handler is done.
 public enum AMQPDisposition: Sendable, Equatable {
     /// The effect is durable: remove the message.

@@ -6,9 +6,7 @@ import NotifyWire
 extension AMQPDelivery {
     /// `message` as a consumer of its queue receives it.
     static func received(_ message: AMQPOutboundMessage, tag: UInt64 = 1) -> AMQPDelivery {
-        AMQPDelivery(
-            tag: AMQPDeliveryTag(connectionGeneration: 1, value: tag), exchange: message.exchange, routingKey: message.routingKey,
-            redelivered: false, body: message.body, properties: message.properties)
+        AMQPDelivery(received: message, tag: tag)
     }
 }
 

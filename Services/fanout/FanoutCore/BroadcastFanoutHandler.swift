@@ -12,7 +12,7 @@ import NotifyWire
 struct BroadcastFanoutHandler: Sendable {
     /// Each broadcast's audience, page by page.
     let audiences: any PushAudienceStore
-    let publisher: AMQPPublisher
+    let publisher: any MessagePublisher
     let lanes: FanoutLanes
     let logger: Logger
     var jobsPerMessage = 500

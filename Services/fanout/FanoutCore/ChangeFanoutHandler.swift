@@ -15,7 +15,7 @@ import ServiceLifecycle
 /// `fanout.broadcasts` (`BroadcastFanoutHandler` streams their audiences): a one-to-one change never waits for one.
 struct ChangeFanoutHandler: Sendable {
     let resolver: SubscriptionResolver
-    let publisher: AMQPPublisher
+    let publisher: any MessagePublisher
     /// Tells the broadcast lane when this lane has a batch in hand (it then waits before its next page).
     let lanes: FanoutLanes
     let logger: Logger

@@ -8,18 +8,6 @@ extension EndToEndTests {
         /// The fallback delay test.sh gives the stack's fanout (NOTIFY_VISUAL_FALLBACK_SECONDS).
         private static let fallbackDelay = Double(ProcessInfo.processInfo.environment["NOTIFY_VISUAL_FALLBACK_SECONDS"] ?? "") ?? 30
 
-        private struct ReceiverLog: Decodable {
-            struct Received: Decodable {
-                var body: String
-            }
-            var received: [Received]
-        }
-
-        private struct Event: Decodable {
-            var type: String
-            var data: [String: String]
-        }
-
         private struct Listing: Decodable {
             struct Device: Decodable, Equatable {
                 var subscriptionId: String
@@ -46,17 +34,6 @@ extension EndToEndTests {
                 #expect(defined.status == 201, "\(defined.text)")
             }
             return (app, receiverURL)
-        }
-
-        /// The events the receiver got, polled until `done` holds or 30 s passed.
-        private func events(at receiverURL: String, until done: ([Event]) -> Bool) async throws -> [Event] {
-            let deadline = ContinuousClock.now + .seconds(30)
-            while true {
-                let log = try await StackClient.send(.GET, receiverURL).decode(ReceiverLog.self)
-                let events = try log.received.map { try JSONDecoder().decode(Event.self, from: Data($0.body.utf8)) }
-                if done(events) || ContinuousClock.now >= deadline { return events }
-                try await Task.sleep(for: .milliseconds(200))
-            }
         }
 
         /// The user's devices as the user lists them.
@@ -109,7 +86,7 @@ extension EndToEndTests {
             #expect(got == [forAna, forBen], "the phone got \(got); not pushed: \([againForAna, alertForAna, news])")
 
             // The webhook: Ana's subscription left both sources and was deleted as reassigned; Ben's was created.
-            let events = try await events(at: receiverURL) { events in
+            let events = try await WebhookReceiver.events(at: receiverURL) { events in
                 events.contains { $0.type == "subscription.created" && $0.data["subscriptionId"] == bens }
             }
             let anas = events.filter { $0.data["subscriptionId"] == phone.subscriptionId }
@@ -153,7 +130,7 @@ extension EndToEndTests {
             #expect(try await devices(of: ana, in: app) == [.init(subscriptionId: anas.subscriptionId, eventSources: ["alerts"])])
             let forAna = try await app.publishAccepted(.alert(to: ana, title: "Still Ana's"))
             #expect(try await Sandbox.missingNotifications([forAna], at: anas.pushToken).isEmpty, "Ana's phone still gets her notifications")
-            let events = try await events(at: receiverURL) { events in
+            let events = try await WebhookReceiver.events(at: receiverURL) { events in
                 events.contains { $0.type == "subscription.created" && $0.data["subscriptionId"] == bens }
             }
             #expect(!events.contains { $0.type == "subscription.deleted" || $0.type == "eventSource.left" }, "nothing of Ana's was removed")

@@ -7,18 +7,6 @@ extension EndToEndTests {
     /// A provider's answer that a device's token is no more: the subscription goes, and the app's webhook hears why.
     @Suite("tokens a provider declares invalid")
     struct TokenInvalidTests {
-        private struct ReceiverLog: Decodable {
-            struct Received: Decodable {
-                var body: String
-            }
-            var received: [Received]
-        }
-
-        private struct Event: Decodable {
-            var type: String
-            var data: [String: String]
-        }
-
         private struct WebPushCredentials: Encodable {
             var vapidPrivateKey: String
             var subject = "mailto:e2e@example.com"
@@ -65,12 +53,8 @@ extension EndToEndTests {
             #expect(try await app.deliveryLog(of: id) { !$0.isEmpty }.map(\.result) == ["tokenInvalid"])
             #expect(try await !Database.subscriptionExists(device.subscriptionId, expecting: false), "the subscription was not removed")
 
-            var events: [Event] = []
-            let deadline = ContinuousClock.now + .seconds(20)
-            while !events.contains(where: { $0.type == "subscription.deleted" }), ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(200))
-                events = try await StackClient.send(.GET, receiver).decode(ReceiverLog.self).received
-                    .map { try JSONDecoder().decode(Event.self, from: Data($0.body.utf8)) }
+            let events = try await WebhookReceiver.events(at: receiver, timeout: .seconds(20)) { events in
+                events.contains { $0.type == "subscription.deleted" }
             }
             #expect(events.map(\.type) == ["subscription.created", "subscription.deleted"])
             let deleted = try #require(events.last)

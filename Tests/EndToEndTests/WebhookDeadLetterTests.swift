@@ -11,11 +11,6 @@ extension EndToEndTests {
         /// `NOTIFY_WEBHOOK_MAX_ATTEMPTS` as the stack runs with it (deploy/local/test.sh sets a small one), else its default.
         private static let maximumAttempts = ProcessInfo.processInfo.environment["NOTIFY_WEBHOOK_MAX_ATTEMPTS"].flatMap { Int($0) } ?? 8
 
-        private struct ReceiverLog: Decodable {
-            var received: [JSONValue]
-            var failed: Int
-        }
-
         private struct DeliveryLog: Decodable {
             var deliveries: [WebhookAttempt]
         }
@@ -68,8 +63,8 @@ extension EndToEndTests {
             #expect(log.map(\.attempt) == Array(1...attempts))
             #expect(log.map(\.result) == Array(repeating: "retrying", count: attempts - 1) + ["failed"])
             #expect(log.allSatisfy { $0.status == 503 && $0.eventId == dead.first?.event.eventId })
-            let received = try await StackClient.send(.GET, receiver).decode(ReceiverLog.self)
-            #expect(received.failed == attempts && received.received.isEmpty, "the receiver was POSTed \(received.failed) times")
+            let received = try await WebhookReceiver.log(at: receiver)
+            #expect(received.failed == attempts && received.received.isEmpty, "the receiver was POSTed \(received.failed ?? 0) times")
         }
 
         @Test("a 4xx other than 408 and 429 dead-letters the event at once: one attempt, logged failed", arguments: [400, 404, 410])
@@ -82,7 +77,7 @@ extension EndToEndTests {
             let log = try await Self.attempts(of: app) { !$0.isEmpty }
             #expect(log.map(\.result) == ["failed"] && log.first?.status == status)
             try await Task.sleep(for: .seconds(1))
-            #expect(try await StackClient.send(.GET, receiver).decode(ReceiverLog.self).failed == 1, "not tried again")
+            #expect(try await WebhookReceiver.log(at: receiver).failed == 1, "not tried again")
         }
 
         @Test("408 and 429 are retried, not dead-lettered: the next attempt delivers the event", arguments: [408, 429])
@@ -93,7 +88,7 @@ extension EndToEndTests {
             let log = try await Self.attempts(of: app) { $0.contains { $0.result != "retrying" } }
             #expect(log.map(\.result) == ["retrying", "delivered"])
             #expect(log.map(\.status) == [status, 204])
-            #expect(try await StackClient.send(.GET, receiver).decode(ReceiverLog.self).received.count == 1)
+            #expect(try await WebhookReceiver.log(at: receiver).received.count == 1)
         }
     }
 }

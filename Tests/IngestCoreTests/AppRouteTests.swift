@@ -13,13 +13,6 @@ import Testing
 /// poll sources, webhooks), in-process: storage's part played by `MemoryStorage`.
 @Suite struct AppRouteTests {
     private static let appPath = "/v1/apps/\(RouteTesting.appId)"
-    private static let apiKey: HTTPFields = [.authorization: "Bearer api-key"]
-    private static let operatorToken: HTTPFields = [.authorization: "Bearer \(RouteTesting.adminToken)"]
-
-    private static func json<Value: Decodable>(_ type: Value.Type, _ response: TestResponse) throws -> Value {
-        try WireCoding.makeDecoder().decode(type, from: Data(response.body.readableBytesView))
-    }
-
     private struct Created: Decodable {
         var appId: String
         var apiKey: String
@@ -31,41 +24,41 @@ import Testing
         let testing = RouteTesting()
         try await testing.run { client in
             let created = try await client.execute(
-                uri: "/v1/apps", method: .post, headers: Self.operatorToken, body: ByteBuffer(string: #"{"name":"Shop","badgeMode":"external"}"#))
+                uri: "/v1/apps", method: .post, headers: RouteTesting.operatorHeaders, body: ByteBuffer(string: #"{"name":"Shop","badgeMode":"external"}"#))
             #expect(created.status == .created)
-            let app = try Self.json(Created.self, created)
+            let app = try RouteTesting.decode(Created.self, created)
             #expect(created.headers[.location] == "/v1/apps/\(app.appId)")
 
-            let shown = try Self.json(AppView.self, try await client.execute(uri: "/v1/apps/\(app.appId)", method: .get, headers: Self.operatorToken))
+            let shown = try RouteTesting.decode(AppView.self, try await client.execute(uri: "/v1/apps/\(app.appId)", method: .get, headers: RouteTesting.operatorHeaders))
             #expect(shown.name == "Shop" && shown.badgeMode == "external")
             struct Page: Decodable { var apps: [AppView]; var nextPageToken: String? }
-            let page = try Self.json(Page.self, try await client.execute(uri: "/v1/apps?limit=1000", method: .get, headers: Self.operatorToken))
+            let page = try RouteTesting.decode(Page.self, try await client.execute(uri: "/v1/apps?limit=1000", method: .get, headers: RouteTesting.operatorHeaders))
             #expect(page.apps.map(\.appId).contains(app.appId))
 
             let changed = try await client.execute(
-                uri: "/v1/apps/\(app.appId)", method: .patch, headers: Self.operatorToken,
+                uri: "/v1/apps/\(app.appId)", method: .patch, headers: RouteTesting.operatorHeaders,
                 body: ByteBuffer(string: #"{"badgeMode":"unread","rateLimit":{"requestsPerSecond":50}}"#))
             #expect(changed.status == .ok)
-            let settled = try Self.json(AppView.self, try await client.execute(uri: "/v1/apps/\(app.appId)", method: .get, headers: Self.operatorToken))
+            let settled = try RouteTesting.decode(AppView.self, try await client.execute(uri: "/v1/apps/\(app.appId)", method: .get, headers: RouteTesting.operatorHeaders))
             #expect(settled.badgeMode == "unread" && settled.rateLimit.requestsPerSecond == 50)
             let badLimit = try await client.execute(
-                uri: "/v1/apps/\(app.appId)", method: .patch, headers: Self.operatorToken, body: ByteBuffer(string: #"{"rateLimit":{"requestsPerSecond":0}}"#))
+                uri: "/v1/apps/\(app.appId)", method: .patch, headers: RouteTesting.operatorHeaders, body: ByteBuffer(string: #"{"rateLimit":{"requestsPerSecond":0}}"#))
             #expect(try ErrorBody(badLimit).error.field == "rateLimit.requestsPerSecond")
 
             // The new key works at once; the old one still does, until its overlap ends.
             let rotated = try await client.execute(
-                uri: "/v1/apps/\(app.appId)/api-key", method: .post, headers: Self.operatorToken, body: ByteBuffer(string: #"{"overlapSeconds":60}"#))
+                uri: "/v1/apps/\(app.appId)/api-key", method: .post, headers: RouteTesting.operatorHeaders, body: ByteBuffer(string: #"{"overlapSeconds":60}"#))
             #expect(rotated.status == .created)
             struct Rotated: Decodable { var apiKey: String? }
-            let newKey = try #require(try Self.json(Rotated.self, rotated).apiKey)
+            let newKey = try #require(try RouteTesting.decode(Rotated.self, rotated).apiKey)
             for key in [newKey, app.apiKey] {
                 let keys = try await client.execute(uri: "/v1/apps/\(app.appId)/api-keys", method: .get, headers: [.authorization: "Bearer \(key)"])
                 #expect(keys.status == .ok, "key \(key == newKey ? "new" : "old") refused")
             }
 
-            let deleted = try await client.execute(uri: "/v1/apps/\(app.appId)", method: .delete, headers: Self.operatorToken)
+            let deleted = try await client.execute(uri: "/v1/apps/\(app.appId)", method: .delete, headers: RouteTesting.operatorHeaders)
             #expect(deleted.status == .noContent)
-            let gone = try await client.execute(uri: "/v1/apps/\(app.appId)", method: .get, headers: Self.operatorToken)
+            let gone = try await client.execute(uri: "/v1/apps/\(app.appId)", method: .get, headers: RouteTesting.operatorHeaders)
             #expect(gone.status == .notFound)
             #expect(try ErrorBody(gone).error.field == "appId")
         }
@@ -76,16 +69,16 @@ import Testing
         let testing = RouteTesting()
         try await testing.run { client in
             let created = try await client.execute(
-                uri: "\(Self.appPath)/api-keys", method: .post, headers: Self.apiKey, body: ByteBuffer(string: #"{"scope":"publish","name":"billing"}"#))
+                uri: "\(Self.appPath)/api-keys", method: .post, headers: RouteTesting.apiKeyHeaders, body: ByteBuffer(string: #"{"scope":"publish","name":"billing"}"#))
             #expect(created.status == .created)
-            let key = try Self.json(APIKeyView.self, created)
+            let key = try RouteTesting.decode(APIKeyView.self, created)
             #expect(key.apiKey != nil && key.scope == .publish)
             struct Keys: Decodable { var apiKeys: [APIKeyView] }
-            let listed = try Self.json(Keys.self, try await client.execute(uri: "\(Self.appPath)/api-keys", method: .get, headers: Self.apiKey))
+            let listed = try RouteTesting.decode(Keys.self, try await client.execute(uri: "\(Self.appPath)/api-keys", method: .get, headers: RouteTesting.apiKeyHeaders))
             #expect(listed.apiKeys.map(\.keyId) == [key.keyId] && listed.apiKeys.allSatisfy { $0.apiKey == nil })
-            let revoked = try await client.execute(uri: "\(Self.appPath)/api-keys/\(key.keyId)", method: .delete, headers: Self.apiKey)
+            let revoked = try await client.execute(uri: "\(Self.appPath)/api-keys/\(key.keyId)", method: .delete, headers: RouteTesting.apiKeyHeaders)
             #expect(revoked.status == .noContent)
-            let after = try Self.json(Keys.self, try await client.execute(uri: "\(Self.appPath)/api-keys", method: .get, headers: Self.apiKey))
+            let after = try RouteTesting.decode(Keys.self, try await client.execute(uri: "\(Self.appPath)/api-keys", method: .get, headers: RouteTesting.apiKeyHeaders))
             #expect(after.apiKeys.first?.revokedAt != nil)
             let byReadKey = try await client.execute(
                 uri: "\(Self.appPath)/api-keys", method: .post, headers: [.authorization: "Bearer read-key"], body: ByteBuffer(string: #"{"scope":"read","name":"x"}"#))
@@ -98,14 +91,14 @@ import Testing
         let testing = RouteTesting()
         try await testing.run { client in
             let path = "/v1/apps/\(FixedApp.externalBadgeAppId)/users/alice/badge"
-            let set = try await client.execute(uri: path, method: .put, headers: Self.apiKey, body: ByteBuffer(string: #"{"badge":7}"#))
+            let set = try await client.execute(uri: path, method: .put, headers: RouteTesting.apiKeyHeaders, body: ByteBuffer(string: #"{"badge":7}"#))
             #expect(set.status == .ok)
             struct Badge: Decodable { var badge: Int? }
-            #expect(try Self.json(Badge.self, try await client.execute(uri: path, method: .get, headers: Self.apiKey)).badge == 7)
-            #expect(try Self.json(Badge.self, try await client.execute(uri: path.replacingOccurrences(of: "alice", with: "bob"), method: .get, headers: Self.apiKey)).badge == 0)
-            let counted = try await client.execute(uri: "\(Self.appPath)/users/alice/badge", method: .put, headers: Self.apiKey, body: ByteBuffer(string: #"{"badge":1}"#))
+            #expect(try RouteTesting.decode(Badge.self, try await client.execute(uri: path, method: .get, headers: RouteTesting.apiKeyHeaders)).badge == 7)
+            #expect(try RouteTesting.decode(Badge.self, try await client.execute(uri: path.replacingOccurrences(of: "alice", with: "bob"), method: .get, headers: RouteTesting.apiKeyHeaders)).badge == 0)
+            let counted = try await client.execute(uri: "\(Self.appPath)/users/alice/badge", method: .put, headers: RouteTesting.apiKeyHeaders, body: ByteBuffer(string: #"{"badge":1}"#))
             #expect(counted.status == .conflict)
-            let tooBig = try await client.execute(uri: path, method: .put, headers: Self.apiKey, body: ByteBuffer(string: #"{"badge":100000}"#))
+            let tooBig = try await client.execute(uri: path, method: .put, headers: RouteTesting.apiKeyHeaders, body: ByteBuffer(string: #"{"badge":100000}"#))
             #expect(try ErrorBody(tooBig).error.field == "badge")
         }
     }
@@ -115,25 +108,25 @@ import Testing
         let testing = RouteTesting()
         try await testing.run { client in
             let source = "\(Self.appPath)/poll-sources/feed"
-            let put = try await client.execute(uri: source, method: .put, headers: Self.apiKey, body: ByteBuffer(string: #"{"url":"https://8.8.8.8/feed","intervalSeconds":60}"#))
+            let put = try await client.execute(uri: source, method: .put, headers: RouteTesting.apiKeyHeaders, body: ByteBuffer(string: #"{"url":"https://8.8.8.8/feed","intervalSeconds":60}"#))
             #expect(put.status == .created)
-            let again = try await client.execute(uri: source, method: .put, headers: Self.apiKey, body: ByteBuffer(string: #"{"url":"https://8.8.8.8/feed2","intervalSeconds":30}"#))
+            let again = try await client.execute(uri: source, method: .put, headers: RouteTesting.apiKeyHeaders, body: ByteBuffer(string: #"{"url":"https://8.8.8.8/feed2","intervalSeconds":30}"#))
             #expect(again.status == .ok)
-            #expect(try Self.json(PollSourceView.self, again).intervalSeconds == 30)
+            #expect(try RouteTesting.decode(PollSourceView.self, again).intervalSeconds == 30)
             struct Sources: Decodable { var pollSources: [PollSourceView] }
-            let listed = try Self.json(Sources.self, try await client.execute(uri: "\(Self.appPath)/poll-sources", method: .get, headers: Self.apiKey))
+            let listed = try RouteTesting.decode(Sources.self, try await client.execute(uri: "\(Self.appPath)/poll-sources", method: .get, headers: RouteTesting.apiKeyHeaders))
             #expect(listed.pollSources.map(\.url) == ["https://8.8.8.8/feed2"])
-            #expect(try await client.execute(uri: source, method: .delete, headers: Self.apiKey).status == .noContent)
-            #expect(try await client.execute(uri: source, method: .delete, headers: Self.apiKey).status == .notFound)
+            #expect(try await client.execute(uri: source, method: .delete, headers: RouteTesting.apiKeyHeaders).status == .noContent)
+            #expect(try await client.execute(uri: source, method: .delete, headers: RouteTesting.apiKeyHeaders).status == .notFound)
 
             let hook = "\(Self.appPath)/webhook"
-            let created = try await client.execute(uri: hook, method: .put, headers: Self.apiKey, body: ByteBuffer(string: #"{"url":"https://8.8.8.8/hook"}"#))
+            let created = try await client.execute(uri: hook, method: .put, headers: RouteTesting.apiKeyHeaders, body: ByteBuffer(string: #"{"url":"https://8.8.8.8/hook"}"#))
             #expect(created.status == .created)
-            #expect(try Self.json(WebhookView.self, created).secret?.hasPrefix("whsec_") == true)
-            let moved = try await client.execute(uri: hook, method: .put, headers: Self.apiKey, body: ByteBuffer(string: #"{"url":"https://8.8.4.4/hook"}"#))
+            #expect(try RouteTesting.decode(WebhookView.self, created).secret?.hasPrefix("whsec_") == true)
+            let moved = try await client.execute(uri: hook, method: .put, headers: RouteTesting.apiKeyHeaders, body: ByteBuffer(string: #"{"url":"https://8.8.4.4/hook"}"#))
             #expect(moved.status == .ok)
-            #expect(try Self.json(WebhookView.self, moved).secret == nil, "the secret is answered only when it is new")
-            let shown = try Self.json(WebhookView.self, try await client.execute(uri: hook, method: .get, headers: Self.apiKey))
+            #expect(try RouteTesting.decode(WebhookView.self, moved).secret == nil, "the secret is answered only when it is new")
+            let shown = try RouteTesting.decode(WebhookView.self, try await client.execute(uri: hook, method: .get, headers: RouteTesting.apiKeyHeaders))
             #expect(shown.url == "https://8.8.4.4/hook")
 
             let event = UUID()
@@ -143,10 +136,10 @@ import Testing
                     result: attempt == 1 ? "retrying" : "delivered", reason: nil, at: Date().addingTimeInterval(Double(attempt))))
             }
             struct Log: Decodable { var deliveries: [WebhookAttempt] }
-            let log = try Self.json(Log.self, try await client.execute(uri: "\(hook)/deliveries", method: .get, headers: Self.apiKey))
+            let log = try RouteTesting.decode(Log.self, try await client.execute(uri: "\(hook)/deliveries", method: .get, headers: RouteTesting.apiKeyHeaders))
             #expect(log.deliveries.map(\.result) == ["delivered", "retrying"])
-            #expect(try await client.execute(uri: hook, method: .delete, headers: Self.apiKey).status == .noContent)
-            #expect(try await client.execute(uri: hook, method: .get, headers: Self.apiKey).status == .notFound)
+            #expect(try await client.execute(uri: hook, method: .delete, headers: RouteTesting.apiKeyHeaders).status == .noContent)
+            #expect(try await client.execute(uri: hook, method: .get, headers: RouteTesting.apiKeyHeaders).status == .notFound)
         }
     }
 }

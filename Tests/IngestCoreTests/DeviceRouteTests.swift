@@ -13,16 +13,6 @@ import Testing
 /// stores held in memory (the commands sent to storage applied to them as storage would).
 @Suite struct DeviceRouteTests {
     private static let appPath = "/v1/apps/\(RouteTesting.appId)"
-    private static let apiKey: HTTPFields = [.authorization: "Bearer api-key"]
-
-    private static func user(_ userId: String) async throws -> HTTPFields {
-        [.authorization: "Bearer \(try await RouteTesting.userToken(userId))"]
-    }
-
-    private static func json<Value: Decodable>(_ type: Value.Type, _ response: TestResponse) throws -> Value {
-        try WireCoding.makeDecoder().decode(type, from: Data(response.body.readableBytesView))
-    }
-
     private struct Registered: Decodable {
         var subscriptionId: String
         var platform: String
@@ -49,14 +39,14 @@ import Testing
         let testing = RouteTesting()
         let token = String(repeating: "b2", count: 32)
         try await testing.run { client in
-            let bob = try await Self.user("bob")
+            let bob = try await RouteTesting.bearerUser("bob")
             let first = try await client.execute(uri: "/v1/me/subscriptions", method: .post, headers: bob, body: Self.registration(token: token, sources: ["news"]))
             #expect(first.status == .created)
-            let id = try Self.json(Registered.self, first).subscriptionId
+            let id = try RouteTesting.decode(Registered.self, first).subscriptionId
             let again = try await client.execute(uri: "/v1/me/subscriptions", method: .post, headers: bob, body: Self.registration(token: token))
-            #expect(try Self.json(Registered.self, again).subscriptionId == id)
+            #expect(try RouteTesting.decode(Registered.self, again).subscriptionId == id)
 
-            let listing = try Self.json(Listing.self, try await client.execute(uri: "/v1/me/subscriptions", method: .get, headers: bob))
+            let listing = try RouteTesting.decode(Listing.self, try await client.execute(uri: "/v1/me/subscriptions", method: .get, headers: bob))
             #expect(listing.subscriptions.map(\.subscriptionId) == [id])
             #expect(listing.subscriptions.first?.eventSources == ["news"] && listing.subscriptions.first?.displayName == "Bob's phone")
             // Alice's devices are not Bob's.
@@ -82,11 +72,11 @@ import Testing
         let testing = RouteTesting()
         try await testing.run { client in
             let stranger = try await client.execute(
-                uri: "/v1/me/subscriptions/\(FixedTargets.subscriptionId)", method: .delete, headers: try await Self.user("mallory"))
+                uri: "/v1/me/subscriptions/\(FixedTargets.subscriptionId)", method: .delete, headers: try await RouteTesting.bearerUser("mallory"))
             #expect(stranger.status == .notFound)
             #expect(try ErrorBody(stranger).error.field == "subscriptionId")
             #expect(testing.published.commands.isEmpty)
-            let own = try await client.execute(uri: "/v1/me/subscriptions/\(FixedTargets.subscriptionId)", method: .delete, headers: try await Self.user("alice"))
+            let own = try await client.execute(uri: "/v1/me/subscriptions/\(FixedTargets.subscriptionId)", method: .delete, headers: try await RouteTesting.bearerUser("alice"))
             #expect(own.status == .noContent)
             guard case .unregisterSubscription(_, let userId, let id) = testing.published.commands.last?.action else {
                 Issue.record("storage was not told")
@@ -101,17 +91,17 @@ import Testing
         let testing = RouteTesting()
         try await testing.run { client in
             let created = try await client.execute(
-                uri: "\(Self.appPath)/event-sources", method: .post, headers: Self.apiKey, body: ByteBuffer(string: #"{"name":"alerts","policy":"appServer"}"#))
+                uri: "\(Self.appPath)/event-sources", method: .post, headers: RouteTesting.apiKeyHeaders, body: ByteBuffer(string: #"{"name":"alerts","policy":"appServer"}"#))
             #expect(created.status == .created)
             #expect(created.headers[.location] == "\(Self.appPath)/event-sources/alerts")
             let changed = try await client.execute(
-                uri: "\(Self.appPath)/event-sources", method: .post, headers: Self.apiKey,
+                uri: "\(Self.appPath)/event-sources", method: .post, headers: RouteTesting.apiKeyHeaders,
                 body: ByteBuffer(string: #"{"name":"alerts","policy":"open","description":"now open"}"#))
             #expect(changed.status == .ok)
-            #expect(try Self.json(EventSourceView.self, changed).policy == .open)
+            #expect(try RouteTesting.decode(EventSourceView.self, changed).policy == .open)
 
             struct Sources: Decodable { var eventSources: [EventSourceView] }
-            let listed = try Self.json(Sources.self, try await client.execute(uri: "\(Self.appPath)/event-sources", method: .get, headers: Self.apiKey))
+            let listed = try RouteTesting.decode(Sources.self, try await client.execute(uri: "\(Self.appPath)/event-sources", method: .get, headers: RouteTesting.apiKeyHeaders))
             #expect(listed.eventSources.map(\.name) == ["alerts", "news"])
             #expect(listed.eventSources.last?.memberDevices == 1 && listed.eventSources.last?.memberUsers == 1)
 
@@ -119,10 +109,10 @@ import Testing
                 uri: "\(Self.appPath)/event-sources", method: .post, headers: [.authorization: "Bearer read-key"],
                 body: ByteBuffer(string: #"{"name":"x","policy":"open"}"#))
             #expect(readOnly.status == .forbidden)
-            let missing = try await client.execute(uri: "\(Self.appPath)/event-sources/sports", method: .get, headers: Self.apiKey)
+            let missing = try await client.execute(uri: "\(Self.appPath)/event-sources/sports", method: .get, headers: RouteTesting.apiKeyHeaders)
             #expect(missing.status == .notFound)
             #expect(try ErrorBody(missing).error.field == "eventSource")
-            let deleted = try await client.execute(uri: "\(Self.appPath)/event-sources/alerts", method: .delete, headers: Self.apiKey)
+            let deleted = try await client.execute(uri: "\(Self.appPath)/event-sources/alerts", method: .delete, headers: RouteTesting.apiKeyHeaders)
             #expect(deleted.status == .noContent)
         }
     }
@@ -133,21 +123,21 @@ import Testing
         testing.devices.apply(.putEventSource(EventSourceRecord(appId: RouteTesting.appId, name: "alerts", policy: .appServer, description: nil, createdAt: Date())))
         let phone = FixedTargets.subscriptionId.lowercasedString
         try await testing.run { client in
-            let enrolled = try await client.execute(uri: "\(Self.appPath)/users/alice/event-sources/alerts", method: .put, headers: Self.apiKey)
+            let enrolled = try await client.execute(uri: "\(Self.appPath)/users/alice/event-sources/alerts", method: .put, headers: RouteTesting.apiKeyHeaders)
             #expect(enrolled.status == .ok)
-            let membership = try Self.json(EventSourceMembership.self, enrolled)
+            let membership = try RouteTesting.decode(EventSourceMembership.self, enrolled)
             #expect(membership.subscribed && membership.subscriptionIds == [FixedTargets.subscriptionId])
 
             struct Memberships: Decodable { var eventSources: [EventSourceMembership] }
-            let all = try Self.json(Memberships.self, try await client.execute(uri: "\(Self.appPath)/users/alice/event-sources", method: .get, headers: Self.apiKey))
+            let all = try RouteTesting.decode(Memberships.self, try await client.execute(uri: "\(Self.appPath)/users/alice/event-sources", method: .get, headers: RouteTesting.apiKeyHeaders))
             #expect(all.eventSources.map(\.eventSource) == ["alerts", "news"])
 
-            let removed = try await client.execute(uri: "\(Self.appPath)/subscriptions/\(phone)/event-sources/alerts", method: .delete, headers: Self.apiKey)
-            #expect(try Self.json(EventSourceMembership.self, removed).subscribed == false)
-            let unknownDevice = try await client.execute(uri: "\(Self.appPath)/subscriptions/\(UUID())/event-sources/alerts", method: .put, headers: Self.apiKey)
+            let removed = try await client.execute(uri: "\(Self.appPath)/subscriptions/\(phone)/event-sources/alerts", method: .delete, headers: RouteTesting.apiKeyHeaders)
+            #expect(try RouteTesting.decode(EventSourceMembership.self, removed).subscribed == false)
+            let unknownDevice = try await client.execute(uri: "\(Self.appPath)/subscriptions/\(UUID())/event-sources/alerts", method: .put, headers: RouteTesting.apiKeyHeaders)
             #expect(try ErrorBody(unknownDevice).error.field == "subscriptionId")
 
-            let alice = try await Self.user("alice")
+            let alice = try await RouteTesting.bearerUser("alice")
             let left = try await client.execute(uri: "/v1/me/subscriptions/\(phone)/event-sources/news", method: .delete, headers: alice)
             #expect(left.status == .noContent)
             let rejoined = try await client.execute(uri: "/v1/me/subscriptions/\(phone)/event-sources/news", method: .put, headers: alice)
@@ -155,10 +145,10 @@ import Testing
             let closed = try await client.execute(uri: "/v1/me/subscriptions/\(phone)/event-sources/alerts", method: .put, headers: alice)
             #expect(closed.status == .forbidden)
             let notHers = try await client.execute(
-                uri: "/v1/me/subscriptions/\(phone)/event-sources/news", method: .delete, headers: try await Self.user("mallory"))
+                uri: "/v1/me/subscriptions/\(phone)/event-sources/news", method: .delete, headers: try await RouteTesting.bearerUser("mallory"))
             #expect(notHers.status == .notFound)
-            let asked = try Self.json(
-                EventSourceMembership.self, try await client.execute(uri: "\(Self.appPath)/users/alice/event-sources/news", method: .get, headers: Self.apiKey))
+            let asked = try RouteTesting.decode(
+                EventSourceMembership.self, try await client.execute(uri: "\(Self.appPath)/users/alice/event-sources/news", method: .get, headers: RouteTesting.apiKeyHeaders))
             #expect(asked.subscribed)
         }
     }

@@ -26,16 +26,6 @@ import Testing
             lastModifiedDateTime: createdAt)
     }
 
-    private static func user(_ userId: String) async throws -> HTTPFields {
-        [.authorization: "Bearer \(try await RouteTesting.userToken(userId))"]
-    }
-
-    private static let apiKey: HTTPFields = [.authorization: "Bearer api-key"]
-
-    private static func decode<Value: Decodable>(_ type: Value.Type, _ response: TestResponse) throws -> Value {
-        try WireCoding.makeDecoder().decode(type, from: Data(response.body.readableBytesView))
-    }
-
     @Test("a device's changes: from scratch, then after its cursor, a page at a time with hasMore; only its own user's")
     func changesFollowTheCursor() async throws {
         let testing = RouteTesting()
@@ -43,7 +33,7 @@ import Testing
         for title in titles { testing.notifications.publish(Self.notification(for: "alice", title: title), appId: Self.appId) }
         testing.notifications.publish(Self.notification(for: "bob", title: "for bob"), appId: Self.appId)
         try await testing.run { client in
-            let alice = try await Self.user("alice")
+            let alice = try await RouteTesting.bearerUser("alice")
             var seen: [String] = []
             var cursor = ""
             var pages = 0
@@ -51,7 +41,7 @@ import Testing
                 let response = try await client.execute(
                     uri: "/v1/me/notifications/changes?limit=2" + (cursor.isEmpty ? "" : "&cursor=\(cursor)"), method: .get, headers: alice)
                 #expect(response.status == .ok)
-                let page = try Self.decode(ChangePage.self, response)
+                let page = try RouteTesting.decode(ChangePage.self, response)
                 seen += page.changes.compactMap { $0.notification.payload?.visualContent?.title }
                 #expect(page.changes.allSatisfy { $0.kind == .created && $0.notification.userId == "alice" })
                 cursor = page.cursor
@@ -62,7 +52,7 @@ import Testing
             #expect(pages == 3)
 
             // Nothing new after the last cursor; a change afterwards is listed once.
-            let none = try Self.decode(ChangePage.self, try await client.execute(uri: "/v1/me/notifications/changes?cursor=\(cursor)", method: .get, headers: alice))
+            let none = try RouteTesting.decode(ChangePage.self, try await client.execute(uri: "/v1/me/notifications/changes?cursor=\(cursor)", method: .get, headers: alice))
             #expect(none.changes.isEmpty && !none.hasMore)
         }
     }
@@ -73,7 +63,7 @@ import Testing
         for title in ["a", "b", "c"] { testing.notifications.publish(Self.notification(for: "alice", title: title), appId: Self.appId) }
         testing.notifications.purgeChanges(appId: Self.appId, userId: "alice", through: 2)
         try await testing.run { client in
-            let alice = try await Self.user("alice")
+            let alice = try await RouteTesting.bearerUser("alice")
             let expired = try await client.execute(
                 uri: "/v1/me/notifications/changes?cursor=\(SyncCursor.encode(SyncPosition(sequence: 1)))", method: .get, headers: alice)
             #expect(expired.status == .gone)
@@ -99,18 +89,18 @@ import Testing
         testing.notifications.publish(
             Self.notification(for: "alice", title: "gone", createdAt: start.addingTimeInterval(-50), expiresIn: 10), appId: Self.appId)
         try await testing.run { client in
-            let alice = try await Self.user("alice")
-            let first = try Self.decode(HistoryPage.self, try await client.execute(uri: "/v1/me/notifications?limit=3", method: .get, headers: alice))
+            let alice = try await RouteTesting.bearerUser("alice")
+            let first = try RouteTesting.decode(HistoryPage.self, try await client.execute(uri: "/v1/me/notifications?limit=3", method: .get, headers: alice))
             #expect(first.notifications.map { $0.payload?.visualContent?.title } == ["h4", "h3", "h2"])
             let token = try #require(first.nextPageToken)
-            let second = try Self.decode(
+            let second = try RouteTesting.decode(
                 HistoryPage.self, try await client.execute(uri: "/v1/me/notifications?limit=3&pageToken=\(token)", method: .get, headers: alice))
             #expect(second.notifications.map { $0.payload?.visualContent?.title } == ["h1", "h0"])
             #expect(second.nextPageToken == nil)
 
-            let chat = try Self.decode(HistoryPage.self, try await client.execute(uri: "/v1/me/notifications?groupName=chat", method: .get, headers: alice))
+            let chat = try RouteTesting.decode(HistoryPage.self, try await client.execute(uri: "/v1/me/notifications?groupName=chat", method: .get, headers: alice))
             #expect(chat.notifications.map { $0.payload?.visualContent?.title } == ["h4"])
-            let expired = try Self.decode(HistoryPage.self, try await client.execute(uri: "/v1/me/notifications?status=expired", method: .get, headers: alice))
+            let expired = try RouteTesting.decode(HistoryPage.self, try await client.execute(uri: "/v1/me/notifications?status=expired", method: .get, headers: alice))
             #expect(expired.notifications.map { $0.payload?.visualContent?.title } == ["gone"])
 
             let forged = try await client.execute(uri: "/v1/me/notifications?pageToken=forged", method: .get, headers: alice)
@@ -129,16 +119,16 @@ import Testing
         let news = Self.notification(for: "", title: "news")
         testing.notifications.broadcast(news, appId: Self.appId, eventSource: "news", audience: ["alice"])
         try await testing.run { client in
-            let alice = try await Self.user("alice")
+            let alice = try await RouteTesting.bearerUser("alice")
             let found = try await client.execute(uri: "/v1/me/notifications/\(own.id)", method: .get, headers: alice)
             #expect(found.status == .ok)
-            #expect(try Self.decode(NotificationView.self, found).payload?.visualContent?.title == "mine")
+            #expect(try RouteTesting.decode(NotificationView.self, found).payload?.visualContent?.title == "mine")
             let other = try await client.execute(uri: "/v1/me/notifications/\(bobs.id)", method: .get, headers: alice)
             #expect(other.status == .notFound)
             #expect(try ErrorBody(other).error.field == "id")
             let broadcast = try await client.execute(uri: "/v1/me/notifications/\(news.id)", method: .get, headers: alice)
-            #expect(try Self.decode(NotificationView.self, broadcast).eventSource == "news")
-            let notInAudience = try await client.execute(uri: "/v1/me/notifications/\(news.id)", method: .get, headers: try await Self.user("bob"))
+            #expect(try RouteTesting.decode(NotificationView.self, broadcast).eventSource == "news")
+            let notInAudience = try await client.execute(uri: "/v1/me/notifications/\(news.id)", method: .get, headers: try await RouteTesting.bearerUser("bob"))
             #expect(notInAudience.status == .notFound)
             let notAnId = try await client.execute(uri: "/v1/me/notifications/not-an-id", method: .get, headers: alice)
             #expect(try ErrorBody(notAnId).error.field == "id")
@@ -151,12 +141,12 @@ import Testing
         let own = testing.notifications.publish(Self.notification(for: "alice", title: "mine"), appId: Self.appId)
         let device = UUID()
         try await testing.run { client in
-            var headers = try await Self.user("alice")
+            var headers = try await RouteTesting.bearerUser("alice")
             headers[MyNotificationRoutes.subscriptionHeader] = device.uuidString
             let read = try await client.execute(
                 uri: "/v1/me/notifications/\(own.id)", method: .patch, headers: headers, body: ByteBuffer(string: #"{"readState":"read"}"#))
             #expect(read.status == .ok)
-            let view = try Self.decode(NotificationView.self, read)
+            let view = try RouteTesting.decode(NotificationView.self, read)
             #expect(view.readState == .read && view.sequence > own.sequence)
             guard case .changeNotificationState(let change) = testing.published.commands.last?.action else {
                 Issue.record("no state change was sent to storage")
@@ -170,7 +160,7 @@ import Testing
 
             let deleted = try await client.execute(uri: "/v1/me/notifications/\(own.id)", method: .delete, headers: headers)
             #expect(deleted.status == .noContent)
-            let changes = try Self.decode(ChangePage.self, try await client.execute(uri: "/v1/me/notifications/changes", method: .get, headers: headers))
+            let changes = try RouteTesting.decode(ChangePage.self, try await client.execute(uri: "/v1/me/notifications/changes", method: .get, headers: headers))
             #expect(changes.changes.map(\.kind) == [.created, .stateChanged, .deleted])
             let gone = try await client.execute(uri: "/v1/me/notifications/\(own.id)", method: .patch, headers: headers, body: ByteBuffer(string: #"{"readState":"unread"}"#))
             #expect(gone.status == .notFound)
@@ -185,20 +175,20 @@ import Testing
         testing.notifications.broadcast(news, appId: Self.appId, eventSource: "news", audience: ["alice"])
         let path = "/v1/apps/\(Self.appId)/notifications"
         try await testing.run { client in
-            let found = try await client.execute(uri: "\(path)/\(own.id)", method: .get, headers: Self.apiKey)
+            let found = try await client.execute(uri: "\(path)/\(own.id)", method: .get, headers: RouteTesting.apiKeyHeaders)
             #expect(found.status == .ok)
-            #expect(try Self.decode(NotificationView.self, found).userId == "alice")
+            #expect(try RouteTesting.decode(NotificationView.self, found).userId == "alice")
             let dismissed = try await client.execute(
-                uri: "\(path)/\(own.id)", method: .patch, headers: Self.apiKey, body: ByteBuffer(string: #"{"userActionState":"dismissed"}"#))
-            #expect(try Self.decode(NotificationView.self, dismissed).userActionState == .dismissed)
+                uri: "\(path)/\(own.id)", method: .patch, headers: RouteTesting.apiKeyHeaders, body: ByteBuffer(string: #"{"userActionState":"dismissed"}"#))
+            #expect(try RouteTesting.decode(NotificationView.self, dismissed).userActionState == .dismissed)
             let broadcast = try await client.execute(
-                uri: "\(path)/\(news.id)", method: .patch, headers: Self.apiKey, body: ByteBuffer(string: #"{"readState":"read"}"#))
+                uri: "\(path)/\(news.id)", method: .patch, headers: RouteTesting.apiKeyHeaders, body: ByteBuffer(string: #"{"readState":"read"}"#))
             #expect(broadcast.status == .conflict)
             #expect(try ErrorBody(broadcast).error.code == "broadcast_state_is_per_user")
             let readKey = try await client.execute(
                 uri: "\(path)/\(own.id)", method: .patch, headers: [.authorization: "Bearer read-key"], body: ByteBuffer(string: #"{"readState":"read"}"#))
             #expect(readKey.status == .forbidden)
-            let otherApp = try await client.execute(uri: "/v1/apps/\(FixedApp.externalBadgeAppId)/notifications/\(own.id)", method: .get, headers: Self.apiKey)
+            let otherApp = try await client.execute(uri: "/v1/apps/\(FixedApp.externalBadgeAppId)/notifications/\(own.id)", method: .get, headers: RouteTesting.apiKeyHeaders)
             #expect(otherApp.status == .notFound)
         }
     }
@@ -224,24 +214,24 @@ import Testing
         testing.deliveryLog.record(retried, appId: "another_app")
         let path = "/v1/apps/\(Self.appId)/notifications/\(notification)/deliveries"
         try await testing.run { client in
-            let first = try Self.decode(DeliveryPage.self, try await client.execute(uri: "\(path)?limit=2", method: .get, headers: Self.apiKey))
+            let first = try RouteTesting.decode(DeliveryPage.self, try await client.execute(uri: "\(path)?limit=2", method: .get, headers: RouteTesting.apiKeyHeaders))
             #expect(first.deliveries.map(\.attempt) == [1, 1])
             let token = try #require(first.nextPageToken)
-            let rest = try Self.decode(DeliveryPage.self, try await client.execute(uri: "\(path)?limit=2&pageToken=\(token)", method: .get, headers: Self.apiKey))
+            let rest = try RouteTesting.decode(DeliveryPage.self, try await client.execute(uri: "\(path)?limit=2&pageToken=\(token)", method: .get, headers: RouteTesting.apiKeyHeaders))
             #expect(rest.deliveries.map(\.result) == ["accepted", "tokenInvalid"])
             #expect(rest.nextPageToken == nil)
 
-            let summary = try Self.decode(DeliverySummary.self, try await client.execute(uri: "\(path)/summary", method: .get, headers: Self.apiKey))
+            let summary = try RouteTesting.decode(DeliverySummary.self, try await client.execute(uri: "\(path)/summary", method: .get, headers: RouteTesting.apiKeyHeaders))
             #expect(summary.pushes == 3)
             #expect(summary.byResult == ["accepted": 2, "tokenInvalid": 1])
             #expect(summary.byProvider == ["apns": ["accepted": 1, "tokenInvalid": 1], "fcm": ["accepted": 1]])
 
-            let appLog = try Self.decode(
-                DeliveryPage.self, try await client.execute(uri: "/v1/apps/\(Self.appId)/deliveries", method: .get, headers: Self.apiKey))
+            let appLog = try RouteTesting.decode(
+                DeliveryPage.self, try await client.execute(uri: "/v1/apps/\(Self.appId)/deliveries", method: .get, headers: RouteTesting.apiKeyHeaders))
             #expect(appLog.deliveries.count == 4 && appLog.deliveries.allSatisfy { $0.notificationId == notification })
-            let forged = try await client.execute(uri: "\(path)?pageToken=forged", method: .get, headers: Self.apiKey)
+            let forged = try await client.execute(uri: "\(path)?pageToken=forged", method: .get, headers: RouteTesting.apiKeyHeaders)
             #expect(try ErrorBody(forged).error.field == "pageToken")
-            let badSince = try await client.execute(uri: "/v1/apps/\(Self.appId)/deliveries?since=yesterday", method: .get, headers: Self.apiKey)
+            let badSince = try await client.execute(uri: "/v1/apps/\(Self.appId)/deliveries?since=yesterday", method: .get, headers: RouteTesting.apiKeyHeaders)
             #expect(try ErrorBody(badSince).error.field == "since")
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -60,6 +61,20 @@ struct RouteTesting {
 
     static func userToken(_ userId: String, lifetime: TimeInterval = 3600) async throws -> String {
         try await UserToken.mint(userId: userId, appId: appId, signingKey: clientSigningKey, lifetime: lifetime)
+    }
+
+    /// The headers of a request by the test app's user `userId` (a fresh user token).
+    static func bearerUser(_ userId: String) async throws -> HTTPFields {
+        [.authorization: "Bearer \(try await userToken(userId))"]
+    }
+
+    /// The headers of a request with the test app's API key, and with the operator's token.
+    static let apiKeyHeaders: HTTPFields = [.authorization: "Bearer api-key"]
+    static let operatorHeaders: HTTPFields = [.authorization: "Bearer \(adminToken)"]
+
+    /// An answer's body read as `type`, in the wire conventions (lowercase ids, RFC 3339 times).
+    static func decode<Value: Decodable>(_ type: Value.Type, _ response: TestResponse) throws -> Value {
+        try WireCoding.makeDecoder().decode(type, from: Data(response.body.readableBytesView))
     }
 }
 

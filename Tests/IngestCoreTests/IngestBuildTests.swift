@@ -75,6 +75,7 @@ import Testing
         ("NOTIFY_MAX_QUEUE_DEPTH", "1e5", "NOTIFY_MAX_QUEUE_DEPTH must be an integer, got '1e5'"),
         ("NOTIFY_OUTBOUND_ALLOW", "::::", "NOTIFY_OUTBOUND_ALLOW: '::::': the port is 1 to 65535 or *"),
         ("LOG_FORMAT", "xml", "LOG_FORMAT must be text or json, got 'xml'"),
+        ("LOG_LEVEL", "verbose", "LOG_LEVEL must be trace, debug, info, notice, warning, error or critical, got 'verbose'"),
     ])
     func badValue(variable: String, value: String, message: String) {
         let error = #expect(throws: ConfigurationError.self) { try Self.configuration([variable: value]) }

@@ -118,7 +118,7 @@ let package = Package(
         .target(
             name: "NotifyRuntime",
             dependencies: [
-                "NotifyAMQP", "NotifyModels", "NotifyJSON", "NotifyOutbound",
+                "NotifyAMQP", "NotifyDatabase", "NotifyModels", "NotifyJSON", "NotifyOutbound",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -76,6 +76,8 @@ import Testing
         ("NOTIFY_OUTBOUND_ALLOW", "::::", "NOTIFY_OUTBOUND_ALLOW: '::::': the port is 1 to 65535 or *"),
         ("LOG_FORMAT", "xml", "LOG_FORMAT must be text or json, got 'xml'"),
         ("LOG_LEVEL", "verbose", "LOG_LEVEL must be trace, debug, info, notice, warning, error or critical, got 'verbose'"),
+        ("NOTIFY_DATABASE_URL", "postgres://notify_reader:reader-pw@/notify", "NOTIFY_DATABASE_URL: expected a postgres://user:password@host:port/database URL (it names no host)"),
+        ("NOTIFY_REPLICA_DATABASE_URL", "standby:5432", "NOTIFY_REPLICA_DATABASE_URL: expected a postgres://user:password@host:port/database URL (its scheme is not postgres or postgresql)"),
     ])
     func badValue(variable: String, value: String, message: String) {
         let error = #expect(throws: ConfigurationError.self) { try Self.configuration([variable: value]) }

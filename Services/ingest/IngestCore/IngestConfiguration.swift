@@ -107,9 +107,9 @@ public struct IngestConfiguration: ServiceConfiguration {
     public init(environment: ServiceEnvironment) throws(ConfigurationError) {
         let amqp = try environment.amqpConfiguration()
         self.init(
-            databaseURL: try environment.require(Self.databaseURL), adminToken: try environment.require(Self.adminToken),
+            databaseURL: try environment.requireDatabaseURL(Self.databaseURL), adminToken: try environment.require(Self.adminToken),
             secretKeys: try environment.secretKeyring(), amqp: amqp)
-        replicaDatabaseURL = environment.string(Self.replicaDatabaseURL)
+        replicaDatabaseURL = try environment.databaseURL(Self.replicaDatabaseURL)
         httpHost = try environment.require(.httpHost)
         httpPort = try environment.integer(Self.httpPort)
         subscriptionLifetime = Double(try environment.integer(Self.subscriptionLifetimeDays)) * 86400

@@ -68,6 +68,19 @@ struct RouteTesting {
         [.authorization: "Bearer \(try await userToken(userId))"]
     }
 
+    /// A notification to `userId` as a test stores it in `notifications` (which numbers it): an alert titled `title`.
+    static func notification(
+        for userId: String, title: String, createdAt: Date = Date(), expiresIn: TimeInterval = 3600, groupName: String? = nil
+    ) -> NotificationView {
+        NotificationView(
+            id: UUID(), userId: userId,
+            content: NotificationContent(
+                appNotificationId: nil, groupName: groupName, priority: .high, expirationDateTime: createdAt.addingTimeInterval(expiresIn),
+                displayTimeToLive: nil, platformTypes: nil, payload: NotificationPayload(visualContent: VisualContent(title: title)), push: nil),
+            readState: .unread, userActionState: .noInteraction, status: .active, sequence: 0, createdDateTime: createdAt,
+            lastModifiedDateTime: createdAt)
+    }
+
     /// The headers of a request with the test app's API key, and with the operator's token.
     static let apiKeyHeaders: HTTPFields = [.authorization: "Bearer api-key"]
     static let operatorHeaders: HTTPFields = [.authorization: "Bearer \(adminToken)"]

@@ -155,7 +155,7 @@ import Testing
         }
     }
 
-    @Test("the app server reads and changes a user's notification by id, but not a broadcast's state (409) nor another app's (404)")
+    @Test("the app server reads, changes and deletes a user's notification by id, but not a broadcast's state (409) nor another app's (404)")
     func appServerView() async throws {
         let testing = RouteTesting()
         let own = testing.notifications.publish(RouteTesting.notification(for: "alice", title: "mine"), appId: Self.appId)
@@ -178,6 +178,16 @@ import Testing
             #expect(readKey.status == .forbidden)
             let otherApp = try await client.execute(uri: "/v1/apps/\(FixedApp.externalBadgeAppId)/notifications/\(own.id)", method: .get, headers: RouteTesting.apiKeyHeaders)
             #expect(otherApp.status == .notFound)
+            #expect(try await client.execute(uri: "/v1/apps/\(FixedApp.externalBadgeAppId)/notifications/\(own.id)", method: .delete, headers: RouteTesting.apiKeyHeaders).status == .notFound)
+
+            let deleted = try await client.execute(uri: "\(path)/\(own.id)", method: .delete, headers: RouteTesting.apiKeyHeaders)
+            #expect(deleted.status == .noContent)
+            guard case .changeNotificationState(let change) = testing.published.commands.last?.action else {
+                Issue.record("no deletion was sent to storage")
+                return
+            }
+            #expect(change.notificationId == own.id && change.delete)
+            #expect(try await client.execute(uri: "\(path)/\(own.id)", method: .get, headers: RouteTesting.apiKeyHeaders).status == .notFound)
         }
     }
 

@@ -118,7 +118,7 @@ let package = Package(
         .target(
             name: "NotifyRuntime",
             dependencies: [
-                "NotifyAMQP", "NotifyModels", "NotifyJSON", "NotifyOutbound",
+                "NotifyAMQP", "NotifyDatabase", "NotifyModels", "NotifyJSON", "NotifyOutbound",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -408,7 +408,8 @@ let package = Package(
                 "IngestCore", "NotifyModels", "NotifyTestSupport", "NotifyWire", "NotifyAMQP", "NotifyDatabase", "NotifyRuntime", "NotifyStore",
                 "NotifyStoreTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Yams", package: "Yams"),
+                .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             path: "Tests/IngestCoreTests",
             swiftSettings: swiftSettings

@@ -4,8 +4,12 @@ import PostgresNIO
 
 /// Turns `postgres://user:password@host:port/database` into a `PostgresClient` or `PostgresConnection` configuration.
 public enum DatabaseURL {
+    /// A URL that names no PostgreSQL database; the description says what is wrong without repeating the URL, which
+    /// may hold a password.
     public struct Invalid: Error, CustomStringConvertible {
-        public var description: String { "expected a postgres://user:password@host:port/database URL" }
+        /// What is wrong, e.g. "it names no host".
+        public let reason: String
+        public var description: String { "expected a postgres://user:password@host:port/database URL (\(reason))" }
     }
 
     /// What the URL names.
@@ -17,10 +21,12 @@ public enum DatabaseURL {
         var database: String?
 
         init(_ url: String) throws(Invalid) {
-            guard let components = URLComponents(string: url),
-                  components.scheme == "postgres" || components.scheme == "postgresql",
-                  let host = components.host, let user = components.user
-            else { throw Invalid() }
+            guard let components = URLComponents(string: url) else { throw Invalid(reason: "it is not a URL") }
+            guard components.scheme == "postgres" || components.scheme == "postgresql" else {
+                throw Invalid(reason: "its scheme is not postgres or postgresql")
+            }
+            guard let host = components.host, !host.isEmpty else { throw Invalid(reason: "it names no host") }
+            guard let user = components.user, !user.isEmpty else { throw Invalid(reason: "it names no user") }
             self.host = host
             port = components.port ?? 5432
             self.user = user

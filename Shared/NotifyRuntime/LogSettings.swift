@@ -16,7 +16,7 @@ public struct LogSettings: Sendable {
         self.format = format
     }
 
-    /// LOG_LEVEL (a level swift-log does not name logs at info) and LOG_FORMAT.
+    /// LOG_LEVEL and LOG_FORMAT, as `ServiceEnvironment` checked them (a value not among their choices fails at start-up).
     public init(environment: ServiceEnvironment) {
         self.init(
             level: environment.string(.logLevel).flatMap(Logger.Level.init(rawValue:)) ?? .info,

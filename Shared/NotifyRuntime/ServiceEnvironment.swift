@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// One environment variable a service reads: the same list drives `--help` and validation.
 public struct EnvironmentVariable: Sendable {
@@ -21,7 +22,9 @@ public struct EnvironmentVariable: Sendable {
     public static let amqpURL = EnvironmentVariable(
         "NOTIFY_AMQP_URL",
         "RabbitMQ URL, amqp://user:password@host:port/vhost; a cluster: one URL per node, separated by commas (a lost connection goes to the next node)", default: "amqp://guest:guest@127.0.0.1:5672/%2f")
-    public static let logLevel = EnvironmentVariable("LOG_LEVEL", "trace, debug, info, notice, warning, error or critical", default: "info")
+    public static let logLevel = EnvironmentVariable(
+        "LOG_LEVEL", "the least severe entries logged: trace, debug, info, notice, warning, error or critical", default: "info",
+        choices: Logger.Level.allCases.map(\.rawValue))
     public static let logFormat = EnvironmentVariable(
         "LOG_FORMAT",
         "text (a line per entry) or json (a JSON object per line: time, level, service, message, then each metadata item as a field)",
@@ -54,7 +57,7 @@ public struct ServiceEnvironment: Sendable {
         for variable in variables {
             if let value = environment[variable.name], !value.isEmpty {
                 if let choices = variable.choices, !choices.contains(value) {
-                    throw ConfigurationError("\(variable.name) must be \(choices.joined(separator: " or ")), got '\(value)'")
+                    throw ConfigurationError("\(variable.name) must be \(Self.alternatives(choices)), got '\(value)'")
                 }
                 values[variable.name] = value
             } else if let fallback = variable.defaultValue {
@@ -67,6 +70,12 @@ public struct ServiceEnvironment: Sendable {
             throw ConfigurationError("missing required environment variables:\n" + missing.joined(separator: "\n"))
         }
         self.values = values
+    }
+
+    /// "a or b", "a, b or c".
+    private static func alternatives(_ choices: [String]) -> String {
+        guard let last = choices.last, choices.count > 1 else { return choices.joined() }
+        return choices.dropLast().joined(separator: ", ") + " or " + last
     }
 
     public func string(_ variable: EnvironmentVariable) -> String? {

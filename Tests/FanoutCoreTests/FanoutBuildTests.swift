@@ -54,6 +54,7 @@ import Testing
         ("NOTIFY_VISUAL_FALLBACK_SECONDS", "30s", "NOTIFY_VISUAL_FALLBACK_SECONDS must be an integer, got '30s'"),
         ("NOTIFY_HEALTH_PORT", "x", "NOTIFY_HEALTH_PORT must be an integer, got 'x'"),
         ("NOTIFY_AMQP_URL", "http://rabbit", "NOTIFY_AMQP_URL: expected an amqp://user:password@host:port/vhost URL, or several separated by commas"),
+        ("NOTIFY_DATABASE_URL", "mysql://notify:db-secret@db:3306/notify", "NOTIFY_DATABASE_URL: expected a postgres://user:password@host:port/database URL (its scheme is not postgres or postgresql)"),
     ])
     func badValue(variable: String, value: String, message: String) {
         let error = #expect(throws: ConfigurationError.self) { try Self.configuration([variable: value]) }

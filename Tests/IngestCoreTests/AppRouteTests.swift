@@ -64,6 +64,40 @@ import Testing
         }
     }
 
+    @Test("the operator rotates an app's client signing key (201, the new key answered once): user tokens signed with it are accepted, and with the replaced one until its overlap ends")
+    func clientSigningKeyRotation() async throws {
+        let testing = RouteTesting()
+        try await testing.run { client in
+            let app = try RouteTesting.decode(Created.self, try await client.execute(
+                uri: "/v1/apps", method: .post, headers: RouteTesting.operatorHeaders, body: ByteBuffer(string: #"{"name":"Shop"}"#)))
+            // Whether the app's user alice, with a token signed by `key`, is let in.
+            @Sendable func acceptsTokens(signedBy key: String) async throws -> Bool {
+                let token = try await UserToken.mint(userId: "alice", appId: app.appId, signingKey: key)
+                let response = try await client.execute(uri: "/v1/me/subscriptions", method: .get, headers: [.authorization: "Bearer \(token)"])
+                return response.status == .ok
+            }
+            #expect(try await acceptsTokens(signedBy: app.clientSigningKey))
+
+            let rotate = "/v1/apps/\(app.appId)/client-signing-key"
+            let first = try await client.execute(uri: rotate, method: .post, headers: RouteTesting.operatorHeaders, body: ByteBuffer(string: #"{"overlapSeconds":60}"#))
+            #expect(first.status == .created)
+            let rotated = try RouteTesting.decode(RotatedAppKey.self, first)
+            let second = try #require(rotated.clientSigningKey)
+            #expect(rotated.apiKey == nil && second != app.clientSigningKey)
+            #expect(abs(rotated.previousKeyRetiresAt.timeIntervalSinceNow - 60) < 5)
+            #expect(try await acceptsTokens(signedBy: second))
+            #expect(try await acceptsTokens(signedBy: app.clientSigningKey), "the replaced key is refused during its overlap")
+
+            // Without an overlap the replaced key is refused at once.
+            let third = try #require(try RouteTesting.decode(RotatedAppKey.self, try await client.execute(
+                uri: rotate, method: .post, headers: RouteTesting.operatorHeaders, body: ByteBuffer(string: #"{"overlapSeconds":0}"#))).clientSigningKey)
+            #expect(try await acceptsTokens(signedBy: third))
+            #expect(try await !acceptsTokens(signedBy: second))
+            let refused = try await client.execute(uri: rotate, method: .post, headers: RouteTesting.apiKeyHeaders)
+            #expect(refused.status == .unauthorized)
+        }
+    }
+
     @Test("scoped API keys: created (the secret answered once), listed newest first without it, revoked; a read key cannot create one")
     func scopedKeys() async throws {
         let testing = RouteTesting()

@@ -99,6 +99,9 @@ import Testing
                 body: ByteBuffer(string: #"{"name":"alerts","policy":"open","description":"now open"}"#))
             #expect(changed.status == .ok)
             #expect(try RouteTesting.decode(EventSourceView.self, changed).policy == .open)
+            let shown = try RouteTesting.decode(
+                EventSourceView.self, try await client.execute(uri: "\(Self.appPath)/event-sources/alerts", method: .get, headers: [.authorization: "Bearer read-key"]))
+            #expect((shown.name, shown.policy, shown.description) == ("alerts", .open, "now open"))
 
             struct Sources: Decodable { var eventSources: [EventSourceView] }
             let listed = try RouteTesting.decode(Sources.self, try await client.execute(uri: "\(Self.appPath)/event-sources", method: .get, headers: RouteTesting.apiKeyHeaders))
@@ -117,7 +120,7 @@ import Testing
         }
     }
 
-    @Test("the app server enrols a user's devices in a source and removes one device; a device leaves and joins open sources itself, never an appServer one")
+    @Test("the app server enrols a user's devices in a source and removes them, or one device; a device leaves and joins open sources itself, never an appServer one")
     func memberships() async throws {
         let testing = RouteTesting()
         testing.devices.apply(.putEventSource(EventSourceRecord(appId: RouteTesting.appId, name: "alerts", policy: .appServer, description: nil, createdAt: Date())))
@@ -134,6 +137,11 @@ import Testing
 
             let removed = try await client.execute(uri: "\(Self.appPath)/subscriptions/\(phone)/event-sources/alerts", method: .delete, headers: RouteTesting.apiKeyHeaders)
             #expect(try RouteTesting.decode(EventSourceMembership.self, removed).subscribed == false)
+            let enrolledAgain = try await client.execute(uri: "\(Self.appPath)/subscriptions/\(phone)/event-sources/alerts", method: .put, headers: RouteTesting.apiKeyHeaders)
+            #expect(try RouteTesting.decode(EventSourceMembership.self, enrolledAgain).subscriptionIds == [FixedTargets.subscriptionId])
+            let userRemoved = try await client.execute(uri: "\(Self.appPath)/users/alice/event-sources/alerts", method: .delete, headers: RouteTesting.apiKeyHeaders)
+            #expect(userRemoved.status == .ok)
+            #expect(try RouteTesting.decode(EventSourceMembership.self, userRemoved) == EventSourceMembership(eventSource: "alerts", subscribed: false, subscriptionIds: []))
             let unknownDevice = try await client.execute(uri: "\(Self.appPath)/subscriptions/\(UUID())/event-sources/alerts", method: .put, headers: RouteTesting.apiKeyHeaders)
             #expect(try ErrorBody(unknownDevice).error.field == "subscriptionId")
 

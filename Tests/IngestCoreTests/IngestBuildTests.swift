@@ -43,6 +43,7 @@ import Testing
         #expect((read.maximumQueueDepth, read.defaultRateLimit, read.replicaDatabaseURL) == (100_000, RateLimit(), nil))
         #expect((read.publicBrokerHost, read.publicBrokerPort) == ("127.0.0.1", 5672))
         #expect((read.logging.level, read.logging.format) == (.info, .text))
+        #expect(!read.isGivenBrokerAdministration)
     }
 
     @Test("each variable reaches its setting")
@@ -53,7 +54,7 @@ import Testing
             "NOTIFY_CONFIRM_TIMEOUT_MS": "0", "NOTIFY_APP_REQUESTS_PER_SECOND": "100", "NOTIFY_APP_NOTIFICATIONS_PER_SECOND": "0",
             "NOTIFY_MAX_QUEUE_DEPTH": "-1", "NOTIFY_STORAGE_LAG_MS": "0", "NOTIFY_MAX_STREAMS_PER_USER": "2", "NOTIFY_MAX_CONNECTIONS": "64",
             "NOTIFY_LIVE_UNBIND_SECONDS": "0", "NOTIFY_BROKER_USER_OVERLAP_SECONDS": "60", "NOTIFY_KEY_ROTATION_OVERLAP_SECONDS": "120",
-            "LOG_LEVEL": "error", "LOG_FORMAT": "json",
+            "LOG_LEVEL": "error", "LOG_FORMAT": "json", "NOTIFY_RABBITMQ_MANAGEMENT_URL": "http://notify:admin-pw@rabbit-1:15672",
         ])
         #expect(read.amqp.description == "amqp://notify@rabbit-1:5673/notify")
         #expect(read.replicaDatabaseURL == "postgres://r:pw@standby:5432/notify")
@@ -67,6 +68,9 @@ import Testing
         let published = try Self.configuration(["NOTIFY_PUBLIC_AMQP_ADDRESS": "broker.example.com:5671"])
         #expect((published.publicBrokerHost, published.publicBrokerPort) == ("broker.example.com", 5671))
         #expect((read.logging.level, read.logging.format) == (.error, .json))
+        // The management URL ingest is given is noticed (it warns at start-up), and not kept.
+        #expect(read.isGivenBrokerAdministration)
+        #expect(!Self.settings(read).values.contains { $0.contains("admin-pw") })
     }
 
     @Test("a bad value is refused with a message naming its variable", arguments: [
@@ -75,6 +79,9 @@ import Testing
         ("NOTIFY_MAX_QUEUE_DEPTH", "1e5", "NOTIFY_MAX_QUEUE_DEPTH must be an integer, got '1e5'"),
         ("NOTIFY_OUTBOUND_ALLOW", "::::", "NOTIFY_OUTBOUND_ALLOW: '::::': the port is 1 to 65535 or *"),
         ("LOG_FORMAT", "xml", "LOG_FORMAT must be text or json, got 'xml'"),
+        ("LOG_LEVEL", "verbose", "LOG_LEVEL must be trace, debug, info, notice, warning, error or critical, got 'verbose'"),
+        ("NOTIFY_DATABASE_URL", "postgres://notify_reader:reader-pw@/notify", "NOTIFY_DATABASE_URL: expected a postgres://user:password@host:port/database URL (it names no host)"),
+        ("NOTIFY_REPLICA_DATABASE_URL", "standby:5432", "NOTIFY_REPLICA_DATABASE_URL: expected a postgres://user:password@host:port/database URL (its scheme is not postgres or postgresql)"),
     ])
     func badValue(variable: String, value: String, message: String) {
         let error = #expect(throws: ConfigurationError.self) { try Self.configuration([variable: value]) }

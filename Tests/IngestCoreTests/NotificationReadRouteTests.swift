@@ -14,24 +14,12 @@ import Testing
 @Suite struct NotificationReadRouteTests {
     private static let appId = RouteTesting.appId
 
-    private static func notification(
-        for userId: String, title: String, createdAt: Date = Date(), expiresIn: TimeInterval = 3600, groupName: String? = nil
-    ) -> NotificationView {
-        NotificationView(
-            id: UUID(), userId: userId,
-            content: NotificationContent(
-                appNotificationId: nil, groupName: groupName, priority: .high, expirationDateTime: createdAt.addingTimeInterval(expiresIn),
-                displayTimeToLive: nil, platformTypes: nil, payload: NotificationPayload(visualContent: VisualContent(title: title)), push: nil),
-            readState: .unread, userActionState: .noInteraction, status: .active, sequence: 0, createdDateTime: createdAt,
-            lastModifiedDateTime: createdAt)
-    }
-
     @Test("a device's changes: from scratch, then after its cursor, a page at a time with hasMore; only its own user's")
     func changesFollowTheCursor() async throws {
         let testing = RouteTesting()
         let titles = (1...5).map { "n\($0)" }
-        for title in titles { testing.notifications.publish(Self.notification(for: "alice", title: title), appId: Self.appId) }
-        testing.notifications.publish(Self.notification(for: "bob", title: "for bob"), appId: Self.appId)
+        for title in titles { testing.notifications.publish(RouteTesting.notification(for: "alice", title: title), appId: Self.appId) }
+        testing.notifications.publish(RouteTesting.notification(for: "bob", title: "for bob"), appId: Self.appId)
         try await testing.run { client in
             let alice = try await RouteTesting.bearerUser("alice")
             var seen: [String] = []
@@ -60,7 +48,7 @@ import Testing
     @Test("a cursor older than the retained changes is answered 410 cursor_expired; one not given out, 400 naming cursor")
     func expiredAndForgedCursors() async throws {
         let testing = RouteTesting()
-        for title in ["a", "b", "c"] { testing.notifications.publish(Self.notification(for: "alice", title: title), appId: Self.appId) }
+        for title in ["a", "b", "c"] { testing.notifications.publish(RouteTesting.notification(for: "alice", title: title), appId: Self.appId) }
         testing.notifications.purgeChanges(appId: Self.appId, userId: "alice", through: 2)
         try await testing.run { client in
             let alice = try await RouteTesting.bearerUser("alice")
@@ -83,11 +71,11 @@ import Testing
         let start = Date(timeIntervalSinceNow: -100)
         for index in 0..<5 {
             testing.notifications.publish(
-                Self.notification(for: "alice", title: "h\(index)", createdAt: start.addingTimeInterval(Double(index)), groupName: index == 4 ? "chat" : nil),
+                RouteTesting.notification(for: "alice", title: "h\(index)", createdAt: start.addingTimeInterval(Double(index)), groupName: index == 4 ? "chat" : nil),
                 appId: Self.appId)
         }
         testing.notifications.publish(
-            Self.notification(for: "alice", title: "gone", createdAt: start.addingTimeInterval(-50), expiresIn: 10), appId: Self.appId)
+            RouteTesting.notification(for: "alice", title: "gone", createdAt: start.addingTimeInterval(-50), expiresIn: 10), appId: Self.appId)
         try await testing.run { client in
             let alice = try await RouteTesting.bearerUser("alice")
             let first = try RouteTesting.decode(HistoryPage.self, try await client.execute(uri: "/v1/me/notifications?limit=3", method: .get, headers: alice))
@@ -114,9 +102,9 @@ import Testing
     @Test("one notification: the user's own is answered, another user's is 404 naming id, and a broadcast only in its audience's feed")
     func oneNotification() async throws {
         let testing = RouteTesting()
-        let own = testing.notifications.publish(Self.notification(for: "alice", title: "mine"), appId: Self.appId)
-        let bobs = testing.notifications.publish(Self.notification(for: "bob", title: "bob's"), appId: Self.appId)
-        let news = Self.notification(for: "", title: "news")
+        let own = testing.notifications.publish(RouteTesting.notification(for: "alice", title: "mine"), appId: Self.appId)
+        let bobs = testing.notifications.publish(RouteTesting.notification(for: "bob", title: "bob's"), appId: Self.appId)
+        let news = RouteTesting.notification(for: "", title: "news")
         testing.notifications.broadcast(news, appId: Self.appId, eventSource: "news", audience: ["alice"])
         try await testing.run { client in
             let alice = try await RouteTesting.bearerUser("alice")
@@ -138,7 +126,7 @@ import Testing
     @Test("a device marks its notification read: storage is sent the change with the device as origin, and the answer is the notification as stored; then it deletes it (204)")
     func deviceChangesState() async throws {
         let testing = RouteTesting()
-        let own = testing.notifications.publish(Self.notification(for: "alice", title: "mine"), appId: Self.appId)
+        let own = testing.notifications.publish(RouteTesting.notification(for: "alice", title: "mine"), appId: Self.appId)
         let device = UUID()
         try await testing.run { client in
             var headers = try await RouteTesting.bearerUser("alice")
@@ -167,11 +155,11 @@ import Testing
         }
     }
 
-    @Test("the app server reads and changes a user's notification by id, but not a broadcast's state (409) nor another app's (404)")
+    @Test("the app server reads, changes and deletes a user's notification by id, but not a broadcast's state (409) nor another app's (404)")
     func appServerView() async throws {
         let testing = RouteTesting()
-        let own = testing.notifications.publish(Self.notification(for: "alice", title: "mine"), appId: Self.appId)
-        let news = Self.notification(for: "", title: "news")
+        let own = testing.notifications.publish(RouteTesting.notification(for: "alice", title: "mine"), appId: Self.appId)
+        let news = RouteTesting.notification(for: "", title: "news")
         testing.notifications.broadcast(news, appId: Self.appId, eventSource: "news", audience: ["alice"])
         let path = "/v1/apps/\(Self.appId)/notifications"
         try await testing.run { client in
@@ -190,6 +178,16 @@ import Testing
             #expect(readKey.status == .forbidden)
             let otherApp = try await client.execute(uri: "/v1/apps/\(FixedApp.externalBadgeAppId)/notifications/\(own.id)", method: .get, headers: RouteTesting.apiKeyHeaders)
             #expect(otherApp.status == .notFound)
+            #expect(try await client.execute(uri: "/v1/apps/\(FixedApp.externalBadgeAppId)/notifications/\(own.id)", method: .delete, headers: RouteTesting.apiKeyHeaders).status == .notFound)
+
+            let deleted = try await client.execute(uri: "\(path)/\(own.id)", method: .delete, headers: RouteTesting.apiKeyHeaders)
+            #expect(deleted.status == .noContent)
+            guard case .changeNotificationState(let change) = testing.published.commands.last?.action else {
+                Issue.record("no deletion was sent to storage")
+                return
+            }
+            #expect(change.notificationId == own.id && change.delete)
+            #expect(try await client.execute(uri: "\(path)/\(own.id)", method: .get, headers: RouteTesting.apiKeyHeaders).status == .notFound)
         }
     }
 

@@ -32,6 +32,10 @@ struct RouteTesting {
     let documents = FixedDocuments()
     /// The backlog check publishes go through (off unless a test sets one).
     var backlog = PipelineBacklog(maximumDepth: 0)
+    /// Wakes the live streams (`GET /v1/me/stream`), as the live queue's consumer would.
+    var hub = LiveHub()
+    /// What the routes read notifications through: `notifications` unless a test watches the reads.
+    var notificationReader: (any NotificationStore)?
 
     init(backlog: PipelineBacklog = PipelineBacklog(maximumDepth: 0)) {
         self.backlog = backlog
@@ -53,19 +57,33 @@ struct RouteTesting {
         return IngestDependencies(
             adminToken: Self.adminToken, apps: AppDirectory(source: FixedApp(created: storage.apps)), appStore: storage.apps,
             sender: CommandSender(publisher: published, logger: logger), database: database,
-            notifications: notifications, deliveryLog: deliveryLog, devices: devices,
-            brokerAddress: .init(host: "127.0.0.1", port: 5672, virtualHost: "notify"), appliedCommands: AppliedCommandWatch(client: database, logger: logger), hub: LiveHub(),
+            notifications: notificationReader ?? notifications, deliveryLog: deliveryLog, devices: devices,
+            brokerAddress: .init(host: "127.0.0.1", port: 5672, virtualHost: "notify"), appliedCommands: AppliedCommandWatch(client: database, logger: logger), hub: hub,
             subscriptionLifetime: 86_400, healthChecks: ["amqp": { true }], logger: logger, keyring: Self.keyring, targets: devices,
             backlog: backlog, identityKeys: IdentityProviderKeys(fetcher: documents, logger: logger))
     }
 
-    static func userToken(_ userId: String, lifetime: TimeInterval = 3600) async throws -> String {
+    /// A user token of `appId`'s user `userId` (the fixed apps share their signing key).
+    static func userToken(_ userId: String, of appId: String = RouteTesting.appId, lifetime: TimeInterval = 3600) async throws -> String {
         try await UserToken.mint(userId: userId, appId: appId, signingKey: clientSigningKey, lifetime: lifetime)
     }
 
-    /// The headers of a request by the test app's user `userId` (a fresh user token).
-    static func bearerUser(_ userId: String) async throws -> HTTPFields {
-        [.authorization: "Bearer \(try await userToken(userId))"]
+    /// The headers of a request by the user `userId` of the test app (or of `appId`), with a fresh user token.
+    static func bearerUser(_ userId: String, of appId: String = RouteTesting.appId) async throws -> HTTPFields {
+        [.authorization: "Bearer \(try await userToken(userId, of: appId))"]
+    }
+
+    /// A notification to `userId` as a test stores it in `notifications` (which numbers it): an alert titled `title`.
+    static func notification(
+        for userId: String, title: String, createdAt: Date = Date(), expiresIn: TimeInterval = 3600, groupName: String? = nil
+    ) -> NotificationView {
+        NotificationView(
+            id: UUID(), userId: userId,
+            content: NotificationContent(
+                appNotificationId: nil, groupName: groupName, priority: .high, expirationDateTime: createdAt.addingTimeInterval(expiresIn),
+                displayTimeToLive: nil, platformTypes: nil, payload: NotificationPayload(visualContent: VisualContent(title: title)), push: nil),
+            readState: .unread, userActionState: .noInteraction, status: .active, sequence: 0, createdDateTime: createdAt,
+            lastModifiedDateTime: createdAt)
     }
 
     /// The headers of a request with the test app's API key, and with the operator's token.

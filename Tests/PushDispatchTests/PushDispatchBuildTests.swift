@@ -69,6 +69,7 @@ import Testing
         ("NOTIFY_WEBHOOK_MAX_ATTEMPTS", "x", "NOTIFY_WEBHOOK_MAX_ATTEMPTS must be an integer, got 'x'"),
         ("NOTIFY_OUTBOUND_ALLOW", "::::", "NOTIFY_OUTBOUND_ALLOW: '::::': the port is 1 to 65535 or *"),
         ("NOTIFY_SECRET_KEYS", "no-key", "NOTIFY_SECRET_KEYS: each key is id:base64 (an entry has no ':')"),
+        ("NOTIFY_DATABASE_URL", "mysql://notify:db-secret@db:3306/notify", "NOTIFY_DATABASE_URL: expected a postgres://user:password@host:port/database URL (its scheme is not postgres or postgresql)"),
     ])
     func badValue(variable: String, value: String, message: String) {
         let error = #expect(throws: ConfigurationError.self) { try Self.configuration([variable: value]) }

@@ -69,6 +69,7 @@ import Testing
         ("NOTIFY_AMQP_URL", "http://rabbit", "NOTIFY_AMQP_URL: expected an amqp://user:password@host:port/vhost URL, or several separated by commas"),
         ("NOTIFY_SECRET_KEYS", "no-key", "NOTIFY_SECRET_KEYS: each key is id:base64 (an entry has no ':')"),
         ("LOG_FORMAT", "xml", "LOG_FORMAT must be text or json, got 'xml'"),
+        ("NOTIFY_DATABASE_URL", "mysql://notify:db-secret@db:3306/notify", "NOTIFY_DATABASE_URL: expected a postgres://user:password@host:port/database URL (its scheme is not postgres or postgresql)"),
     ])
     func badValue(variable: String, value: String, message: String) {
         let error = #expect(throws: ConfigurationError.self) { try Self.configuration([variable: value]) }

@@ -40,7 +40,7 @@ public struct FanoutConfiguration: ServiceConfiguration {
     }
 
     public init(environment: ServiceEnvironment) throws(ConfigurationError) {
-        self.init(databaseURL: try environment.require(Self.databaseURL), amqp: try environment.amqpConfiguration())
+        self.init(databaseURL: try environment.requireDatabaseURL(Self.databaseURL), amqp: try environment.amqpConfiguration())
         prefetch = try environment.integer(Self.prefetch)
         deviceCacheUsers = try environment.integer(Self.deviceCacheUsers)
         visualFallbackDelay = TimeInterval(max(try environment.integer(Self.visualFallback), 0))

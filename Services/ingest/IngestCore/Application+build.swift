@@ -14,7 +14,7 @@ import ServiceLifecycle
 /// read-only pool, as one Hummingbird application whose services run (and shut down) with its server. Nothing connects
 /// until it runs.
 public func buildIngest(configuration: IngestConfiguration, logger: Logger, metrics: ServiceMetrics) throws -> some ApplicationProtocol {
-    if ProcessInfo.processInfo.environment["NOTIFY_RABBITMQ_MANAGEMENT_URL"] != nil {
+    if configuration.isGivenBrokerAdministration {
         logger.warning(
             "NOTIFY_RABBITMQ_MANAGEMENT_URL is set but ingest ignores it: storage creates apps' broker users; give the broker administrator's credentials to storage only")
     }

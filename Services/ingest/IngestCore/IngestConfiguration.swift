@@ -46,6 +46,9 @@ public struct IngestConfiguration: ServiceConfiguration {
     public var liveUnbindAfter: Duration = .seconds(30)
     /// What the poller may fetch and which URLs apps and devices may register (webhooks, poll sources, push endpoints).
     public var outboundPolicy = OutboundPolicy()
+    /// Whether ingest was given NOTIFY_RABBITMQ_MANAGEMENT_URL, which it does not use (its value is not kept): it warns at
+    /// start-up, so that the broker administrator's credentials are taken away from the internet-facing service.
+    public var isGivenBrokerAdministration = false
 
     static let databaseURL = EnvironmentVariable.databaseURL(role: "read-only role, the primary: poll leases are advisory locks taken there")
     static let replicaDatabaseURL = EnvironmentVariable(
@@ -86,12 +89,16 @@ public struct IngestConfiguration: ServiceConfiguration {
         "NOTIFY_LIVE_UNBIND_SECONDS",
         "seconds this instance holds no live stream before its live queue is unbound from notify.changes (over AMQP), so that it is not sent every change batch; bound again when a stream opens; 0 = never unbound",
         default: "30")
+    static let brokerAdministration = EnvironmentVariable(
+        "NOTIFY_RABBITMQ_MANAGEMENT_URL",
+        "not ingest's: storage creates apps' broker users, so only storage is given the broker administrator; when set, ingest warns at start-up")
     static let maximumConnections = EnvironmentVariable(
         "NOTIFY_MAX_CONNECTIONS", "open HTTP connections this instance serves at once (keep it under the open-file limit); more wait to be accepted", default: "4096")
 
     public static let variables: [EnvironmentVariable] = [
         .amqpURL, databaseURL, replicaDatabaseURL, adminToken, .httpHost, httpPort, subscriptionLifetimeDays, prefetch, confirmTimeout, appRequestsPerSecond, appNotificationsPerSecond, .logLevel, .logFormat,
         .secretKeys, .secretKeysFile, keyRotationOverlap, maximumQueueDepth, storageLag, maximumStreamsPerUser, maximumConnections, liveUnbind, .outboundAllow, publicBrokerAddress, brokerUserOverlap,
+        brokerAdministration,
     ]
 
     /// The defaults, with the database, the operators' token and the keys given; app servers reach the broker at
@@ -107,9 +114,9 @@ public struct IngestConfiguration: ServiceConfiguration {
     public init(environment: ServiceEnvironment) throws(ConfigurationError) {
         let amqp = try environment.amqpConfiguration()
         self.init(
-            databaseURL: try environment.require(Self.databaseURL), adminToken: try environment.require(Self.adminToken),
+            databaseURL: try environment.requireDatabaseURL(Self.databaseURL), adminToken: try environment.require(Self.adminToken),
             secretKeys: try environment.secretKeyring(), amqp: amqp)
-        replicaDatabaseURL = environment.string(Self.replicaDatabaseURL)
+        replicaDatabaseURL = try environment.databaseURL(Self.replicaDatabaseURL)
         httpHost = try environment.require(.httpHost)
         httpPort = try environment.integer(Self.httpPort)
         subscriptionLifetime = Double(try environment.integer(Self.subscriptionLifetimeDays)) * 86400
@@ -132,5 +139,6 @@ public struct IngestConfiguration: ServiceConfiguration {
         maximumConnections = max(try environment.integer(Self.maximumConnections), 1)
         liveUnbindAfter = .seconds(max(try environment.integer(Self.liveUnbind), 0))
         outboundPolicy = try environment.outboundPolicy()
+        isGivenBrokerAdministration = environment.string(Self.brokerAdministration) != nil
     }
 }

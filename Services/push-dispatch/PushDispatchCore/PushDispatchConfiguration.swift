@@ -73,7 +73,7 @@ public struct PushDispatchConfiguration: ServiceConfiguration {
 
     public init(environment: ServiceEnvironment) throws(ConfigurationError) {
         let amqp = try environment.amqpConfiguration()
-        self.init(databaseURL: try environment.require(Self.databaseURL), secretKeys: try environment.secretKeyring(), amqp: amqp)
+        self.init(databaseURL: try environment.requireDatabaseURL(Self.databaseURL), secretKeys: try environment.secretKeyring(), amqp: amqp)
         trustedCAFile = environment.string(Self.trustedCA)
         outboundPolicy = try environment.outboundPolicy()
         retryDelaysMilliseconds = try Self.delays(in: environment)

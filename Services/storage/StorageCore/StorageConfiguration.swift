@@ -59,7 +59,7 @@ public struct StorageConfiguration: ServiceConfiguration {
 
     public init(environment: ServiceEnvironment) throws(ConfigurationError) {
         let amqp = try environment.amqpConfiguration()
-        self.init(databaseURL: try environment.require(Self.databaseURL), secretKeys: try environment.secretKeyring(), amqp: amqp)
+        self.init(databaseURL: try environment.requireDatabaseURL(Self.databaseURL), secretKeys: try environment.secretKeyring(), amqp: amqp)
         readerRole = try environment.require(Self.readerRole)
         prefetch = try environment.integer(Self.prefetch)
         expirySweepInterval = .seconds(try environment.integer(Self.expirySweep))

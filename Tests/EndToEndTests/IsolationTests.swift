@@ -69,7 +69,7 @@ extension EndToEndTests {
             expectAPIError(try await p.appServer(.GET, "/notifications/\(ofQ)"), status: 404, field: "id", "P's API key reads Q's notification under P")
             expectAPIError(try await p.appServer(.DELETE, "/notifications/\(ofQ)"), status: 404, field: "id", "P's API key deletes Q's notification under P")
             expectAPIError(
-                try await p.appServer(.GET, "/users/\(userId)/notifications/\(appNotificationId)"), status: 404, field: "id",
+                try await p.appServer(.GET, "/users/\(userId)/notifications/\(appNotificationId)"), status: 404, field: "appNotificationId",
                 "P's API key reads Q's notification by Q's appNotificationId under P")
 
             // P's API key on Q's paths: unauthorized.

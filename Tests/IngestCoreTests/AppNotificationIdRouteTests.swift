@@ -57,6 +57,7 @@ import Testing
                 let gone = try await client.execute(uri: path, method: method, headers: RouteTesting.apiKeyHeaders, body: ByteBuffer(string: #"{"readState":"unread"}"#))
                 #expect(gone.status == .notFound, "\(method)")
                 #expect(try ErrorBody(gone).error.code == "notification_not_found", "\(method)")
+                #expect(try ErrorBody(gone).error.field == "appNotificationId", "\(method)")
             }
         }
     }
@@ -74,6 +75,7 @@ import Testing
                         uri: path, method: method, headers: RouteTesting.apiKeyHeaders, body: ByteBuffer(string: #"{"readState":"read"}"#))
                     #expect(response.status == .notFound, "\(method) \(path)")
                     #expect(try ErrorBody(response).error.code == "notification_not_found", "\(method) \(path)")
+                    #expect(try ErrorBody(response).error.field == "appNotificationId", "\(method) \(path)")
                 }
             }
             #expect(testing.published.commands.isEmpty)

@@ -38,16 +38,22 @@ struct AppNotificationRoutes: Sendable {
         for path in ["/v1/apps/:appId/notifications/:id", "/v1/apps/:appId/users/:userId/notifications/:appNotificationId"] {
             router.get(RouterPath(path)) { request, context in
                 let (appId, id) = try await target(request, context, for: .read)
-                return try JSONResponse.make(.ok, try await changer.activeNotification(appId: appId, id: id, userId: nil))
+                return try await namingTheCallersID(context) {
+                    try JSONResponse.make(.ok, try await changer.activeNotification(appId: appId, id: id, userId: nil))
+                }
             }
             router.patch(RouterPath(path)) { request, context in
                 let (appId, id) = try await target(request, context, for: .publish)
                 let body = try await JSONResponse.decode(StateChangeRequest.self, from: request)
-                return try await changer.change(appId: appId, id: id, userId: nil, request: body, delete: false, origin: nil)
+                return try await namingTheCallersID(context) {
+                    try await changer.change(appId: appId, id: id, userId: nil, request: body, delete: false, origin: nil)
+                }
             }
             router.delete(RouterPath(path)) { request, context in
                 let (appId, id) = try await target(request, context, for: .publish)
-                return try await changer.change(appId: appId, id: id, userId: nil, request: nil, delete: true, origin: nil)
+                return try await namingTheCallersID(context) {
+                    try await changer.change(appId: appId, id: id, userId: nil, request: nil, delete: true, origin: nil)
+                }
             }
         }
     }
@@ -65,6 +71,22 @@ struct AppNotificationRoutes: Sendable {
             throw failure
         } catch {
             throw APIFailure.databaseUnavailable
+        }
+    }
+
+    /// Runs `answer`; on the path that names a notification by the app's own id, a notification not found is answered
+    /// with that id and its field (`appNotificationId`), not the notification id derived from it, which the caller never sent.
+    private func namingTheCallersID(
+        _ context: BasicRequestContext, _ answer: () async throws -> Response
+    ) async throws -> Response {
+        do {
+            return try await answer()
+        } catch let failure as APIFailure where failure.body.error.code == "notification_not_found" {
+            guard let appNotificationId = context.parameters.get("appNotificationId") else { throw failure }
+            let userId = context.parameters.get("userId") ?? ""
+            throw APIFailure(
+                .notFound, code: failure.body.error.code,
+                message: "no active notification with appNotificationId \(appNotificationId) for user \(userId)", field: "appNotificationId")
         }
     }
 

@@ -384,10 +384,14 @@ let package = Package(
             path: "Tests/NotifyWireTests",
             swiftSettings: swiftSettings
         ),
-        // In-memory stores for in-process tests of what reads or writes the database.
+        // In-memory stores for in-process tests of what reads or writes the database, and a migrated database of a test's
+        // own on the real server.
         .target(
             name: "NotifyStoreTesting",
-            dependencies: ["NotifyStore", "NotifyModels", "NotifyDatabase"],
+            dependencies: [
+                "NotifyStore", "NotifyModels", "NotifyDatabase", "NotifyTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/NotifyStoreTesting",
             swiftSettings: swiftSettings
         ),
@@ -424,8 +428,8 @@ let package = Package(
         .testTarget(
             name: "StorageCoreTests",
             dependencies: [
-                "StorageCore", "NotifyModels", "NotifyWire", "NotifyDatabase", "NotifyStore", "NotifyAMQP", "NotifyRuntime", "NotifyBrokerAdmin",
-                "NotifyTestSupport",
+                "StorageCore", "NotifyModels", "NotifyWire", "NotifyDatabase", "NotifyStore", "NotifyStoreTesting", "NotifyAMQP", "NotifyRuntime",
+                "NotifyBrokerAdmin", "NotifyTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/StorageCoreTests",

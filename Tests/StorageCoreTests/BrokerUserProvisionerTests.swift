@@ -4,6 +4,7 @@ import NotifyBrokerAdmin
 import NotifyDatabase
 import NotifyModels
 import NotifyStore
+import NotifyStoreTesting
 import NotifyTestSupport
 import PostgresNIO
 import Synchronization
@@ -58,38 +59,6 @@ struct BrokerUserProvisionerTests {
 
     private static let logger = Logger(label: "broker-user-provisioner-tests")
 
-    /// Runs `body` with a client of a new database (created by PostgreSQL's superuser, which the local scripts' cluster
-    /// trusts on the loopback, owned by storage's role and migrated), dropped afterwards.
-    private static func withDatabase(_ body: (PostgresClient) async throws -> Void) async throws {
-        guard let writer = URLComponents(string: StorageTestDatabase.databaseURL), let host = writer.host, let user = writer.user else {
-            throw DatabaseURLError()
-        }
-        let name = "notify_provisioner_\(UUID().lowercasedString.prefix(8))"
-        let superuser = PostgresClient(
-            configuration: .init(host: host, port: writer.port ?? 5432, username: "postgres", password: nil, database: "postgres", tls: .disable),
-            backgroundLogger: logger)
-        let client = PostgresClient(
-            configuration: .init(host: host, port: writer.port ?? 5432, username: user, password: writer.password, database: name, tls: .disable),
-            backgroundLogger: logger)
-        try await withRunning(superuser) {
-            try await superuser.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) OWNER \(user)"), logger: logger)
-            let outcome: Result<Void, any Error>
-            do {
-                try await withRunning(client) {
-                    try await Migrations(client: client, readerRole: "notify_reader", logger: logger).run()
-                    try await body(client)
-                }
-                outcome = .success(())
-            } catch {
-                outcome = .failure(error)
-            }
-            try await superuser.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(name) WITH (FORCE)"), logger: logger)
-            try outcome.get()
-        }
-    }
-
-    private struct DatabaseURLError: Error {}
-
     /// A user's row: nil when there is none.
     private struct Row: Equatable {
         var passwordHash: String?
@@ -115,7 +84,7 @@ struct BrokerUserProvisionerTests {
 
     @Test("a recorded user is created with the app publisher's permissions from its hash, then marked and its hash cleared; one whose row went while it was created is deleted again; a retired one is deleted, then its row; while the management API fails users wait, and a user recorded later is created at once, without waiting for the next look")
     func provisions() async throws {
-        try await Self.withDatabase { client in
+        try await ScratchDatabase.with(writerURL: StorageTestDatabase.databaseURL, logger: Self.logger) { client in
             let applier = CommandBatchApplier(client: client, logger: Self.logger)
             let appId = "app_prov"
             let (created, vanishing, retired, later) = ("\(appId).created", "\(appId).vanishing", "\(appId).retired", "\(appId).later")

@@ -384,8 +384,8 @@ let package = Package(
             path: "Tests/NotifyWireTests",
             swiftSettings: swiftSettings
         ),
-        // In-memory stores for in-process tests of what reads or writes the database, and a migrated database of a test's
-        // own on the real server.
+        // In-memory stores for in-process tests of what reads or writes the database, and what only tests read or write
+        // of the real one (inspections, fixtures, a scratch database).
         .target(
             name: "NotifyStoreTesting",
             dependencies: [
@@ -514,6 +514,8 @@ let package = Package(
                 "NotifyAMQP",
                 "NotifyWire",
                 "NotifyDatabase",
+                "NotifyStore",
+                "NotifyStoreTesting",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -136,7 +136,6 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Shared/NotifyDatabase",
             swiftSettings: swiftSettings
@@ -385,10 +384,14 @@ let package = Package(
             path: "Tests/NotifyWireTests",
             swiftSettings: swiftSettings
         ),
-        // In-memory stores for in-process tests of what reads or writes the database.
+        // In-memory stores for in-process tests of what reads or writes the database, and what only tests read or write
+        // of the real one (inspections, fixtures, a scratch database).
         .target(
             name: "NotifyStoreTesting",
-            dependencies: ["NotifyStore", "NotifyModels", "NotifyDatabase"],
+            dependencies: [
+                "NotifyStore", "NotifyModels", "NotifyDatabase", "NotifyTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/NotifyStoreTesting",
             swiftSettings: swiftSettings
         ),
@@ -426,8 +429,8 @@ let package = Package(
         .testTarget(
             name: "StorageCoreTests",
             dependencies: [
-                "StorageCore", "NotifyModels", "NotifyWire", "NotifyDatabase", "NotifyStore", "NotifyAMQP", "NotifyRuntime", "NotifyBrokerAdmin",
-                "NotifyTestSupport",
+                "StorageCore", "NotifyModels", "NotifyWire", "NotifyDatabase", "NotifyStore", "NotifyStoreTesting", "NotifyAMQP", "NotifyRuntime",
+                "NotifyBrokerAdmin", "NotifyTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/StorageCoreTests",
@@ -512,6 +515,8 @@ let package = Package(
                 "NotifyAMQP",
                 "NotifyWire",
                 "NotifyDatabase",
+                "NotifyStore",
+                "NotifyStoreTesting",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -3,8 +3,9 @@ import Logging
 import NotifyDatabase
 import PostgresNIO
 
-/// Rows written straight into the tables for benchmarks (loadgen): an app and a million subscriptions take seconds
-/// this way, hours through the API. Never used by the services; the rows are what storage would have written.
+/// Rows written straight into the tables for benchmarks (loadgen) and the end-to-end tests' big broadcast audiences:
+/// an app and a million subscriptions take seconds this way, hours through the API. Never used by the services; the
+/// rows are what storage would have written.
 public struct BenchmarkSeeding: Sendable {
     let client: PostgresClient
     let logger: Logger

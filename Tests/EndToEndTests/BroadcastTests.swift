@@ -1,6 +1,7 @@
 import Foundation
 import NotifyModels
-import PostgresNIO
+import NotifyStore
+import NotifyStoreTesting
 import Testing
 
 extension EndToEndTests {
@@ -32,33 +33,26 @@ extension EndToEndTests {
             let (expired, firstOfSecondPage, last) = try await Database.withClient { client in
                 try await EventSourceAudience.seed(seeded, userPrefix: "seeded-", of: source, in: app, on: client)
                 // Registrations answered 202 are applied shortly: the offsets below count every member.
-                _ = try await Database.waitForInteger(
-                    "SELECT count(*) FROM event_source_members WHERE app_id = \(app.appId) AND event_source = \(source)",
-                    on: client) { $0 == Int64(members) }
-                let expired = try await EventSourceAudience.token(
-                    """
-                    UPDATE subscriptions SET expires_at = now() - interval '1 day'
-                    WHERE subscription_id = (SELECT subscription_id FROM event_source_members WHERE app_id = \(app.appId)
-                                             AND event_source = \(source) ORDER BY subscription_id OFFSET 4999 LIMIT 1)
-                    RETURNING push_token
-                    """, on: client)
-                let firstOfSecondPage = try await EventSourceAudience.member(at: 5000, of: source, in: app, on: client)
-                let last = try await EventSourceAudience.member(at: members - 1, of: source, in: app, on: client)
-                return (expired, firstOfSecondPage, last)
+                let devices = PostgresDeviceStore(client: client, logger: testLogger)
+                _ = try await Database.waitFor("the source's member count") {
+                    try await devices.eventSources(appId: app.appId, named: source).first?.memberDevices ?? 0
+                } until: { $0 == members }
+                let audience = try await EventSourceAudience.members(of: source, in: app, on: client)
+                try #require(audience.count == members, "the audience as a broadcast pages through it")
+                try await DatabaseFixtures(client: client, logger: testLogger).expireSubscription(audience[4999].subscriptionId)
+                return (audience[4999].pushToken, audience[5000].pushToken, audience[members - 1].pushToken)
             }
 
             let notificationId = try await app.publishAccepted(
                 NotificationRequest(eventSource: source, payload: NotificationPayload(visualContent: VisualContent(title: "Broadcast", body: "to every reader"))))
 
             // The delivery log counts every push the provider accepted: all members but the expired one.
-            let accepted = try await Database.withClient { client in
-                try await Database.waitForInteger(
-                    """
-                    SELECT count(*) FROM delivery_records d, unnest(d.results) AS r
-                    WHERE d.app_id = \(app.appId) AND d.notification_id = \(UUID(uuidString: notificationId)!) AND r = 'accepted'
-                    """, on: client, timeout: .seconds(120)) { $0 >= Int64(members - 1) }
+            let accepted = try await Database.inspecting { inspection in
+                try await Database.waitFor("the accepted pushes logged", timeout: .seconds(120)) {
+                    try await inspection.outcomeCount(appId: app.appId, notificationId: UUID(uuidString: notificationId)!, result: .accepted)
+                } until: { $0 >= members - 1 }
             }
-            #expect(accepted == Int64(members - 1), "one accepted push per active member, no more")
+            #expect(accepted == members - 1, "one accepted push per active member, no more")
             // The summary counts them in the database, each push once by its latest result.
             struct Summary: Decodable {
                 var pushes: Int

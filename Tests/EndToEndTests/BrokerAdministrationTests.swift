@@ -1,9 +1,9 @@
 import Foundation
 import NotifyAMQP
 import NotifyModels
+import NotifyStoreTesting
 import NotifyTestSupport
 import NotifyWire
-import PostgresNIO
 import Testing
 
 extension EndToEndTests {
@@ -175,20 +175,13 @@ extension EndToEndTests {
 
             // Every row of every table, as text and (for bytes) as hex.
             let found = try await Database.withClient { client in
-                var tables: [String] = []
-                for try await table in try await client.query(
-                    "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'", logger: testLogger
-                ).decode(String.self) { tables.append(table) }
+                let search = PlaintextSearch(client: client, logger: testLogger)
+                let tables = try await search.tables()
                 var found: [String] = []
                 for table in tables {
                     for password in [first.password, rotated.password] {
-                        var binds = PostgresBindings()
-                        binds.append(password)
-                        binds.append(Data(password.utf8).map { String(format: "%02x", $0) }.joined())
-                        let query = PostgresQuery(
-                            unsafeSQL: "SELECT count(*)::int8 FROM \(table) t WHERE strpos(row_to_json(t)::text, $1) > 0 OR strpos(row_to_json(t)::text, $2) > 0",
-                            binds: binds)
-                        if try await Database.integer(query, on: client) > 0 { found.append(table) }
+                        let texts = [password, Data(password.utf8).map { String(format: "%02x", $0) }.joined()]
+                        if try await search.rowCount(in: table, containingAnyOf: texts) > 0 { found.append(table) }
                     }
                 }
                 #expect(tables.contains("app_broker_users"), "the tables were listed: \(tables)")
@@ -218,14 +211,13 @@ extension EndToEndTests {
                 try await Services.control("start", ["storage"])
             }
             // Storage applies what waited, with its undoing: every broker user recorded since is deleted, row and all.
-            let left = try await Database.withClient { client in
-                try await Database.waitForInteger(
-                    "SELECT count(*)::int8 FROM app_broker_users WHERE created_at >= \(since)", on: client, timeout: .seconds(60)) { $0 == 0 }
+            let left = try await Database.inspecting { inspection in
+                try await Database.waitFor("the broker users recorded since", timeout: .seconds(60)) {
+                    try await inspection.brokerUserCount(createdSince: since)
+                } until: { $0 == 0 }
             }
             #expect(left == 0)
-            let apps = try await Database.withClient { client in
-                try await Database.integer("SELECT count(*)::int8 FROM apps WHERE name = \(name)", on: client)
-            }
+            let apps = try await Database.inspecting { try await $0.appCount(named: name) }
             #expect(apps == 0, "the app whose user was not created in time stays deleted")
             let newUsers = Set(try await Broker.users().keys).subtracting(usersBefore).filter { $0.hasPrefix("app_") }
             #expect(newUsers.isEmpty, "broker users of undone requests: \(newUsers)")

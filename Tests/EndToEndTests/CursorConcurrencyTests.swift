@@ -1,6 +1,5 @@
 import Foundation
 import NotifyModels
-import PostgresNIO
 import Testing
 
 extension EndToEndTests {
@@ -91,13 +90,7 @@ extension EndToEndTests {
             try await writers.value
             let log = try await reader.value
 
-            let committed = try await Database.withClient { client in
-                var sequences: [Int64] = []
-                let rows = try await client.query(
-                    "SELECT sequence FROM changes WHERE app_id = \(app.appId) AND user_id = \(userId) ORDER BY sequence", logger: testLogger)
-                for try await sequence in rows.decode(Int64.self) { sequences.append(sequence) }
-                return sequences
-            }
+            let committed = try await Database.inspecting { try await $0.changeSequences(appId: app.appId, userId: userId) }
             let read = log.changes.map(\.sequence)
             #expect(log.pollsWhileWriting >= 5, "the reader caught up only \(log.pollsWhileWriting) times while the writers wrote: the test did not race them")
             #expect(committed.count == expectedTotal, "committed changes: \(committed.count), expected \(expectedTotal) (seeds and writes)")

@@ -1,9 +1,10 @@
 import Foundation
-import Logging
+import NotifyStoreTesting
 import NotifyTestSupport
 import PostgresNIO
 
-/// Read access to what storage wrote, through the writer URL (`NOTIFY_WRITER_DATABASE_URL`).
+/// Read access to what storage wrote, through the writer URL (`NOTIFY_WRITER_DATABASE_URL`): the stores' reads, and
+/// `StoreInspection` for what only tests read.
 enum Database {
     /// Runs `body` with a connected client, closing it afterwards.
     static func withClient<Result>(_ body: (PostgresClient) async throws -> Result) async throws -> Result {
@@ -17,23 +18,22 @@ enum Database {
         return try await withRunning(client) { try await body(client) }
     }
 
-    /// Polls a query answering one integer until `condition` holds, up to `timeout`; returns the last answer.
-    static func waitForInteger(
-        _ query: PostgresQuery, on client: PostgresClient, timeout: Duration = .seconds(20), until condition: (Int64) -> Bool
-    ) async throws -> Int64 {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            let value = try await integer(query, on: client)
-            if condition(value) { return value }
-            guard ContinuousClock.now < deadline else { throw TestFailure("\(query.sql) still answered \(value) after \(timeout)") }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+    /// Runs `body` with an inspection of the stores' tables on a connected client.
+    static func inspecting<Result>(_ body: (StoreInspection) async throws -> Result) async throws -> Result {
+        try await withClient { try await body(StoreInspection(client: $0, logger: testLogger)) }
     }
 
-    /// The single integer a query answers (e.g. a count).
-    static func integer(_ query: PostgresQuery, on client: PostgresClient) async throws -> Int64 {
-        let rows = try await client.query(query, logger: testLogger)
-        for try await value in rows.decode(Int64.self) { return value }
-        throw TestFailure("the query answered no row: \(query.sql)")
+    /// Polls `read` until `condition` holds on its answer, up to `timeout`; returns the last answer. `what` names the
+    /// answer in the failure.
+    static func waitFor<Value>(
+        _ what: String, timeout: Duration = .seconds(20), _ read: () async throws -> Value, until condition: (Value) -> Bool
+    ) async throws -> Value {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let value = try await read()
+            if condition(value) { return value }
+            guard ContinuousClock.now < deadline else { throw TestFailure("\(what) was still \(value) after \(timeout)") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
     }
 }

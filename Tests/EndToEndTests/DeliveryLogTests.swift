@@ -82,13 +82,7 @@ extension EndToEndTests {
             let path = "\(Stack.ingestURL)/v1/apps/\(app.appId)/notifications/\(notification)/deliveries"
             expectAPIError(try await StackClient.send(.GET, path + "?limit=0", bearer: app.apiKey), status: 400, field: "limit", "limit=0")
             expectAPIError(try await StackClient.send(.GET, path + "?pageToken=nope", bearer: app.apiKey), status: 400, field: "pageToken", "pageToken=nope")
-            let compression = try await Database.withClient { client in
-                let rows = try await client.query(
-                    "SELECT pg_column_compression(results) FROM delivery_records WHERE notification_id = \(notification)", logger: testLogger)
-                var methods: [String?] = []
-                for try await method in rows.decode(String?.self) { methods.append(method) }
-                return methods
-            }
+            let compression = try await Database.inspecting { try await $0.resultsCompression(notificationId: notification) }
             #expect(compression == ["lz4"])
         }
     }

@@ -1,6 +1,6 @@
 import Foundation
 import NotifyModels
-import PostgresNIO
+import NotifyStore
 import Testing
 
 extension EndToEndTests {
@@ -78,13 +78,11 @@ extension EndToEndTests {
             let app = try await TestApp.create()
             let user = "stored-\(uniqueSuffix())"
             let subscriptionId = UUID()
-            // As registered before the rule existed: straight into the table, as storage would have written it.
+            // As registered before the rule existed: written by storage's command applier, as storage wrote it then.
             _ = try await Database.withClient { client in
-                try await client.query(
-                    """
-                    INSERT INTO subscriptions (subscription_id, app_id, user_id, platform, push_token, expires_at, registered_at)
-                    VALUES (\(subscriptionId), \(app.appId), \(user), 'wns', 'https://attacker.example/channel', now() + interval '1 day', now())
-                    """, logger: testLogger)
+                try await CommandBatchApplier(client: client, logger: testLogger).apply([StorageCommand(action: .registerSubscription(DeviceSubscription(
+                    subscriptionId: subscriptionId, appId: app.appId, userId: user, platform: .wns, pushToken: "https://attacker.example/channel",
+                    appPackage: nil, displayName: nil, expirationDateTime: Date().addingTimeInterval(86_400), registeredAt: Date())))])
             }
             let id = try await app.publishAccepted(.alert(to: user))
             let entries = try await app.deliveryLog(of: id) { entries in entries.contains { $0.result == "failed" } }

@@ -1,9 +1,10 @@
-import Crypto
 import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
 import NotifyModels
+import NotifyStore
+import NotifyStoreTesting
 import NotifyTestSupport
 import PostgresNIO
 import Testing
@@ -17,17 +18,8 @@ extension EndToEndTests {
         /// The process id of the ingest holding the lease of the app's source `name`, from its session's name
         /// (`notify-ingest poll leases, pid N`); nil while no session holds it.
         private static func leaseHolder(of app: TestApp, source name: String, on client: PostgresClient) async throws -> Int32? {
-            let key = SHA256.hash(data: Data("notify.poll.source\u{0}\(app.appId)\u{0}\(name)".utf8)).prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            let rows = try await client.query(
-                """
-                SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-                WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted
-                    AND l.classid::bigint = \(Int64(key >> 32)) AND l.objid::bigint = \(Int64(key & 0xFFFF_FFFF))
-                """, logger: testLogger)
-            for try await name in rows.decode(String.self) {
-                return name.split(separator: " ").last.flatMap { Int32($0) }
-            }
-            return nil
+            try await ServerInspection(client: client, logger: testLogger).pollLeaseHolder(appId: app.appId, source: name)?
+                .split(separator: " ").last.flatMap { Int32($0) }
         }
 
         /// Waits until a session holds the lease of the app's source `name` and answers its holder's process id.
@@ -78,15 +70,11 @@ extension EndToEndTests {
 
                 // The item's idempotency record purged, as after its retention: still served, it is not pushed again.
                 try await Database.withClient { client in
-                    var digest: [String] = []
-                    for try await value in try await client.query(
-                        "SELECT digest FROM poll_items WHERE app_id = \(app.appId) AND source = 'feed' AND notification_id = \(notificationId)",
-                        logger: testLogger).decode(String.self) { digest.append(value) }
-                    #expect(digest.count == 1, "storage recorded the item in the source's ledger")
-                    let commandId = DeterministicID.make("command", app.appId, "poll:feed:a:\(digest.first ?? "")", "0")
-                    let deleted = try await client.query(
-                        "DELETE FROM applied_commands WHERE command_id = \(commandId) RETURNING 1", logger: testLogger).collect()
-                    #expect(deleted.count == 1, "the item's command was recorded under the id its source, appNotificationId and digest make")
+                    let digest = try await PostgresAppStore(client: client, logger: testLogger).pollLedger(appId: app.appId, source: "feed")[notificationId]
+                    #expect(digest != nil, "storage recorded the item in the source's ledger")
+                    let commandId = DeterministicID.make("command", app.appId, "poll:feed:a:\(digest ?? "")", "0")
+                    let forgotten = try await DatabaseFixtures(client: client, logger: testLogger).forgetAppliedCommand(commandId)
+                    #expect(forgotten, "the item's command was recorded under the id its source, appNotificationId and digest make")
                 }
                 _ = try await feed.awaitRequests(after: try await feed.log().requests, count: 3)
                 try await Task.sleep(for: .seconds(1))
@@ -108,8 +96,8 @@ extension EndToEndTests {
                 #expect(try await StackClient.send(.DELETE, "\(Stack.ingestURL)/v1/apps/\(app.appId)/poll-sources/feed", bearer: app.apiKey).status == 204)
             }
             try await Database.withClient { client in
-                _ = try await Database.waitForInteger(
-                    "SELECT count(*)::int8 FROM poll_items WHERE app_id = \(app.appId)", on: client) { $0 == 0 }
+                let apps = PostgresAppStore(client: client, logger: testLogger)
+                _ = try await Database.waitFor("the source's ledger") { try await apps.pollLedger(appId: app.appId, source: "feed") } until: { $0.isEmpty }
             }
         }
 

@@ -77,13 +77,13 @@ extension EndToEndTests {
             try await ProviderSandbox.fault("apns", token: device.pushToken, status: 410, timestamp: Date().addingTimeInterval(-3600))
             let stale = try await app.publishAccepted(.alert(to: user, title: "stale 410"))
             #expect(try await app.deliveryLog(of: stale) { !$0.isEmpty }.map(\.result) == ["tokenInvalid"])
-            #expect(try await Database.subscriptionExists(device.subscriptionId, expecting: false, timeout: .seconds(2)), "removed on a 410 older than the registration")
+            #expect(try await Database.subscriptionExists(device.subscriptionId, of: app.appId, expecting: false, timeout: .seconds(2)), "removed on a 410 older than the registration")
 
             try await Task.sleep(for: .milliseconds(100))
             try await ProviderSandbox.fault("apns", token: device.pushToken, status: 410, timestamp: Date())
             let current = try await app.publishAccepted(.alert(to: user, title: "current 410"))
             #expect(try await app.deliveryLog(of: current) { !$0.isEmpty }.map(\.result) == ["tokenInvalid"])
-            #expect(try await !Database.subscriptionExists(device.subscriptionId, expecting: false), "not removed on a 410 newer than the registration")
+            #expect(try await !Database.subscriptionExists(device.subscriptionId, of: app.appId, expecting: false), "not removed on a 410 newer than the registration")
         }
 
         @Test("400 BadExpirationDate (a request bug): dead-lettered with the reason, logged as failed, the subscription kept")
@@ -101,7 +101,7 @@ extension EndToEndTests {
             #expect(dead.count == 1, "the push is not in push.apns.dead")
             #expect(dead.first?.reason?.contains("BadExpirationDate") == true, "x-notify-reason: \(dead.first?.reason ?? "missing")")
             #expect(dead.first?.job.deviceToken == device.pushToken)
-            #expect(try await Database.subscriptionExists(device.subscriptionId, expecting: true))
+            #expect(try await Database.subscriptionExists(device.subscriptionId, of: app.appId, expecting: true))
         }
 
         @Test("403 InvalidProviderToken: credentials flagged and counted in /metrics, no token removed; new credentials deliver again")
@@ -116,7 +116,7 @@ extension EndToEndTests {
             let log = try await app.deliveryLog(of: refused) { !$0.isEmpty }
             #expect(log.map(\.result) == ["credentialsRejected"])
             #expect(try await Database.credentialsRejection(appId: app.appId, provider: "apns") == "InvalidProviderToken")
-            #expect(try await Database.subscriptionExists(device.subscriptionId, expecting: true), "a credentials problem removed a token")
+            #expect(try await Database.subscriptionExists(device.subscriptionId, of: app.appId, expecting: true), "a credentials problem removed a token")
             let flaggedAfter = try await Metrics.value("notify_credentials_refused_total", labels: ["provider": "apns"], service: .storage)
             #expect(flaggedAfter == flaggedBefore + 1, "storage's notify_credentials_refused_total went from \(flaggedBefore) to \(flaggedAfter)")
 

@@ -95,7 +95,7 @@ extension EndToEndTests {
             try await ProviderSandbox.fault("fcm", token: setup.token, status: status, reason: reason)
             let id = try await setup.app.publishAccepted(.alert(to: setup.user))
 
-            #expect(try await !Database.subscriptionExists(setup.subscriptionId, expecting: false), "the subscription was not removed")
+            #expect(try await !Database.subscriptionExists(setup.subscriptionId, of: setup.app.appId, expecting: false), "the subscription was not removed")
             let log = try await setup.app.deliveryLog(of: id) { !$0.isEmpty }
             #expect(log.map(\.result) == ["tokenInvalid"])
         }
@@ -112,7 +112,7 @@ extension EndToEndTests {
             let dead = try await Broker.deadPushJobs("fcm", notificationId: id)
             #expect(dead.map(\.reason) == ["INVALID_ARGUMENT"], "push.fcm.dead holds \(dead.count) jobs of this notification")
             #expect(try await deliveriesAfterQuietPeriod("fcm", to: setup.token).isEmpty, "a failed push was delivered")
-            #expect(try await Database.subscriptionExists(setup.subscriptionId, expecting: true))
+            #expect(try await Database.subscriptionExists(setup.subscriptionId, of: setup.app.appId, expecting: true))
         }
 
         @Test("429 QUOTA_EXCEEDED with Retry-After 1: retried, but not sooner than a minute")
@@ -153,7 +153,7 @@ extension EndToEndTests {
             let log = try await setup.app.deliveryLog(of: id) { !$0.isEmpty }
             #expect(log.map(\.result) == ["credentialsRejected"])
             #expect(try await Database.credentialsRejection(appId: setup.app.appId, provider: "fcm") != nil, "the credentials were not flagged")
-            #expect(try await Database.subscriptionExists(setup.subscriptionId, expecting: true))
+            #expect(try await Database.subscriptionExists(setup.subscriptionId, of: setup.app.appId, expecting: true))
         }
     }
 }

@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 import NotifyModels
+import NotifyStore
 import NotifyTestSupport
-import PostgresNIO
 import Testing
 
 extension Stack {
@@ -214,13 +214,16 @@ extension TestApp {
 }
 
 extension Database {
-    /// Whether the device subscription is still stored, polled until it is `expected` or `timeout` passed.
-    static func subscriptionExists(_ subscriptionId: String, expecting expected: Bool, timeout: Duration = .seconds(20)) async throws -> Bool {
+    /// Whether the app's device subscription is still stored, polled until it is `expected` or `timeout` passed.
+    static func subscriptionExists(
+        _ subscriptionId: String, of appId: String, expecting expected: Bool, timeout: Duration = .seconds(20)
+    ) async throws -> Bool {
         let id = try #require(UUID(uuidString: subscriptionId))
         return try await withClient { client in
+            let devices = PostgresDeviceStore(client: client, logger: testLogger)
             let deadline = ContinuousClock.now + timeout
             while true {
-                let exists = try await integer("SELECT count(*) FROM subscriptions WHERE subscription_id = \(id)", on: client) > 0
+                let exists = try await devices.owner(appId: appId, subscriptionId: id) != nil
                 if exists == expected || ContinuousClock.now >= deadline { return exists }
                 try await Task.sleep(for: .milliseconds(100))
             }
@@ -230,13 +233,11 @@ extension Database {
     /// The reason the app's credentials for `provider` were flagged as refused, polled until set or `timeout` passed.
     static func credentialsRejection(appId: String, provider: String, timeout: Duration = .seconds(20)) async throws -> String? {
         try await withClient { client in
+            let apps = PostgresAppStore(client: client, logger: testLogger)
             let deadline = ContinuousClock.now + timeout
             while true {
-                let rows = try await client.query(
-                    "SELECT rejected_reason FROM app_credentials WHERE app_id = \(appId) AND provider = \(provider)", logger: testLogger)
-                for try await reason in rows.decode(String?.self) {
-                    if let reason { return reason }
-                }
+                let providers = try await apps.apps(after: nil, limit: 1, appId: appId).first?.providers ?? []
+                if let reason = providers.first(where: { $0.provider == provider && $0.rejectedReason != nil })?.rejectedReason { return reason }
                 if ContinuousClock.now >= deadline { return nil }
                 try await Task.sleep(for: .milliseconds(100))
             }

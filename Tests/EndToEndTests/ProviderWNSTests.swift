@@ -100,7 +100,7 @@ extension EndToEndTests {
             try await ProviderSandbox.fault("wns", token: setup.token, status: status)
             let id = try await setup.app.publishAccepted(.alert(to: setup.user))
 
-            #expect(try await !Database.subscriptionExists(setup.subscriptionId, expecting: false), "the subscription was not removed")
+            #expect(try await !Database.subscriptionExists(setup.subscriptionId, of: setup.app.appId, expecting: false), "the subscription was not removed")
             #expect(try await setup.app.deliveryLog(of: id) { !$0.isEmpty }.map(\.result) == ["tokenInvalid"])
         }
 
@@ -135,7 +135,7 @@ extension EndToEndTests {
 
             #expect(try await setup.app.deliveryLog(of: id) { !$0.isEmpty }.map(\.result) == ["failed"])
             #expect(try await deliveriesAfterQuietPeriod("wns", to: setup.token).isEmpty, "a failed push was delivered")
-            #expect(try await Database.subscriptionExists(setup.subscriptionId, expecting: true))
+            #expect(try await Database.subscriptionExists(setup.subscriptionId, of: setup.app.appId, expecting: true))
         }
 
         @Test("a wrong client secret (invalid_client from the token endpoint): credentials flagged, the subscription kept")
@@ -145,7 +145,7 @@ extension EndToEndTests {
 
             #expect(try await setup.app.deliveryLog(of: id) { !$0.isEmpty }.map(\.result) == ["credentialsRejected"])
             #expect(try await Database.credentialsRejection(appId: setup.app.appId, provider: "wns") != nil, "the credentials were not flagged")
-            #expect(try await Database.subscriptionExists(setup.subscriptionId, expecting: true))
+            #expect(try await Database.subscriptionExists(setup.subscriptionId, of: setup.app.appId, expecting: true))
         }
     }
 }

@@ -115,7 +115,7 @@ extension EndToEndTests {
             try await ProviderSandbox.fault("webpush", token: setup.token, status: status)
             let id = try await setup.app.publishAccepted(.alert(to: setup.user))
 
-            #expect(try await !Database.subscriptionExists(setup.subscriptionId, expecting: false), "the subscription was not removed")
+            #expect(try await !Database.subscriptionExists(setup.subscriptionId, of: setup.app.appId, expecting: false), "the subscription was not removed")
             #expect(try await setup.app.deliveryLog(of: id) { !$0.isEmpty }.map(\.result) == ["tokenInvalid"])
         }
 
@@ -127,7 +127,7 @@ extension EndToEndTests {
 
             #expect(try await setup.app.deliveryLog(of: id) { !$0.isEmpty }.map(\.result) == ["failed"])
             #expect(try await deliveriesAfterQuietPeriod("webpush", to: setup.token).isEmpty, "a failed push was delivered")
-            #expect(try await Database.subscriptionExists(setup.subscriptionId, expecting: true))
+            #expect(try await Database.subscriptionExists(setup.subscriptionId, of: setup.app.appId, expecting: true))
         }
 
         @Test("403 (a subscription made for another VAPID key): credentials flagged, the subscription kept")
@@ -138,7 +138,7 @@ extension EndToEndTests {
 
             #expect(try await setup.app.deliveryLog(of: id) { !$0.isEmpty }.map(\.result) == ["credentialsRejected"])
             #expect(try await Database.credentialsRejection(appId: setup.app.appId, provider: "webpush") != nil, "the credentials were not flagged")
-            #expect(try await Database.subscriptionExists(setup.subscriptionId, expecting: true))
+            #expect(try await Database.subscriptionExists(setup.subscriptionId, of: setup.app.appId, expecting: true))
         }
     }
 }

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import NotifyModels
-import PostgresNIO
+import NotifyStore
 import Testing
 
 extension EndToEndTests {
@@ -90,7 +90,9 @@ extension EndToEndTests {
             let members = 50_000
             let middle = try await Database.withClient { client in
                 try await EventSourceAudience.seed(members, userPrefix: "crowd-", of: source, in: broadcaster, on: client)
-                return try await EventSourceAudience.member(at: members / 2, of: source, in: broadcaster, on: client)
+                let audience = try await EventSourceAudience.members(of: source, in: broadcaster, on: client)
+                try #require(audience.count == members, "the audience as a broadcast pages through it")
+                return audience[members / 2].pushToken
             }
             let quiet = try await TestApp.create()
             let quietUser = "quiet-\(uniqueSuffix())"
@@ -99,9 +101,11 @@ extension EndToEndTests {
             _ = try await broadcaster.publishAccepted(
                 NotificationRequest(eventSource: source, payload: NotificationPayload(visualContent: VisualContent(title: "To all", body: "a crowd"))))
             // The other app publishes once the broadcast's first pushes are out.
-            _ = try await Database.withClient { client in
-                try await Database.waitForInteger(
-                    "SELECT count(*) FROM delivery_records WHERE app_id = \(broadcaster.appId)", on: client, timeout: .seconds(60)) { $0 > 0 }
+            try await Database.withClient { client in
+                let deliveryLog = PostgresDeliveryLogStore(client: client, logger: testLogger)
+                _ = try await Database.waitFor("the broadcast's pushes logged", timeout: .seconds(60)) {
+                    try await deliveryLog.deliveries(appId: broadcaster.appId, notificationId: nil, since: nil, limit: 1, pageToken: nil).deliveries.count
+                } until: { $0 > 0 }
             }
             let quietId = try await quiet.publishAccepted(.alert(to: quietUser))
             let quietPush = try #require(

@@ -1,5 +1,6 @@
 import Foundation
 import NotifyModels
+import NotifyStore
 import Testing
 
 extension EndToEndTests {
@@ -67,8 +68,10 @@ extension EndToEndTests {
                 tokens[user] = token
             }
             try await Database.withClient { client in
-                _ = try await Database.waitForInteger(
-                    "SELECT count(*) FROM event_source_members WHERE app_id = \(app.appId) AND event_source = \(source)", on: client) { $0 == 4 }
+                let devices = PostgresDeviceStore(client: client, logger: testLogger)
+                _ = try await Database.waitFor("the source's member count") {
+                    try await devices.eventSources(appId: app.appId, named: source).first?.memberDevices ?? 0
+                } until: { $0 == 4 }
             }
             let request = NotificationRequest(
                 eventSource: source, payload: NotificationPayload(visualContent: VisualContent(title: "Offer", body: "For members")),
@@ -95,12 +98,9 @@ extension EndToEndTests {
             #expect(cyChanges.map { $0.notification.id.uuidString.lowercased() } == [id])
             #expect(try await deliveriesAfterQuietPeriod("apns", to: tokens[cy]!, duration: .seconds(1)).isEmpty, "cy was pushed")
             // Stored with the broadcast: the members' options as each member's devices got them.
-            let stored = try await Database.withClient { client in
-                try await client.query(
-                    "SELECT recipient_push->\(ana)->>'sound', recipient_push->\(cy)->>'delivery' FROM broadcasts WHERE notification_id = \(UUID(uuidString: id)!)",
-                    logger: testLogger).decode((String?, String?).self).first { _ in true }
-            }
-            #expect(stored?.0 == "bell.caf" && stored?.1 == "none", "\(String(describing: stored))")
+            let stored = try await Database.inspecting { try await $0.recipientPush(ofBroadcast: UUID(uuidString: id)!) }
+            let options = try stored.map(JSONValue.parse)
+            #expect(options?[ana]?["sound"]?.stringValue == "bell.caf" && options?[cy]?["delivery"]?.stringValue == "none", "\(stored ?? "none")")
         }
 
         @Test("recipients with a broadcast: a member named twice, or a member's options a provider would refuse, is a 400 naming the field")

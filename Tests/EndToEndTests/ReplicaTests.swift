@@ -1,5 +1,6 @@
 import Foundation
 import NotifyModels
+import NotifyStoreTesting
 import NotifyTestSupport
 import PostgresNIO
 import Testing
@@ -29,8 +30,9 @@ extension EndToEndTests {
             let publishes = 20
             let expected = publishes + publishes / 4
 
-            try await Database.withClient { primary in
-                let committedQuery: PostgresQuery = "SELECT count(*) FROM changes WHERE app_id = \(app.appId) AND user_id = \(userId)"
+            try await Database.inspecting { primary in
+                // How many of the user's changes the primary committed.
+                func committed() async throws -> Int { try await primary.changeSequences(appId: app.appId, userId: userId).count }
                 try await SecondIngest.running(port: Self.ingestPort, replicaURL: standbyURL) { lagging in
                     // The writer publishes a notification every 100 ms, and marks every fourth read (a state change).
                     let writing = WriterState()
@@ -53,7 +55,7 @@ extension EndToEndTests {
                     var cursor: String?
                     var pagesBehind = 0
                     while true {
-                        let committedBefore = try await Database.integer(committedQuery, on: primary)
+                        let committedBefore = try await committed()
                         let page = try await lagging.changes(of: user, after: cursor, limit: 5)
                         read += page.changes.map(\.sequence)
                         cursor = page.cursor
@@ -67,7 +69,7 @@ extension EndToEndTests {
                     #expect(pagesBehind >= 3, "the standby was behind the primary at only \(pagesBehind) reads: the test made no lag")
 
                     // Everything is committed on the primary; the standby, a moment later, still answers a prefix.
-                    _ = try await Database.waitForInteger(committedQuery, on: primary) { $0 == Int64(expected) }
+                    _ = try await Database.waitFor("the changes committed on the primary") { try await committed() } until: { $0 == expected }
                     let underLag = try await lagging.allChanges(of: user, after: cursor)
                     read += underLag.changes.map(\.sequence)
                     #expect(read == Self.firstSequences(read.count), "under lag: not a prefix: \(read)")
@@ -147,11 +149,7 @@ extension EndToEndTests {
                     host: host, port: components.port ?? 5432, username: user, password: components.password,
                     database: String(components.path.dropFirst()), tls: .disable),
                 backgroundLogger: testLogger)
-            return try await withRunning(client) {
-                let milliseconds = try await Database.integer(
-                    "SELECT setting::int8 FROM pg_settings WHERE name = 'recovery_min_apply_delay'", on: client)
-                return .milliseconds(milliseconds)
-            }
+            return try await withRunning(client) { try await ServerInspection(client: client, logger: testLogger).recoveryApplyDelay() }
         }
     }
 }

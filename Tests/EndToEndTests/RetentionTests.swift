@@ -1,9 +1,9 @@
 import Foundation
 import NotifyAMQP
 import NotifyModels
+import NotifyStore
 import NotifyTestSupport
 import NotifyWire
-import PostgresNIO
 import Testing
 
 extension EndToEndTests {
@@ -13,16 +13,14 @@ extension EndToEndTests {
         func purgeForgetsOldDeliveryLog() async throws {
             let appId = "retention-\(uniqueSuffix())"
             let old = UUID(), recent = UUID()
+            // Logged as storage logs a push's outcome, one notification each: 40 days ago and yesterday.
             try await Database.withClient { client in
-                for (pushId, daysAgo) in [(old, 40.0), (recent, 1.0)] {
-                    let at = Date().addingTimeInterval(-daysAgo * 86400)
-                    try await client.query(
-                        """
-                        INSERT INTO delivery_records (app_id, notification_id, record_key, recorded_at, push_ids, attempts, results,
-                                                      subscription_ids, sequences, platforms, statuses, reasons, ats)
-                        VALUES (\(appId), \(UUID()), \(pushId), \(at), ARRAY[\(pushId)], '{0}', '{accepted}',
-                                ARRAY[\(UUID())], '{1}', '{apns}', '{0}', '{""}', ARRAY[\(at)])
-                        """, logger: testLogger)
+                let deliveryLog = PostgresDeliveryLogStore(client: client, logger: testLogger)
+                for (notificationId, daysAgo) in [(old, 40.0), (recent, 1.0)] {
+                    let outcome = PushOutcome(
+                        pushId: UUID(), appId: appId, subscriptionId: UUID(), notificationId: notificationId, sequence: 1, platform: .apns,
+                        result: .accepted, status: nil, reason: nil, attempt: 0, invalidSince: nil, at: Date().addingTimeInterval(-daysAgo * 86400))
+                    _ = try await deliveryLog.record([outcome], keys: [UUID()])
                 }
             }
             let purge = StorageCommand(action: .purgeTombstones(olderThan: Date().addingTimeInterval(-30 * 86400)))
@@ -30,8 +28,12 @@ extension EndToEndTests {
                 try await publisher.publish(StorageCommandBatch.messages(for: [purge]))
             }
             try await Database.withClient { client in
-                _ = try await Database.waitForInteger("SELECT count(*) FROM delivery_records WHERE record_key = \(old)", on: client) { $0 == 0 }
-                #expect(try await Database.integer("SELECT count(*) FROM delivery_records WHERE record_key = \(recent)", on: client) == 1)
+                let deliveryLog = PostgresDeliveryLogStore(client: client, logger: testLogger)
+                func logged(_ notificationId: UUID) async throws -> Int {
+                    try await deliveryLog.deliveries(appId: appId, notificationId: notificationId, since: nil, limit: 10, pageToken: nil).deliveries.count
+                }
+                _ = try await Database.waitFor("the old outcomes logged") { try await logged(old) } until: { $0 == 0 }
+                #expect(try await logged(recent) == 1)
             }
         }
     }

@@ -1,6 +1,6 @@
 import Foundation
 import NotifyModels
-import PostgresNIO
+import NotifyStoreTesting
 import Testing
 
 extension EndToEndTests {
@@ -21,16 +21,8 @@ extension EndToEndTests {
         /// Every row stored for the app, as text, in each table that holds a secret.
         private static func storedRows(of appId: String) async throws -> String {
             try await Database.withClient { client in
-                var rows: [String] = []
-                for table in ["apps", "app_credentials", "app_webhooks", "poll_sources"] {
-                    let query = PostgresQuery(unsafeSQL: "SELECT row_to_json(t)::text FROM \(table) t WHERE app_id = $1", binds: {
-                        var binds = PostgresBindings()
-                        binds.append(appId)
-                        return binds
-                    }())
-                    for try await row in try await client.query(query, logger: testLogger).decode(String.self) { rows.append(row) }
-                }
-                return rows.joined(separator: "\n")
+                try await PlaintextSearch(client: client, logger: testLogger)
+                    .rows(ofApp: appId, in: ["apps", "app_credentials", "app_webhooks", "poll_sources"]).joined(separator: "\n")
             }
         }
 

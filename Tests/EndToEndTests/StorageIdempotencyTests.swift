@@ -1,9 +1,9 @@
 import Foundation
 import NotifyAMQP
 import NotifyModels
+import NotifyStore
 import NotifyTestSupport
 import NotifyWire
-import PostgresNIO
 import Testing
 
 extension EndToEndTests {
@@ -25,19 +25,6 @@ extension EndToEndTests {
             AMQPOutboundMessage(routingKey: QueueNames.storageCommands, wire: StorageCommandBatch(commands: [command]))
         }
 
-        /// `aggregate` (e.g. `count(*)`) over the rows of `table` that belong to `user` of `app`.
-        private func userRows(_ aggregate: String, in table: String, of app: TestApp, _ user: String, on client: PostgresClient) async throws -> Int64 {
-            try await Database.integer("SELECT \(unescaped: aggregate) FROM \(unescaped: table) WHERE app_id = \(app.appId) AND user_id = \(user)", on: client)
-        }
-
-        /// Waits until `aggregate` over the user's rows of `table` meets `condition`, and answers it.
-        private func waitForUserRows(
-            _ aggregate: String, in table: String, of app: TestApp, _ user: String, on client: PostgresClient, until condition: (Int64) -> Bool
-        ) async throws -> Int64 {
-            try await Database.waitForInteger(
-                "SELECT \(unescaped: aggregate) FROM \(unescaped: table) WHERE app_id = \(app.appId) AND user_id = \(user)", on: client, until: condition)
-        }
-
         @Test("the same storage command delivered twice is stored once and still reaches the device")
         func duplicateCommandIsAppliedOnce() async throws {
             let app = try await TestApp.create()
@@ -56,14 +43,15 @@ extension EndToEndTests {
                 try await publisher.publish(message(later))
             }
 
-            try await Database.withClient { client in
-                _ = try await waitForUserRows("count(*)", in: "notifications", of: app, laterUser, on: client) { $0 > 0 }
-                let notifications = try await userRows("count(*)", in: "notifications", of: app, user, on: client)
+            try await Database.inspecting { inspection in
+                _ = try await Database.waitFor("the later user's notifications") {
+                    try await inspection.notificationCount(appId: app.appId, userId: laterUser)
+                } until: { $0 > 0 }
+                let notifications = try await inspection.notificationCount(appId: app.appId, userId: user)
                 #expect(notifications == 1, "rows in notifications")
-                let changes = try await userRows("count(*)", in: "changes", of: app, user, on: client)
-                #expect(changes == 1, "rows in changes")
-                let sequence = try await userRows("max(sequence)", in: "changes", of: app, user, on: client)
-                #expect(sequence == 1, "the change's sequence")
+                let changes = try await inspection.changeSequences(appId: app.appId, userId: user)
+                #expect(changes.count == 1, "rows in changes")
+                #expect(changes.max() == 1, "the change's sequence")
             }
             let deliveries = try await Sandbox.deliveries(to: device)
             #expect(!deliveries.isEmpty && deliveries.allSatisfy { $0.notificationId == id && $0.payload["notify"]?["seq"]?.numberValue == 1 })
@@ -92,11 +80,13 @@ extension EndToEndTests {
                 try await publisher.publish(AMQPOutboundMessage(
                     routingKey: QueueNames.storageCommands, wire: StorageCommandBatch(commands: [command, command, other])))
             }
-            try await Database.withClient { client in
+            try await Database.inspecting { inspection in
                 // The message is applied in one transaction: once any change is visible, all of them are.
-                let changes = try await waitForUserRows("count(*)", in: "changes", of: app, user, on: client) { $0 > 0 }
-                #expect(changes == 2, "rows in changes")
-                let notifications = try await userRows("count(*)", in: "notifications", of: app, user, on: client)
+                let changes = try await Database.waitFor("the user's changes") {
+                    try await inspection.changeSequences(appId: app.appId, userId: user)
+                } until: { !$0.isEmpty }
+                #expect(changes.count == 2, "rows in changes")
+                let notifications = try await inspection.notificationCount(appId: app.appId, userId: user)
                 #expect(notifications == 2, "rows in notifications")
             }
         }
@@ -111,18 +101,17 @@ extension EndToEndTests {
             try await withPublisher(try Broker.configuration(), logger: testLogger) { publisher in
                 try await publisher.publish(message(first))
             }
-            try await Database.withClient { client in
-                _ = try await waitForUserRows("count(*)", in: "changes", of: app, user, on: client) { $0 > 0 }
+            try await Database.inspecting { inspection in
+                func changes() async throws -> [Int64] { try await inspection.changeSequences(appId: app.appId, userId: user) }
+                _ = try await Database.waitFor("the user's changes") { try await changes() } until: { !$0.isEmpty }
                 try await withPublisher(try Broker.configuration(), logger: testLogger) { publisher in
                     try await publisher.publish(StorageCommandBatch.messages(for: [first, second]))
                 }
-                _ = try await waitForUserRows("count(*)", in: "changes", of: app, user, on: client) { $0 > 1 }
-                let sequences = try await userRows("max(sequence)", in: "changes", of: app, user, on: client)
-                #expect(sequences == 2, "the user's last sequence: one per command, none for the repeat")
-                let notifications = try await userRows("count(*)", in: "notifications", of: app, user, on: client)
+                let sequences = try await Database.waitFor("the user's changes") { try await changes() } until: { $0.count > 1 }
+                #expect(sequences.max() == 2, "the user's last sequence: one per command, none for the repeat")
+                let notifications = try await inspection.notificationCount(appId: app.appId, userId: user)
                 #expect(notifications == 2, "rows in notifications")
-                let recorded = try await Database.integer(
-                    "SELECT count(*) FROM applied_commands WHERE command_id IN (\(first.commandId), \(second.commandId))", on: client)
+                let recorded = try await inspection.appliedCommandCount(of: [first.commandId, second.commandId])
                 #expect(recorded == 2, "rows in applied_commands")
             }
             let missing = try await Sandbox.missingNotifications([secondId.lowercasedString], at: device)
@@ -152,9 +141,8 @@ extension EndToEndTests {
             ).first?.reason
             #expect(reason?.contains(refused.commandId.lowercasedString) == true, "x-notify-reason: \(reason ?? "none")")
             try await Database.withClient { client in
-                let stored = try await Database.integer(
-                    "SELECT count(*) FROM notifications WHERE notification_id = \(notificationId)", on: client)
-                #expect(stored == 1, "the other command of the message was applied")
+                let stored = try await PostgresNotificationStore(client: client, logger: testLogger).notification(appId: app.appId, id: notificationId, userId: user)
+                #expect(stored != nil, "the other command of the message was applied")
             }
         }
 }

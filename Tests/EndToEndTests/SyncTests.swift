@@ -148,19 +148,11 @@ extension EndToEndTests {
             pushes = try await Sandbox.waitForDeliveries(to: device.pushToken) { $0.count >= 6 }
             #expect(pushes.dropFirst(5).first?.payload["aps"]?["badge"]?.numberValue == 2, "the replacement is unread again: \(pushes.map(\.payload))")
 
-            try await Database.withClient { client in
-                let kept = try await Database.integer(
-                    "SELECT unread FROM unread_counts WHERE app_id = \(app.appId) AND user_id = \(userId)", on: client)
+            try await Database.inspecting { inspection in
+                let kept = try await inspection.keptUnreadCount(appId: app.appId, userId: userId)
                 #expect(kept == 2)
                 // One snapshot: every user's kept count against a recount (a missing row counts as 0).
-                let mismatched = try await Database.integer(
-                    """
-                    SELECT count(*) FROM unread_counts c
-                    FULL JOIN (SELECT app_id, user_id, count(*) AS unread FROM notifications
-                               WHERE read_state = 'unread' AND status = 'active' GROUP BY app_id, user_id) n
-                      ON c.app_id = n.app_id AND c.user_id = n.user_id
-                    WHERE coalesce(c.unread, 0) <> coalesce(n.unread, 0)
-                    """, on: client)
+                let mismatched = try await inspection.miscountedUnreadUsers()
                 #expect(mismatched == 0, "users whose kept unread count differs from a recount")
             }
         }

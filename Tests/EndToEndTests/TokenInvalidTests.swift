@@ -51,7 +51,7 @@ extension EndToEndTests {
             try await ProviderSandbox.fault(provider, token: device.token, status: status, reason: reason)
             let id = try await app.publishAccepted(.alert(to: user))
             #expect(try await app.deliveryLog(of: id) { !$0.isEmpty }.map(\.result) == ["tokenInvalid"])
-            #expect(try await !Database.subscriptionExists(device.subscriptionId, expecting: false), "the subscription was not removed")
+            #expect(try await !Database.subscriptionExists(device.subscriptionId, of: app.appId, expecting: false), "the subscription was not removed")
 
             let events = try await WebhookReceiver.events(at: receiver, timeout: .seconds(20)) { events in
                 events.contains { $0.type == "subscription.deleted" }

@@ -1,11 +1,10 @@
 import Foundation
 import Logging
 import NotifyBrokerAdmin
-import NotifyDatabase
 import NotifyModels
 import NotifyStore
+import NotifyStoreTesting
 import NotifyTestSupport
-import PostgresNIO
 import Synchronization
 import Testing
 
@@ -58,51 +57,6 @@ struct BrokerUserProvisionerTests {
 
     private static let logger = Logger(label: "broker-user-provisioner-tests")
 
-    /// Runs `body` with a client of a new database (created by PostgreSQL's superuser, which the local scripts' cluster
-    /// trusts on the loopback, owned by storage's role and migrated), dropped afterwards.
-    private static func withDatabase(_ body: (PostgresClient) async throws -> Void) async throws {
-        guard let writer = URLComponents(string: StorageTestDatabase.databaseURL), let host = writer.host, let user = writer.user else {
-            throw DatabaseURLError()
-        }
-        let name = "notify_provisioner_\(UUID().lowercasedString.prefix(8))"
-        let superuser = PostgresClient(
-            configuration: .init(host: host, port: writer.port ?? 5432, username: "postgres", password: nil, database: "postgres", tls: .disable),
-            backgroundLogger: logger)
-        let client = PostgresClient(
-            configuration: .init(host: host, port: writer.port ?? 5432, username: user, password: writer.password, database: name, tls: .disable),
-            backgroundLogger: logger)
-        try await withRunning(superuser) {
-            try await superuser.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) OWNER \(user)"), logger: logger)
-            let outcome: Result<Void, any Error>
-            do {
-                try await withRunning(client) {
-                    try await Migrations(client: client, readerRole: "notify_reader", logger: logger).run()
-                    try await body(client)
-                }
-                outcome = .success(())
-            } catch {
-                outcome = .failure(error)
-            }
-            try await superuser.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(name) WITH (FORCE)"), logger: logger)
-            try outcome.get()
-        }
-    }
-
-    private struct DatabaseURLError: Error {}
-
-    /// A user's row: nil when there is none.
-    private struct Row: Equatable {
-        var passwordHash: String?
-        var provisioned: Bool
-    }
-
-    private static func row(_ user: String, on client: PostgresClient) async throws -> Row? {
-        let rows = try await client.query(
-            "SELECT password_hash, provisioned_at IS NOT NULL FROM app_broker_users WHERE user_name = \(user)", logger: logger)
-        for try await (passwordHash, provisioned) in rows.decode((String?, Bool).self) { return Row(passwordHash: passwordHash, provisioned: provisioned) }
-        return nil
-    }
-
     /// Polls until `condition` holds, for up to 20 s; answers whether it did.
     private static func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(20)
@@ -115,8 +69,9 @@ struct BrokerUserProvisionerTests {
 
     @Test("a recorded user is created with the app publisher's permissions from its hash, then marked and its hash cleared; one whose row went while it was created is deleted again; a retired one is deleted, then its row; while the management API fails users wait, and a user recorded later is created at once, without waiting for the next look")
     func provisions() async throws {
-        try await Self.withDatabase { client in
+        try await ScratchDatabase.with(writerURL: StorageTestDatabase.databaseURL, logger: Self.logger) { client in
             let applier = CommandBatchApplier(client: client, logger: Self.logger)
+            let inspection = StoreInspection(client: client, logger: Self.logger)
             let appId = "app_prov"
             let (created, vanishing, retired, later) = ("\(appId).created", "\(appId).vanishing", "\(appId).retired", "\(appId).later")
             let hashes = [created: BrokerPasswordHash.sha256(of: "one"), vanishing: BrokerPasswordHash.sha256(of: "two"), later: BrokerPasswordHash.sha256(of: "three")]
@@ -124,9 +79,13 @@ struct BrokerUserProvisionerTests {
                 StorageCommand(action: .putBrokerUser(BrokerUserRecord(
                     appId: appId, user: user, createdAt: Date(), retiresAt: retiresAt, passwordHash: hashes[user])))
             }
-            // Another storage instance deletes this one's row (its request gave up) while it is being created.
+            // Another storage instance deletes this one's row while it is being created: its request gave up (the undo
+            // retires the user now), and it forgot the user once it deleted it from RabbitMQ.
             let administration = RecordingAdministration { user in
-                if user == vanishing { _ = try? await client.query("DELETE FROM app_broker_users WHERE user_name = \(user)", logger: Self.logger) }
+                guard user == vanishing else { return }
+                let undo = StorageCommand(action: .putBrokerUser(BrokerUserRecord(appId: appId, user: user, createdAt: Date(), retiresAt: Date())))
+                _ = try? await applier.apply([undo])
+                try? await BrokerUserStore(client: client, logger: Self.logger).forgetRetired(user)
             }
             _ = try await applier.apply([
                 StorageCommand(action: .createApp(AppRecord(
@@ -138,8 +97,8 @@ struct BrokerUserProvisionerTests {
             let provisioner = BrokerUserProvisioner(client: client, administration: administration, interval: .seconds(3600), logger: Self.logger)
             try await withServices([provisioner], logger: Self.logger) {
                 #expect(try await Self.eventually {
-                    let (createdRow, retiredRow) = (try await Self.row(created, on: client), try await Self.row(retired, on: client))
-                    return createdRow == Row(passwordHash: nil, provisioned: true) && retiredRow == nil && administration.calls.contains("delete \(vanishing)")
+                    let (createdRow, retiredRow) = (try await inspection.brokerUser(created), try await inspection.brokerUser(retired))
+                    return createdRow == StoreInspection.BrokerUserRow(passwordHash: nil, provisioned: true) && retiredRow == nil && administration.calls.contains("delete \(vanishing)")
                 }, "calls: \(administration.calls)")
                 let calls = administration.calls
                 #expect(calls.contains("put \(created) \(hashes[created]!)"))
@@ -147,19 +106,19 @@ struct BrokerUserProvisionerTests {
                 #expect(calls.firstIndex(of: "put \(vanishing) \(hashes[vanishing]!)") ?? .max < calls.firstIndex(of: "delete \(vanishing)") ?? -1,
                     "the user whose row went is deleted after it was created")
                 #expect(calls.contains("delete \(retired)") && !calls.contains { $0.hasPrefix("put \(retired)") }, "a retired user is deleted, never created")
-                #expect(try await Self.row(vanishing, on: client) == nil)
+                #expect(try await inspection.brokerUser(vanishing) == nil)
 
                 administration.fail(true)
                 _ = try await applier.apply([record(later)])
                 #expect(try await Self.eventually { administration.calls.filter { $0.hasPrefix("put \(later)") }.count >= 2 }, "tried again after a failure")
-                #expect(try await Self.row(later, on: client) == Row(passwordHash: hashes[later], provisioned: false), "it waits, with its hash")
+                #expect(try await inspection.brokerUser(later) == StoreInspection.BrokerUserRow(passwordHash: hashes[later], provisioned: false), "it waits, with its hash")
                 administration.fail(false)
-                #expect(try await Self.eventually { try await Self.row(later, on: client) == Row(passwordHash: nil, provisioned: true) })
+                #expect(try await Self.eventually { try await inspection.brokerUser(later) == StoreInspection.BrokerUserRow(passwordHash: nil, provisioned: true) })
 
                 let announced = "\(appId).announced"
                 _ = try await applier.apply([StorageCommand(action: .putBrokerUser(BrokerUserRecord(
                     appId: appId, user: announced, createdAt: Date(), retiresAt: nil, passwordHash: BrokerPasswordHash.sha256(of: "four"))))])
-                #expect(try await Self.eventually { try await Self.row(announced, on: client)?.provisioned == true }, "created when announced")
+                #expect(try await Self.eventually { try await inspection.brokerUser(announced)?.provisioned == true }, "created when announced")
             }
         }
     }

@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import NotifyModels
 import NotifyStore
-import PostgresNIO
 import Testing
 
 @testable import StorageCore
@@ -26,12 +25,6 @@ struct SecretStorageTests {
         return try String(contentsOfFile: path, encoding: .utf8)
     }
 
-    private func text(_ client: PostgresClient, _ query: PostgresQuery) async throws -> [String?] {
-        var values: [String?] = []
-        for try await value in try await client.query(query, logger: logger).decode(String?.self) { values.append(value) }
-        return values
-    }
-
     @Test("a rotation keeps the replaced key until its end, and applied twice it does not lose the replaced key")
     func rotationAppliedOnce() async throws {
         try await StorageTestDatabase.withApplier { applier, client in
@@ -43,12 +36,10 @@ struct SecretStorageTests {
                 appId: app.appId, apiKeyHash: newHash, clientSigningKey: "sealed:v1:k:second", retiresAt: retiresAt)))
             _ = try await applier.apply([rotation])
             _ = try await applier.apply([StorageCommand(action: rotation.action)])
-            let row = try await text(client, """
-                SELECT concat_ws('|', api_key_hash, previous_api_key_hash, client_signing_key, previous_client_signing_key,
-                                 (previous_api_key_retires_at = previous_client_signing_key_retires_at)::text)
-                FROM apps WHERE app_id = \(app.appId)
-                """)
-            #expect(row == ["\(newHash)|\(app.apiKeyHash)|sealed:v1:k:second|sealed:v1:k:first|true"])
+            let stored = try #require(try await PostgresAppStore(client: client, logger: logger).credentials(appId: app.appId))
+            #expect(stored.apiKeyHash == newHash && stored.previousAPIKeyHash?.hash == app.apiKeyHash)
+            #expect(stored.sealedClientSigningKey == "sealed:v1:k:second" && stored.previousSealedClientSigningKey?.sealed == "sealed:v1:k:first")
+            #expect(stored.previousAPIKeyHash?.retiresAt != nil && stored.previousAPIKeyHash?.retiresAt == stored.previousSealedClientSigningKey?.retiresAt)
         }
     }
 
@@ -72,16 +63,17 @@ struct SecretStorageTests {
             let after = try SecretKeyring(parsing: "\(try Self.stackKeys())\n\(oldEntry)")
             let resealer = SecretResealer(store: SealedSecretStore(client: client, logger: logger), keyring: after, interval: .seconds(60), logger: logger)
             let left = try await resealer.resealAll()
-            let signing = try #require(try await text(client, "SELECT client_signing_key FROM apps WHERE app_id = \(app.appId)").first ?? nil)
-            let stored = try #require(try await text(client, "SELECT secret FROM app_credentials WHERE app_id = \(app.appId)").first ?? nil)
-            let webhook = try #require(try await text(client, "SELECT secret FROM app_webhooks WHERE app_id = \(app.appId)").first ?? nil)
+            let apps = PostgresAppStore(client: client, logger: logger)
+            let signing = try #require(try await apps.credentials(appId: app.appId)?.sealedClientSigningKey)
+            let stored = try #require(try await apps.providerSecret(appId: app.appId, provider: Platform.wns.rawValue, appPackage: ""))
+            let webhook = try #require(try await apps.webhook(appId: app.appId)?.sealedSecret)
             for value in [signing, stored, webhook] { #expect(after.isSealedWithActiveKey(value)) }
             #expect(try after.openText(signing, for: .clientSigningKey(appId: app.appId)) == "signing-key-1")
             #expect(try after.openText(stored, for: .providerCredentials(appId: app.appId, provider: .wns)) == "{\"clientSecret\":\"wns-secret\"}")
             #expect(try after.openText(webhook, for: .webhookSecret(appId: app.appId)) == "whsec_plaintext")
             #expect(left >= 1, "the value sealed with a key no longer given stays counted (other tests' apps may add to it)")
-            let untouched = try await text(client, "SELECT client_signing_key FROM apps WHERE app_id = \(lost.appId)")
-            #expect(untouched == [lost.clientSigningKey])
+            let untouched = try await apps.credentials(appId: lost.appId)?.sealedClientSigningKey
+            #expect(untouched == lost.clientSigningKey)
             _ = try await applier.apply([StorageCommand(action: .deleteApp(appId: lost.appId))])
         }
     }

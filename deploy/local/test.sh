@@ -99,7 +99,7 @@ status=0
 if [ $# -gt 0 ]; then
     swift test --skip-build --no-parallel "$@" || status=$?
 else
-    for target in NotifyModelsTests NotifyWireTests NotifyRuntimeTests NotifyAMQPTests NotifyOutboundTests IngestCoreTests FanoutCoreTests NotifyDatabaseTests StorageCoreTests NotifyAPNsTests PushDispatchTests AMQPIntegrationTests EndToEndTests NotifyClientTests; do
+    for target in NotifyModelsTests NotifyWireTests NotifyRuntimeTests NotifyAMQPTests NotifyOutboundTests IngestCoreTests FanoutCoreTests NotifyDatabaseTests NotifyStoreTests StorageCoreTests NotifyAPNsTests PushDispatchTests AMQPIntegrationTests EndToEndTests NotifyClientTests; do
         echo "== swift test: $target"
         swift test --skip-build --no-parallel --filter "$target" || status=$?
     done

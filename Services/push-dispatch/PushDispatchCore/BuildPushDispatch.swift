@@ -6,6 +6,7 @@ import NotifyDatabase
 import NotifyModels
 import NotifyOutbound
 import NotifyRuntime
+import NotifyStore
 import PostgresNIO
 import ServiceLifecycle
 

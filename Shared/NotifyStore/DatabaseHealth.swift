@@ -1,8 +1,7 @@
 import Logging
 import PostgresNIO
-import ServiceLifecycle
 
-/// Wraps `PostgresClient` (a `Service` already) with a health probe.
+/// The services' database health probe (their `/health` check "database"): whether the database answers a query.
 public struct DatabaseHealth: Sendable {
     public let client: PostgresClient
     public let logger: Logger

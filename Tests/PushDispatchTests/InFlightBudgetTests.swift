@@ -41,6 +41,17 @@ struct InFlightBudgetTests {
         budget.release(other)
     }
 
+    @Test("an app alone gets all but a share in one run, not its share first and the rest in a second run")
+    func aloneInOneRun() async throws {
+        let budget = InFlightBudget(capacity: 8, appShare: 2, slowAfter: .seconds(60))
+        let run = try slots(await budget.acquire(appId: "a", lane: .interactive, wanted: 100))
+        #expect(run.count == 6)
+        let whole = try slots(await budget.acquire(appId: "b", lane: .interactive, wanted: 2))
+        #expect(whole.count == 2, "the share left free")
+        budget.release(run)
+        budget.release(whole)
+    }
+
     @Test("while another app waits, an app at its share gets no more slots; the waiting app gets the freed ones")
     func shareWhileOthersWait() async throws {
         let budget = InFlightBudget(capacity: 4, appShare: 2, slowAfter: .seconds(60))

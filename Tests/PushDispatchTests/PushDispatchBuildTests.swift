@@ -38,7 +38,7 @@ import Testing
         let read = try Self.configuration()
         let made = PushDispatchConfiguration(databaseURL: Self.databaseURL, secretKeys: try SecretKeyring(parsing: Self.keys))
         #expect(Self.settings(read) == Self.settings(made))
-        #expect((read.concurrency, read.appConcurrency, read.prefetch, read.bulkPrefetch) == (512, 128, 512, 16))
+        #expect((read.concurrency, read.appConcurrency, read.prefetch, read.bulkPrefetch) == (2048, 128, 512, 16))
         #expect((read.feedbackInterval, read.maximumWebhookAttempts, read.trustedCAFile) == (.milliseconds(200), 8, nil))
         #expect(read.retryDelaysMilliseconds == [1_000, 5_000, 25_000, 125_000, 600_000])
         #expect(read.outboundPolicy.allowance.plainHTTPHosts.isEmpty)

@@ -71,6 +71,8 @@ final class InFlightBudget: Sendable {
 
     /// Returns once fewer than `maximumWaiting` jobs wait for slots.
     func roomToWait() async {
+        // With room, at once: the task is not suspended and enqueued again (a thread wake-up per batch).
+        if state.withLock({ $0.waitingJobs < maximumWaiting }) { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let hasRoom = state.withLock { state in
                 if state.waitingJobs < maximumWaiting { return true }
@@ -84,6 +86,14 @@ final class InFlightBudget: Sendable {
     /// Slots for up to `wanted` of an app's jobs in a lane (at least one), once the rules above allow; or a park.
     func acquire(appId: String, lane: PushLane, wanted: Int) async -> Grant {
         let holder = Holder(appId: appId, lane: lane)
+        // Granted now (no one waits before it): answered without suspending the task, which would be enqueued again.
+        if let granted = state.withLock({ state -> Grant? in
+            if let park = parking(holder, in: state, now: .now) { return park }
+            guard state.turns[lane]?.isEmpty ?? true, state.waitingJobs == 0 else { return nil }
+            return grant(max(wanted, 1), to: holder, alone: true, &state, now: .now).map { .slots($0) }
+        }) {
+            return granted
+        }
         return await withCheckedContinuation { continuation in
             let (grants, handlers) = state.withLock { state -> ([(CheckedContinuation<Grant, Never>, Grant)], [CheckedContinuation<Void, Never>]) in
                 if let park = parking(holder, in: state, now: .now) { return ([(continuation, park)], []) }
@@ -164,21 +174,10 @@ final class InFlightBudget: Sendable {
                 state.turns[lane]?.remove(at: position)
                 return waiters.map { ($0.continuation, park) }
             }
-            let held = state.held[holder, default: 0]
-            let free = capacity - state.inFlight
-            let othersWait = holders.count > 1
-            // Beyond its share an app alone leaves a share free, for the next app to come without waiting for its answers.
-            let allowed = held < appShare ? min(free, appShare - held) : (othersWait ? 0 : free - appShare)
-            guard allowed > 0 else { continue }
+            guard let lease = grant(waiters[0].wanted, to: holder, alone: holders.count == 1, &state, now: now) else { continue }
             let waiter = waiters.removeFirst()
-            let count = min(waiter.wanted, allowed)
             // The rest of the run asks again at once, as a new waiter.
             state.waitingJobs -= waiter.wanted
-            let token = state.nextToken
-            state.nextToken &+= 1
-            state.inFlight += count
-            state.held[holder] = held + count
-            state.started[holder, default: [:]][token] = now
             // The holder goes to the back of the turns (or leaves them, with no one else of it waiting).
             state.turns[lane]?.remove(at: position)
             if waiters.isEmpty {
@@ -187,8 +186,28 @@ final class InFlightBudget: Sendable {
                 state.waiting[holder] = waiters
                 state.turns[lane]?.append(holder)
             }
-            return [(waiter.continuation, .slots(Lease(holder: holder, token: token, count: count)))]
+            return [(waiter.continuation, .slots(lease))]
         }
         return nil
+    }
+
+    /// Takes slots for up to `wanted` of a holder's jobs, as many as its share allows; nil if it may take none now.
+    private func grant(
+        _ wanted: Int, to holder: Holder, alone: Bool, _ state: inout State, now: ContinuousClock.Instant
+    ) -> Lease? {
+        let held = state.held[holder, default: 0]
+        let free = capacity - state.inFlight
+        // Alone, an app may go beyond its share, in one run, but leaves a share free for the next app to come without
+        // waiting for its answers.
+        let withinShare = held < appShare ? min(free, appShare - held) : 0
+        let allowed = alone ? max(withinShare, free - appShare) : withinShare
+        guard allowed > 0 else { return nil }
+        let count = min(wanted, allowed)
+        let token = state.nextToken
+        state.nextToken &+= 1
+        state.inFlight += count
+        state.held[holder] = held + count
+        state.started[holder, default: [:]][token] = now
+        return Lease(holder: holder, token: token, count: count)
     }
 }

@@ -11,8 +11,11 @@ public struct PushDispatchConfiguration: ServiceConfiguration {
     public var databaseURL: String
     /// A PEM file of an extra CA to trust for provider endpoints (the provider sandbox's `ca.pem`).
     public var trustedCAFile: String?
-    /// Pushes in flight at once per provider, shared by its lanes and its apps.
-    public var concurrency = 512
+    /// Pushes in flight at once per provider, shared by its lanes and its apps. 2048, not 512: with 512 (384 for an app
+    /// alone) APNs' connections were written to a few streams at a time, and push-dispatch took 64-82 µs of CPU per
+    /// notification in the sustained benchmark against 60 µs with 2048 (BENCHMARKS.md, "Sustained delivery and
+    /// push-dispatch's pushes in flight").
+    public var concurrency = 2048
     /// An app's share of a provider's pushes in flight while other apps wait.
     public var appConcurrency = 128
     /// Interactive push-job messages taken from the broker at once per provider.
@@ -38,7 +41,7 @@ public struct PushDispatchConfiguration: ServiceConfiguration {
     static let trustedCA = EnvironmentVariable(
         "NOTIFY_TRUSTED_CA_FILE", "PEM file of an extra CA to trust for provider endpoints (the provider sandbox's ca.pem)")
     static let concurrency = EnvironmentVariable(
-        "NOTIFY_CONCURRENCY", "pushes in flight at once per provider, shared by its lanes and its apps (APNs streams included)", default: "512")
+        "NOTIFY_CONCURRENCY", "pushes in flight at once per provider, shared by its lanes and its apps (APNs streams included)", default: "2048")
     static let appConcurrency = EnvironmentVariable(
         "NOTIFY_APP_CONCURRENCY",
         "an app's share of a provider's pushes in flight while other apps wait; an app at its share whose answers take over 1 s has its further pushes parked",

@@ -104,6 +104,8 @@ struct PushDispatchHandler: Sendable {
 
     /// Sends each app's jobs as the budget grants slots, the apps at once.
     private func send(_ jobs: [PushJob]) async -> Sent {
+        // Most messages hold one app's jobs: those go as they are, not regrouped (copied) and sent from a child task.
+        if let appId = jobs.first?.appId, jobs.allSatisfy({ $0.appId == appId }) { return await send(jobs, of: appId) }
         var byApp: [String: [PushJob]] = [:]
         for job in jobs { byApp[job.appId, default: []].append(job) }
         return await withTaskGroup(of: Sent.self, returning: Sent.self) { group in
@@ -127,6 +129,13 @@ struct PushDispatchHandler: Sendable {
             var next = 0
             while next < jobs.count {
                 switch await budget.acquire(appId: appId, lane: lane, wanted: jobs.count - next) {
+                case .slots(let lease) where next == 0 && lease.count == jobs.count:
+                    // All of them at once (the usual case): sent from this task, the jobs not copied into a run.
+                    next = jobs.count
+                    let attempts = await provider.deliver(jobs, concurrency: jobs.count)
+                    budget.release(lease)
+                    all.jobs = jobs
+                    all.attempts = attempts
                 case .slots(let lease):
                     let run = Array(jobs[next..<next + lease.count])
                     next += lease.count

@@ -12,9 +12,9 @@ public struct PushDispatchConfiguration: ServiceConfiguration {
     /// A PEM file of an extra CA to trust for provider endpoints (the provider sandbox's `ca.pem`).
     public var trustedCAFile: String?
     /// Pushes in flight at once per provider, shared by its lanes and its apps. 2048, not 512: with 512 (384 for an app
-    /// alone) APNs' connections were written to a few streams at a time, and push-dispatch took 64-82 µs of CPU per
-    /// notification in the sustained benchmark against 60 µs with 2048 (BENCHMARKS.md, "Sustained delivery and
-    /// push-dispatch's pushes in flight").
+    /// alone) APNs' connections were written a few streams at a time, and push-dispatch took 64-83 µs of CPU per
+    /// notification in the sustained benchmark (0.4-0.5 wake-ups) against 60-65 µs (0.2-0.3) with 2048
+    /// (docs/benchmarks-history.md, "2026-11-27, 01e961d").
     public var concurrency = 2048
     /// An app's share of a provider's pushes in flight while other apps wait.
     public var appConcurrency = 128

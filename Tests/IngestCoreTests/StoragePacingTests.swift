@@ -105,7 +105,8 @@ struct StoragePacingTests {
                 try await group.waitForAll()
             }
         }
-        try await Task.sleep(for: .milliseconds(200))
+        // The first request publishes (and waits for storage); the nine others wait to go with the next publish.
+        while sender.requestsWaiting < 9 { try await Task.sleep(for: .milliseconds(5)) }
         #expect(answered.value == 0, "nothing is answered while storage has not applied the publish ahead")
         storage.apply(ahead)
         try await requests.value

@@ -14,15 +14,13 @@ struct DatabaseHealthTests {
         }
     }
 
-    @Test("the probe answers false, within about two seconds, when no server listens")
+    @Test("the probe answers false when no server listens")
     func silentDatabase() async throws {
         // Port 1 of the loopback: nothing listens there, connecting is refused.
         let logger = NotifyStoreTestDatabase.logger
         let client = try DatabaseURL.makeClient("postgres://notify_writer@127.0.0.1:1/notify", logger: logger)
         let running = Task { await client.run() }
         defer { running.cancel() }
-        let started = ContinuousClock.now
         #expect(await DatabaseHealth(client: client, logger: logger).check() == false)
-        #expect(ContinuousClock.now - started < .seconds(3))
     }
 }

@@ -47,6 +47,9 @@ final class CommandSender: Sendable {
         self.logger = logger
     }
 
+    /// Requests waiting for a publish in flight to end, to go together in the next one.
+    var requestsWaiting: Int { state.withLock { $0.waiting.count } }
+
     /// Throws `APIFailure.brokerUnavailable` when the broker did not confirm.
     func send(_ commands: [StorageCommand]) async throws(APIFailure) {
         guard !commands.isEmpty else { return }

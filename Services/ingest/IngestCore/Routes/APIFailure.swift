@@ -29,10 +29,15 @@ struct APIFailure: HTTPResponseError {
         }
     }
 
-    /// What `read` answers; a database that does not answer is 503 `database_unavailable`.
+    /// What `read` answers: what the store refused (a page token or cursor) as the client is told it, a refusal of the
+    /// route's own as it is, and a database that does not answer as 503 `database_unavailable`.
     static func reading<Value>(_ read: () async throws -> Value) async throws(APIFailure) -> Value {
         do {
             return try await read()
+        } catch let refusal as NotifyStoreError {
+            throw APIFailure(refusal)
+        } catch let failure as APIFailure {
+            throw failure
         } catch {
             throw APIFailure.databaseUnavailable
         }

@@ -62,15 +62,9 @@ struct AppNotificationRoutes: Sendable {
     private func deliveries(_ request: Request, appId: String, notificationId: UUID?, since: Date?) async throws -> Response {
         let limit = try ReaderQuery.limit(request, default: 1000, maximum: 10_000)
         let pageToken = request.uri.queryParameters.get("pageToken").map { String($0) }
-        do {
-            return try JSONResponse.make(
+        return try await APIFailure.reading {
+            try JSONResponse.make(
                 .ok, try await deliveryLog.deliveries(appId: appId, notificationId: notificationId, since: since, limit: limit, pageToken: pageToken))
-        } catch let refusal as NotifyStoreError {
-            throw APIFailure(refusal)
-        } catch let failure as APIFailure {
-            throw failure
-        } catch {
-            throw APIFailure.databaseUnavailable
         }
     }
 

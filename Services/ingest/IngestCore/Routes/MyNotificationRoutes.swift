@@ -51,18 +51,12 @@ struct MyNotificationRoutes: Sendable {
         let after = try cursor(request)
         let limit = try ReaderQuery.limit(request, default: 100, maximum: 1000)
         let filter = try ReaderQuery.filter(request)
-        do {
+        return try await APIFailure.reading {
             let page = try await feed.read("changes") { reader in
                 try await reader.changes(appId: user.appId, userId: user.userId, after: after, limit: limit, filter: filter)
             }
             try await recordSync(of: page, by: try origin(request), user: user)
             return try JSONResponse.make(.ok, page)
-        } catch let refusal as NotifyStoreError {
-            throw APIFailure(refusal)
-        } catch let failure as APIFailure {
-            throw failure
-        } catch {
-            throw APIFailure.databaseUnavailable
         }
     }
 
@@ -71,17 +65,11 @@ struct MyNotificationRoutes: Sendable {
         let filter = try ReaderQuery.filter(request)
         let limit = try ReaderQuery.limit(request, default: 50, maximum: 500)
         let pageToken = request.uri.queryParameters.get("pageToken").map { String($0) }
-        do {
+        return try await APIFailure.reading {
             let page = try await feed.read("history") { reader in
                 try await reader.history(appId: user.appId, userId: user.userId, filter: filter, limit: limit, pageToken: pageToken)
             }
             return try JSONResponse.make(.ok, page)
-        } catch let refusal as NotifyStoreError {
-            throw APIFailure(refusal)
-        } catch let failure as APIFailure {
-            throw failure
-        } catch {
-            throw APIFailure.databaseUnavailable
         }
     }
 

@@ -44,13 +44,7 @@ struct StreamRoutes: Sendable {
         } catch let error as ValidationError {
             throw APIFailure(error)
         }
-        do {
-            try await reader.ensureRetained(appId: user.appId, userId: user.userId, after: start.sequence)
-        } catch let refusal as NotifyStoreError {
-            throw APIFailure(refusal)
-        } catch {
-            throw APIFailure.databaseUnavailable
-        }
+        try await APIFailure.reading { try await reader.ensureRetained(appId: user.appId, userId: user.userId, after: start.sequence) }
         guard let (listener, wakeUps) = hub.subscribe(appId: user.appId, userId: user.userId) else {
             throw APIFailure(
                 .tooManyRequests, code: "too_many_streams",

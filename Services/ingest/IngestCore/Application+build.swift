@@ -185,6 +185,7 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
     let admission = PublishAdmission(
         authenticator: authenticator, sender: dependencies.sender, limiter: dependencies.limiter, backlog: dependencies.backlog)
     PublishRoutes(admission: admission, contract: dependencies.contract).register(on: router)
+    GraphNotificationRoutes(admission: admission, contract: dependencies.contract).register(on: router)
     DeviceRoutes(
         authenticator: authenticator, sender: dependencies.sender, visibility: visibility, devices: dependencies.devices,
         targets: dependencies.contract.targets, subscriptionLifetime: dependencies.subscriptionLifetime, outbound: dependencies.outbound

@@ -1,5 +1,6 @@
 import Foundation
 import NotifyModels
+import NotifyStore
 import Testing
 
 extension EndToEndTests {
@@ -131,6 +132,24 @@ extension EndToEndTests {
             expectAPIError(
                 try await app.publish(NotificationRequest(userId: user, eventSource: "no-such-source", payload: NotificationPayload(rawContent: "x"))),
                 status: 404, field: "eventSource", "a user in an unknown source")
+        }
+
+        @Test("a user with devices but none in the source: userId with eventSource is a 404 not_subscribed naming eventSource, and nothing reaches the user's feed")
+        func publishToANonMemberIsRefused() async throws {
+            let app = try await TestApp.create()
+            #expect(try await define(app, "account-alerts", policy: .appServer).status == 201)
+            let stranger = "stranger-\(uniqueSuffix())"
+            let phone = try await app.registerSubscribedDevice(of: stranger)
+            expectAPIError(
+                try await app.publish(NotificationRequest(
+                    userId: stranger, eventSource: "account-alerts", payload: NotificationPayload(visualContent: VisualContent(title: "Card used")))),
+                status: 404, code: "not_subscribed", field: "eventSource", "a user who is not a member")
+            // A notification to the user directly, published after the refused one, is the only one in the feed.
+            let direct = try await app.publishAccepted(.alert(to: stranger, title: "To the user"))
+            #expect(try await Sandbox.missingNotifications([direct], at: phone.pushToken).isEmpty, "the direct notification did not arrive")
+            let feed = try await StackClient.send(.GET, "\(Stack.ingestURL)/v1/me/notifications", bearer: try await app.userToken(stranger))
+            #expect(try feed.decode(HistoryPage.self).notifications.map { $0.id.uuidString.lowercased() } == [direct], "\(feed.text)")
+            #expect(try await Sandbox.deliveries(to: phone.pushToken).compactMap(\.notificationId) == [direct])
         }
 
         @Test("a device registering a new token in place of its old one keeps its event sources, and the old subscription goes")

@@ -11,9 +11,10 @@ import Testing
 /// Scoped API keys against every route of the app server's API, in-process: a key may do what its scope names and
 /// is refused 403 naming Authorization on everything else (operator routes: 401, as for any API key).
 @Suite struct APIKeyScopeTests {
-    /// The app-server operations a publish key may make: deliver and modify notifications, set a user's badge.
+    /// The app-server operations a publish key may make: deliver (in notify's words or Graph's) and modify notifications,
+    /// set a user's badge.
     private static let publishOperations: Set<String> = [
-        "POST /v1/apps/{appId}/notifications", "PATCH /v1/apps/{appId}/notifications/{id}", "DELETE /v1/apps/{appId}/notifications/{id}",
+        "POST /v1/apps/{appId}/notifications", "POST /v1/apps/{appId}/graph/users/{userId}/notifications", "PATCH /v1/apps/{appId}/notifications/{id}", "DELETE /v1/apps/{appId}/notifications/{id}",
         "PATCH /v1/apps/{appId}/users/{userId}/notifications/{appNotificationId}",
         "DELETE /v1/apps/{appId}/users/{userId}/notifications/{appNotificationId}", "PUT /v1/apps/{appId}/users/{userId}/badge",
     ]

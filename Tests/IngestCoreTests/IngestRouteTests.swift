@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import NotifyAMQP
 import NotifyModels
+import NotifyStore
 import NotifyWire
 import Testing
 
@@ -109,6 +110,44 @@ import Testing
             #expect(text.contains(#""status":202"#) && text.contains(#""field":"notifications[1].payload""#), "\(text)")
         }
         #expect(testing.published.all.count == 1)
+    }
+
+    @Test("userId with eventSource: a member's devices in the source are pushed; a user who is not a member is a 404 not_subscribed naming eventSource, with nothing stored (alone or in a batch)")
+    func publishToANonMemberIsRefused() async throws {
+        let testing = RouteTesting()
+        try await testing.run { client in
+            let member = try await client.execute(
+                uri: Self.publishPath, method: .post, headers: Self.bearer("api-key"),
+                body: ByteBuffer(string: #"{"userId":"alice","eventSource":"news","payload":{"rawContent":"x"}}"#))
+            #expect(member.status == .accepted)
+            guard case .publishNotification(let published) = testing.published.commands.last?.action else {
+                Issue.record("no notification was sent to storage")
+                return
+            }
+            #expect(published.pushSubscriptionIds == [FixedTargets.subscriptionId])
+
+            let stranger = try await client.execute(
+                uri: Self.publishPath, method: .post, headers: Self.bearer("api-key"),
+                body: ByteBuffer(string: #"{"userId":"bob","eventSource":"news","payload":{"visualContent":{"title":"Hi"}}}"#))
+            #expect(stranger.status == .notFound)
+            let refusal = try ErrorBody(stranger).error
+            #expect((refusal.code, refusal.field) == ("not_subscribed", "eventSource"))
+            let batch = try await client.execute(
+                uri: Self.publishPath, method: .post, headers: Self.bearer("api-key"),
+                body: ByteBuffer(string: #"{"notifications":[{"userId":"alice","payload":{"rawContent":"x"}},{"userId":"bob","eventSource":"news","payload":{"rawContent":"x"}}]}"#))
+            #expect(batch.status == .accepted)
+            let text = String(buffer: batch.body)
+            #expect(text.contains(#""status":404,"error":{"code":"not_subscribed""#) && text.contains(#""field":"notifications[1].eventSource""#), "\(text)")
+
+            let feed = try await client.execute(uri: "/v1/me/notifications", method: .get, headers: try await RouteTesting.bearerUser("bob"))
+            #expect(feed.status == .ok)
+            #expect(try RouteTesting.decode(HistoryPage.self, feed).notifications.isEmpty, "bob's feed holds nothing")
+        }
+        let users = testing.published.commands.compactMap { command -> String? in
+            guard case .publishNotification(let published) = command.action else { return nil }
+            return published.userId
+        }
+        #expect(users == ["alice", "alice"], "only alice's notifications went to storage")
     }
 
     @Test("recipients: a copy per user with its push options over the notification's, answered per recipient; wrong ones named by their path")

@@ -73,6 +73,8 @@ import Testing
         Case("a device and a user", #"{"userId":"alice","subscriptionId":"\#(FixedTargets.subscriptionId)","payload":{"rawContent":"x"}}"#,
              both: .init(status: 400, code: "invalid_field", field: "subscriptionId")),
         Case("a user's devices in a source", #"{"userId":"alice","eventSource":"news","payload":{"rawContent":"x"}}"#, both: .accepted),
+        Case("a user who is not a member of the source", #"{"userId":"bob","eventSource":"news","payload":{"rawContent":"x"}}"#,
+             both: .init(status: 404, code: "not_subscribed", field: "eventSource")),
         Case("every member of a source", #"{"eventSource":"news","payload":{"rawContent":"x"}}"#, both: .accepted),
         Case("an unknown source", #"{"eventSource":"sport","payload":{"rawContent":"x"}}"#,
              both: .init(status: 404, code: "event_source_not_found", field: "eventSource")),

@@ -182,10 +182,10 @@ func buildRouter(_ dependencies: IngestDependencies) -> Router<BasicRequestConte
     KeyRotationRoutes(
         authenticator: authenticator, visibility: visibility, store: appStore, keyring: dependencies.keyring, defaultOverlap: dependencies.keyRotationOverlap
     ).register(on: router)
-    PublishRoutes(
-        authenticator: authenticator, contract: dependencies.contract, sender: dependencies.sender, limiter: dependencies.limiter,
-        backlog: dependencies.backlog)
-        .register(on: router)
+    let admission = PublishAdmission(
+        authenticator: authenticator, sender: dependencies.sender, limiter: dependencies.limiter, backlog: dependencies.backlog)
+    PublishRoutes(admission: admission, contract: dependencies.contract).register(on: router)
+    GraphNotificationRoutes(admission: admission, contract: dependencies.contract).register(on: router)
     DeviceRoutes(
         authenticator: authenticator, sender: dependencies.sender, visibility: visibility, devices: dependencies.devices,
         targets: dependencies.contract.targets, subscriptionLifetime: dependencies.subscriptionLifetime, outbound: dependencies.outbound

@@ -6,7 +6,8 @@ public struct NotificationRequest: Codable, Sendable, Equatable {
     public var userId: String?
     /// Target: exactly this device subscription (the notification is in its user's feed on every device).
     public var subscriptionId: String?
-    /// Target: every member of an event source (a broadcast), or with `userId`, that user's devices in the source.
+    /// Target: every member of an event source (a broadcast), or with `userId`, that user's devices in the source (a
+    /// user with none in it is refused, 404 `not_subscribed`).
     public var eventSource: String?
     /// Publishing again with the same id replaces the stored notification.
     public var appNotificationId: String?

@@ -118,7 +118,18 @@ struct NotificationIntake: Sendable {
                     outcome.results.append(ItemResult(index: index, status: 404, id: nil, error: APIErrorBody(error).error))
                     continue
                 }
-                if let userId { pushSubscriptionIds = targets.members[source]?[userId] ?? [] }
+                if let userId {
+                    // A user none of whose devices is in the source is not its member: nothing is stored for them (as
+                    // MobileFirst answers a publish to a user without a subscription to the source).
+                    guard let members = targets.members[source]?[userId], !members.isEmpty else {
+                        let error = pathed(ValidationError(
+                            code: "not_subscribed", message: "user \(userId) is not a member of event source \(source): none of their devices is in it",
+                            field: "eventSource"))
+                        outcome.results.append(ItemResult(index: index, status: 404, id: nil, error: APIErrorBody(error).error))
+                        continue
+                    }
+                    pushSubscriptionIds = members
+                }
             }
             let scope = userId.map { "user:\($0)" } ?? "source:\(validated.eventSource ?? "")"
             let notificationId: UUID

@@ -31,6 +31,11 @@ struct PublishContract: Sendable {
         var body: [UInt8]
         /// No notification was accepted: the answer is a refusal (a batch whose every item was refused).
         var acceptedNone: Bool { commands.isEmpty }
+        /// The notification stored for a user by a single publish to them (nil for anything else).
+        var userNotification: PublishedNotification? {
+            guard commands.count == 1, case .publishNotification(let published) = commands[0].action else { return nil }
+            return published
+        }
     }
 
     /// Reads and validates a publish body. Throws for a body refused as a whole (unreadable, too large, no key over
@@ -52,9 +57,21 @@ struct PublishContract: Sendable {
                 message: "set message_id (or an appNotificationId on every notification): without either, a retried publish would create a second notification",
                 field: "message_id")
         }
-        let resolved = try await ResolvedTargets.resolve(read.items.compactMap { try? $0.get() }, appId: appId, in: targets)
-        let outcome = intake.accept(read.items, form: read.form, appId: appId, idempotencyKey: idempotencyKey, targets: resolved)
-        if read.form == .single {
+        return try await accept(read.items, form: read.form, appId: appId, idempotencyKey: idempotencyKey)
+    }
+
+    /// A single notification read from another vocabulary than notify's own (Graph's): the targets resolved, the
+    /// validation and the answer are a single notification's over HTTP; its `appNotificationId` keys it.
+    func accept(_ request: NotificationRequest, appId: String) async throws(APIFailure) -> Accepted {
+        try await accept([.success(request)], form: .single, appId: appId, idempotencyKey: nil)
+    }
+
+    private func accept(
+        _ items: [Result<NotificationRequest, ValidationError>], form: PublishBody.Form, appId: String, idempotencyKey: String?
+    ) async throws(APIFailure) -> Accepted {
+        let resolved = try await ResolvedTargets.resolve(items.compactMap { try? $0.get() }, appId: appId, in: targets)
+        let outcome = intake.accept(items, form: form, appId: appId, idempotencyKey: idempotencyKey, targets: resolved)
+        if form == .single {
             let result = outcome.results[0]
             if let id = result.id { return Accepted(commands: outcome.commands, status: 202, body: NotificationIntake.Outcome.acceptedJSON(id)) }
             throw APIFailure(.init(code: result.status), code: result.error?.code ?? "invalid", message: result.error?.message ?? "", field: result.error?.field)

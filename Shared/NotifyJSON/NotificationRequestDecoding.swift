@@ -12,7 +12,7 @@ extension NotificationRequest {
         var userId: String??, subscriptionId: String??, eventSource: String??, appNotificationId: String??
         var groupName: String??, priority: NotificationPriority??, expirationDateTime: Date??
         var displayTimeToLive: Int??, targetPolicy: TargetPolicy??, payload: NotificationPayload??, push: PushOptions??
-        var recipients: [Recipient]??
+        var recipients: [Recipient]??, pushRecipientsOnly: Bool??
         try reader.readObject { reader, key in
             switch key {
             case "userId" where userId == nil: userId = .some(try reader.readOptional { try $0.readString() })
@@ -27,6 +27,7 @@ extension NotificationRequest {
             case "payload" where payload == nil: payload = .some(try reader.readOptional { try NotificationPayload(reading: &$0) })
             case "push" where push == nil: push = .some(try reader.readOptional { try PushOptions(reading: &$0) })
             case "recipients": try first(&recipients, &reader) { try $0.readArray { try Recipient(reading: &$0) } }
+            case "pushRecipientsOnly": try first(&pushRecipientsOnly, &reader) { try $0.readBool() }
             default: try reader.skipValue()
             }
         }
@@ -34,7 +35,8 @@ extension NotificationRequest {
             userId: userId ?? nil, subscriptionId: subscriptionId ?? nil, eventSource: eventSource ?? nil,
             appNotificationId: appNotificationId ?? nil, groupName: groupName ?? nil, priority: priority ?? nil,
             expirationDateTime: expirationDateTime ?? nil, displayTimeToLive: displayTimeToLive ?? nil,
-            targetPolicy: targetPolicy ?? nil, payload: payload ?? nil, push: push ?? nil, recipients: recipients ?? nil)
+            targetPolicy: targetPolicy ?? nil, payload: payload ?? nil, push: push ?? nil, recipients: recipients ?? nil,
+            pushRecipientsOnly: pushRecipientsOnly ?? nil)
     }
 }
 
@@ -96,7 +98,8 @@ extension VisualContent {
 
 extension PushOptions {
     init(reading reader: inout JSONReader) throws {
-        var sound: String??, criticalSound: Bool??, category: String??, threadId: String??, subtitle: String??
+        var sound: String??, criticalSound: Bool??, category: String??, threadId: String??
+        var title: String??, subtitle: String??, body: String??
         var titleLocKey: String??, titleLocArgs: [String]??, bodyLocKey: String??, bodyLocArgs: [String]??
         var imageUrl: String??, launchImage: String??, mutableContent: Bool??, interruptionLevel: InterruptionLevel??
         var relevanceScore: Double??, badge: Int??, delivery: PushDelivery??, data: [String: JSONValue]??
@@ -106,7 +109,9 @@ extension PushOptions {
             case "criticalSound": try first(&criticalSound, &reader) { try $0.readBool() }
             case "category": try first(&category, &reader) { try $0.readString() }
             case "threadId": try first(&threadId, &reader) { try $0.readString() }
+            case "title": try first(&title, &reader) { try $0.readString() }
             case "subtitle": try first(&subtitle, &reader) { try $0.readString() }
+            case "body": try first(&body, &reader) { try $0.readString() }
             case "titleLocKey": try first(&titleLocKey, &reader) { try $0.readString() }
             case "titleLocArgs": try first(&titleLocArgs, &reader) { try $0.readArray { try $0.readString() } }
             case "bodyLocKey": try first(&bodyLocKey, &reader) { try $0.readString() }
@@ -124,10 +129,10 @@ extension PushOptions {
         }
         self.init(
             sound: sound ?? nil, criticalSound: criticalSound ?? nil, category: category ?? nil, threadId: threadId ?? nil,
-            subtitle: subtitle ?? nil, titleLocKey: titleLocKey ?? nil, titleLocArgs: titleLocArgs ?? nil, bodyLocKey: bodyLocKey ?? nil,
-            bodyLocArgs: bodyLocArgs ?? nil, imageUrl: imageUrl ?? nil, launchImage: launchImage ?? nil, mutableContent: mutableContent ?? nil,
-            interruptionLevel: interruptionLevel ?? nil, relevanceScore: relevanceScore ?? nil, badge: badge ?? nil,
-            delivery: delivery ?? nil, data: data ?? nil)
+            title: title ?? nil, subtitle: subtitle ?? nil, body: body ?? nil, titleLocKey: titleLocKey ?? nil,
+            titleLocArgs: titleLocArgs ?? nil, bodyLocKey: bodyLocKey ?? nil, bodyLocArgs: bodyLocArgs ?? nil, imageUrl: imageUrl ?? nil,
+            launchImage: launchImage ?? nil, mutableContent: mutableContent ?? nil, interruptionLevel: interruptionLevel ?? nil,
+            relevanceScore: relevanceScore ?? nil, badge: badge ?? nil, delivery: delivery ?? nil, data: data ?? nil)
     }
 }
 

@@ -41,7 +41,9 @@ extension NotificationContent {
             if let criticalSound = push.criticalSound { writer.key("criticalSound"); writer.bool(criticalSound) }
             if let category = push.category { writer.key("category"); writer.string(category) }
             if let threadId = push.threadId { writer.key("threadId"); writer.string(threadId) }
+            if let title = push.title { writer.key("title"); writer.string(title) }
             if let subtitle = push.subtitle { writer.key("subtitle"); writer.string(subtitle) }
+            if let body = push.body { writer.key("body"); writer.string(body) }
             if let key = push.titleLocKey { writer.key("titleLocKey"); writer.string(key) }
             if let args = push.titleLocArgs { writer.key("titleLocArgs"); writer.strings(args) }
             if let key = push.bodyLocKey { writer.key("bodyLocKey"); writer.string(key) }

@@ -27,11 +27,11 @@ public enum ProviderPayloads {
         writer.beginObject()
         writeMarker(&writer, marker)
         if let content, marker.kind.isContentChange {
-            if content.isAlert, let visual = content.payload.visualContent {
+            if content.isAlert, let text = content.alertText {
                 // What a service worker shows (`showNotification(title, {body, image, tag, ...})`) and may use.
-                if let title = visual.title { writer.key("title"); writer.string(title) }
+                if let title = text.title { writer.key("title"); writer.string(title) }
                 if let subtitle = content.push?.subtitle { writer.key("subtitle"); writer.string(subtitle) }
-                if let body = visual.body { writer.key("body"); writer.string(body) }
+                if let body = text.body { writer.key("body"); writer.string(body) }
                 if let image = content.push?.imageUrl { writer.key("image"); writer.string(image) }
                 if let tag = content.push?.threadId ?? content.groupName { writer.key("tag"); writer.string(tag) }
                 if let sound = content.push?.sound { writer.key("sound"); writer.string(sound) }
@@ -109,11 +109,13 @@ public enum ProviderPayloads {
         writer.endObject()
     }
 
-    /// FCM's `notification`: what every platform shows.
+    /// FCM's `notification`: what every platform shows (the alert's text: the push's own title and body over the
+    /// visual content's).
     private static func writeFCMNotification(_ writer: inout JSONWriter, _ content: NotificationContent) {
         writer.beginObject()
-        if let title = content.payload.visualContent?.title { writer.key("title"); writer.string(title) }
-        if let body = content.payload.visualContent?.body { writer.key("body"); writer.string(body) }
+        let text = content.alertText
+        if let title = text?.title { writer.key("title"); writer.string(title) }
+        if let body = text?.body { writer.key("body"); writer.string(body) }
         if let image = content.push?.imageUrl { writer.key("image"); writer.string(image) }
         writer.endObject()
     }
@@ -159,18 +161,19 @@ public enum ProviderPayloads {
         }
     }
 
-    /// A WNS toast (`X-WNS-Type: wns/toast`) showing the title, subtitle and body, with the image as its hero and the
+    /// A WNS toast (`X-WNS-Type: wns/toast`) showing the alert's title, subtitle and body (the push's own title and
+    /// body over the visual content's), with the image as its hero and the
     /// sound when it names one of Windows' (`ms-winsoundevent:`) or the app's (`ms-appx:`) sounds; a time-sensitive or
     /// critical one is an urgent toast. The marker rides in `launch`.
     public static func wnsToast(for content: NotificationContent, marker: PushMarker) -> [UInt8] {
-        let visual = content.payload.visualContent
+        let text = content.alertText
         let push = content.push
         let launch = "notifyId=\(marker.notificationId.lowercasedString)&notifySeq=\(marker.sequence)"
         let urgent = push?.interruptionLevel == .timeSensitive || push?.interruptionLevel == .critical
         var xml = "<toast launch=\"\(escapeXML(launch))\"\(urgent ? " scenario=\"urgent\"" : "")><visual><binding template=\"ToastGeneric\">"
-        xml += "<text>\(escapeXML(visual?.title ?? ""))</text>"
+        xml += "<text>\(escapeXML(text?.title ?? ""))</text>"
         if let subtitle = push?.subtitle { xml += "<text>\(escapeXML(subtitle))</text>" }
-        xml += "<text>\(escapeXML(visual?.body ?? ""))</text>"
+        xml += "<text>\(escapeXML(text?.body ?? ""))</text>"
         if let image = push?.imageUrl { xml += "<image placement=\"hero\" src=\"\(escapeXML(image))\"/>" }
         xml += "</binding></visual>"
         if let sound = push?.sound, sound.hasPrefix("ms-winsoundevent:") || sound.hasPrefix("ms-appx:") {

@@ -68,7 +68,8 @@ extension PushOptions {
         self.init(
             sound: push.hasSound ? push.sound : nil, criticalSound: alert?.hasCriticalSound == true ? alert?.criticalSound : nil,
             category: push.hasCategory ? push.category : nil, threadId: push.hasThreadID ? push.threadID : nil,
-            subtitle: alert?.hasSubtitle == true ? alert?.subtitle : nil,
+            title: alert?.hasTitle == true ? alert?.title : nil, subtitle: alert?.hasSubtitle == true ? alert?.subtitle : nil,
+            body: alert?.hasBody == true ? alert?.body : nil,
             titleLocKey: alert?.hasTitleLocKey == true ? alert?.titleLocKey : nil,
             titleLocArgs: alert?.hasTitleLocArgs == true ? alert?.titleLocArgs.values : nil,
             bodyLocKey: alert?.hasBodyLocKey == true ? alert?.bodyLocKey : nil,
@@ -88,14 +89,16 @@ extension PushOptions {
 
     /// Whether any option that shapes an alert is set (they travel in a sub-message, absent otherwise).
     var hasAlertOptions: Bool {
-        criticalSound != nil || subtitle != nil || titleLocKey != nil || titleLocArgs != nil || bodyLocKey != nil || bodyLocArgs != nil
-            || imageUrl != nil || launchImage != nil || mutableContent != nil || interruptionLevel != nil || relevanceScore != nil
+        criticalSound != nil || title != nil || subtitle != nil || body != nil || titleLocKey != nil || titleLocArgs != nil
+            || bodyLocKey != nil || bodyLocArgs != nil || imageUrl != nil || launchImage != nil || mutableContent != nil || interruptionLevel != nil || relevanceScore != nil
     }
 
     var wireAlert: WireAlertOptions {
         var alert = WireAlertOptions()
         if let criticalSound { alert.criticalSound = criticalSound }
+        if let title { alert.title = title }
         if let subtitle { alert.subtitle = subtitle }
+        if let body { alert.body = body }
         if let titleLocKey { alert.titleLocKey = titleLocKey }
         if let titleLocArgs { alert.titleLocArgs.values = titleLocArgs }
         if let bodyLocKey { alert.bodyLocKey = bodyLocKey }

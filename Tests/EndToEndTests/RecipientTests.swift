@@ -53,26 +53,9 @@ extension EndToEndTests {
             let app = try await TestApp.create()
             let suffix = uniqueSuffix()
             let source = "offers-\(suffix)"
-            let defined = try await StackClient.send(
-                .POST, "\(Stack.ingestURL)/v1/apps/\(app.appId)/event-sources", bearer: app.apiKey,
-                json: StackClient.encode(EventSourceRequest(name: source, policy: .open)))
-            #expect(defined.status == 201, "\(defined.text)")
             let (ana, ben, cy, dee) = ("ana-\(suffix)", "ben-\(suffix)", "cy-\(suffix)", "dee-\(suffix)")
-            var tokens: [String: String] = [:]
-            for user in [ana, ben, cy, dee] {
-                let token = randomHex(bytes: 32)
-                let answer = try await app.registerDevice(
-                    SubscriptionRequest(platform: .apns, pushToken: token, displayName: "e2e member", eventSources: [source]),
-                    token: try await app.userToken(user))
-                #expect(answer.status == 201 || answer.status == 202, "\(answer.text)")
-                tokens[user] = token
-            }
-            try await Database.withClient { client in
-                let devices = PostgresDeviceStore(client: client, logger: testLogger)
-                _ = try await Database.waitFor("the source's member count") {
-                    try await devices.eventSources(appId: app.appId, named: source).first?.memberDevices ?? 0
-                } until: { $0 == 4 }
-            }
+            let tokens = Dictionary(uniqueKeysWithValues: [ana, ben, cy, dee].map { ($0, randomHex(bytes: 32)) })
+            try await app.openEventSource(source, members: tokens.map { MemberDevice(userId: $0.key, pushToken: $0.value) })
             let request = NotificationRequest(
                 eventSource: source, payload: NotificationPayload(visualContent: VisualContent(title: "Offer", body: "For members")),
                 push: PushOptions(sound: "chime.caf", category: "OFFER", data: ["tier": .string("basic")]),

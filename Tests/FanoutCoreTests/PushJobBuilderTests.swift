@@ -125,6 +125,30 @@ import Testing
         #expect(PushJobBuilder.jobs(for: broadcast, devices: devices).map(\.platform) == [.apns], "a raw broadcast: not to the browser")
     }
 
+    @Test("a push's own title and body are what every provider's alert shows, over the visual content's; with raw content only they make an alert")
+    func pushTextOnEveryProvider() throws {
+        func json(_ job: PushJob) throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: Data(job.payload.utf8)) as? [String: Any])
+        }
+        let devices = [Platform.apns, .fcm, .wns, .webpush].map(Self.device)
+        for visual in [true, false] {
+            var event = Self.event(.created, visual: visual)
+            event.content?.push = PushOptions(title: "hey user1", body: "alert")
+            let jobs = PushJobBuilder.jobs(for: event, devices: devices)
+            #expect(jobs.map(\.platform) == [.apns, .fcm, .wns, .webpush] && jobs.allSatisfy(\.isAlert), "visual content: \(visual)")
+            #expect((try json(jobs[0])["aps"] as? [String: Any])?["alert"] as? [String: String] == ["title": "hey user1", "body": "alert"])
+            #expect(try json(jobs[1])["notification"] as? [String: String] == ["title": "hey user1", "body": "alert"])
+            #expect(jobs[2].payload.contains("<text>hey user1</text><text>alert</text>"), "\(jobs[2].payload)")
+            let webPush = try json(jobs[3])
+            #expect(webPush["title"] as? String == "hey user1" && webPush["body"] as? String == "alert")
+        }
+        // Only the body given: the title is the visual content's.
+        var event = Self.event(.created)
+        event.content?.push = PushOptions(body: "for you")
+        let fcm = try json(try #require(PushJobBuilder.jobs(for: event, devices: [Self.device(.fcm)]).first))
+        #expect(fcm["notification"] as? [String: String] == ["title": "T", "body": "for you"])
+    }
+
     @Test("a publish's own badge wins over the counted one; an app whose mode shows none (nil) gets none")
     func namedBadge() throws {
         let device = [Self.device(.apns)]

@@ -223,6 +223,40 @@ import Testing
         }
     }
 
+    @Test("pushRecipientsOnly with recipients: each recipient's copy keeps its own text; one without a push is stored unpushed")
+    func recipientsOnlyPushesThoseWithTheirOwn() async throws {
+        let testing = RouteTesting()
+        try await testing.run { client in
+            let body = #"""
+                {"payload":{"visualContent":{"title":"New message"}},"push":{"sound":"chime.caf"},"pushRecipientsOnly":true,
+                 "recipients":[{"userId":"user1","push":{"title":"hey user1","body":"alert"}},{"userId":"user2","push":{"body":"for you"}},
+                               {"userId":"user3"}]}
+                """#
+            let response = try await client.execute(uri: Self.publishPath, method: .post, headers: Self.bearer("api-key"), body: ByteBuffer(string: body))
+            #expect(response.status == .accepted, "\(String(buffer: response.body))")
+            let message = try #require(testing.published.all.first)
+            let published = try StorageCommandBatch(body: message.body, contentType: message.properties.contentType).commands.compactMap { command in
+                if case .publishNotification(let notification) = command.action { notification } else { nil }
+            }
+            #expect(published.map(\.userId) == ["user1", "user2", "user3"])
+            #expect(published[0].content.alertText == VisualContent(title: "hey user1", body: "alert") && published[0].content.isAlert)
+            #expect(published[1].content.alertText == VisualContent(title: "New message", body: "for you"))
+            #expect(published.allSatisfy { $0.content.payload.visualContent == VisualContent(title: "New message") }, "the stored text is the notification's")
+            #expect(published[2].content.delivery == .none && published[2].content.push?.sound == "chime.caf")
+
+            // A recipient's text too large for APNs is refused at its place in the list, naming the text.
+            let tooLong = String(repeating: "x", count: 4100)
+            let oversized = #"{"payload":{"rawContent":"x"},"recipients":[{"userId":"a"},{"userId":"b","push":{"body":"\#(tooLong)"}}]}"#
+            let refused = try await client.execute(uri: Self.publishPath, method: .post, headers: Self.bearer("api-key"), body: ByteBuffer(string: oversized))
+            let answer = String(buffer: refused.body)
+            #expect(answer.contains(#""status":413"#) && answer.contains(#""field":"recipients[1].push.body""#), "\(answer)")
+            let alone = try await client.execute(
+                uri: Self.publishPath, method: .post, headers: Self.bearer("api-key"),
+                body: ByteBuffer(string: #"{"userId":"a","payload":{"rawContent":"x"},"pushRecipientsOnly":true}"#))
+            #expect(alone.status == .badRequest && String(buffer: alone.body).contains(#""field":"pushRecipientsOnly""#))
+        }
+    }
+
     @Test("a device's routes refuse a missing, malformed, expired or foreign user token with 401")
     func userTokenIsChecked() async throws {
         try await RouteTesting().run { client in

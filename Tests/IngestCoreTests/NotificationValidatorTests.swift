@@ -128,6 +128,66 @@ import Testing
         #expect(field(of: forWNS([.wns])) == "payload")
     }
 
+    @Test("a push's own title and body: empty is refused naming the field; with no visual content they make an alert")
+    func alertTextIsChecked() throws {
+        #expect(field(of: NotificationRequest(userId: "a", payload: visual(), push: PushOptions(title: ""))) == "push.title")
+        #expect(field(of: NotificationRequest(userId: "a", payload: visual(), push: PushOptions(body: ""))) == "push.body")
+        let raw = try validator.validate(
+            NotificationRequest(userId: "a", payload: NotificationPayload(rawContent: "{}"), push: PushOptions(title: "hey user1", body: "alert")),
+            now: now)
+        #expect(raw.content.isAlert && raw.content.alertText == VisualContent(title: "hey user1", body: "alert"))
+        #expect(raw.content.payload.visualContent == nil, "the stored notification keeps its own content")
+    }
+
+    @Test("a push's own text that makes a provider's body too large is refused naming it (its longer part), not payload")
+    func alertTextSizeIsNamed() {
+        let long = String(repeating: "x", count: 4100)
+        #expect(field(of: NotificationRequest(userId: "a", payload: visual(), push: PushOptions(body: long))) == "push.body")
+        #expect(field(of: NotificationRequest(userId: "a", payload: visual(), push: PushOptions(title: long, body: "short"))) == "push.title")
+        // Every & becomes &amp; in a toast: the text fits APNs and FCM, not WNS.
+        let ampersands = PushOptions(title: String(repeating: "&", count: 1000))
+        func toward(_ platforms: [Platform]) -> NotificationRequest {
+            NotificationRequest(userId: "a", targetPolicy: TargetPolicy(platformTypes: platforms), payload: visual(), push: ampersands)
+        }
+        #expect(field(of: toward([.apns, .fcm])) == nil)
+        #expect(field(of: toward([.wns])) == "push.title")
+        // Too large without the text too: the payload is what is named.
+        let huge = NotificationPayload(visualContent: VisualContent(title: long))
+        #expect(field(of: NotificationRequest(userId: "a", payload: huge, push: PushOptions(body: "b"))) == "payload")
+    }
+
+    @Test("a broadcast member's own text is checked as that member's push: a size refusal names recipients[i].push.body")
+    func memberAlertTextIsChecked() {
+        let members = [
+            Recipient(userId: "ana", push: PushOptions(title: "hey ana")),
+            Recipient(userId: "ben", push: PushOptions(body: String(repeating: "x", count: 4100))),
+        ]
+        #expect(field(of: NotificationRequest(eventSource: "news", payload: visual(), recipients: members)) == "recipients[1].push.body")
+        let empty = [Recipient(userId: "ana", push: PushOptions(title: ""))]
+        #expect(field(of: NotificationRequest(eventSource: "news", payload: visual(), recipients: empty)) == "recipients[0].push.title")
+    }
+
+    @Test("pushRecipientsOnly: a broadcast stored unpushed, pushed to the members with a push of their own; refused without recipients")
+    func pushRecipientsOnly() throws {
+        let request = NotificationRequest(
+            eventSource: "room-7", payload: NotificationPayload(rawContent: "{}"), push: PushOptions(sound: "chime.caf"),
+            recipients: [
+                Recipient(userId: "user1", push: PushOptions(title: "hey user1", body: "alert")),
+                Recipient(userId: "user2", push: PushOptions(title: "hey user2")),
+                Recipient(userId: "user3"),
+            ],
+            pushRecipientsOnly: true)
+        let validated = try validator.validate(request, now: now)
+        #expect(validated.content.delivery == .none && validated.content.push?.sound == "chime.caf")
+        #expect(validated.recipientPush?.keys.sorted() == ["user1", "user2"], "user3, listed without a push, shares the broadcast's: none")
+        let user1 = try #require(validated.recipientPush?["user1"])
+        #expect(user1.delivery == nil && user1.sound == "chime.caf" && user1.title == "hey user1" && user1.body == "alert")
+
+        #expect(field(of: NotificationRequest(eventSource: "room-7", payload: visual(), pushRecipientsOnly: true)) == "pushRecipientsOnly")
+        #expect(field(of: NotificationRequest(userId: "a", payload: visual(), pushRecipientsOnly: true)) == "pushRecipientsOnly")
+        #expect(field(of: NotificationRequest(userId: "a", payload: visual(), pushRecipientsOnly: false)) == nil)
+    }
+
     @Test("a recipient list names each user once: the second naming of one is refused at its index, with or without a source")
     func recipientsNameEachUserOnce() throws {
         try NotificationValidator.requireEachUserOnce([Recipient(userId: "ana"), Recipient(userId: "Ana"), Recipient(userId: nil), Recipient(userId: nil)])

@@ -127,7 +127,11 @@ struct SeededRandom {
     mutating func content() -> NotificationContent {
         let visual = flip() ? VisualContent(title: flip() ? text() : nil, body: flip() ? text() : nil) : nil
         let data = flip() ? Dictionary((0..<next(upTo: 4)).map { _ in (text(), value()) }, uniquingKeysWith: { first, _ in first }) : nil
-        let push = flip() ? PushOptions(sound: flip() ? text() : nil, category: flip() ? text() : nil, threadId: flip() ? text() : nil, data: data) : nil
+        let push = flip()
+            ? PushOptions(
+                sound: flip() ? text() : nil, category: flip() ? text() : nil, threadId: flip() ? text() : nil, title: flip() ? text() : nil,
+                body: flip() ? text() : nil, data: data)
+            : nil
         return NotificationContent(
             appNotificationId: flip() ? text() : nil, groupName: flip() ? text() : nil, priority: pick(NotificationPriority.allCases),
             expirationDateTime: date(), displayTimeToLive: flip() ? next(upTo: 100_000) - 10 : nil,

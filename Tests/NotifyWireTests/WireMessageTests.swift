@@ -31,6 +31,18 @@ import Testing
         #expect(read[0].polledItem == nil)
     }
 
+    @Test("a push's own title and body travel with the other alert options, in the content and in a broadcast member's options")
+    func alertTextRoundTrips() throws {
+        var content = WireFixtures.fullContent
+        content.push = PushOptions(title: "hey user1", subtitle: "from Ana", body: "alert", titleLocKey: "T", interruptionLevel: .active)
+        let command = StorageCommand(issuedAt: WireFixtures.time, action: .publishBroadcast(PublishedBroadcast(
+            appId: "app", eventSource: "room-7", notificationId: UUID(), content: content, receivedAt: WireFixtures.time,
+            recipientPush: ["user1": PushOptions(title: "hey user1"), "user2": PushOptions(body: "alert", delivery: .alert)])))
+        #expect(try StorageCommandBatch(wireBytes: StorageCommandBatch(commands: [command]).wireBytes()).commands == [command])
+        // Only the text is set: it still travels (in the alert options' message).
+        #expect(PushOptions(body: "b").hasAlertOptions && PushOptions(title: "t").wire.hasAlert)
+    }
+
     @Test func changeEventsRoundTrip() throws {
         let batch = ChangeEventBatch(events: WireFixtures.events)
         #expect(try ChangeEventBatch(wireBytes: batch.wireBytes()).events == batch.events)

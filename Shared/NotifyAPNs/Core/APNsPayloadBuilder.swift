@@ -17,12 +17,12 @@ public enum APNsPayloadBuilder {
         writer.beginObject()
         writer.key("aps")
         writer.beginObject()
-        if let content, marker.kind.isContentChange, content.isAlert, let visual = content.payload.visualContent {
+        if let content, marker.kind.isContentChange, content.isAlert, let text = content.alertText {
             writer.key("alert")
             writer.beginObject()
-            if let title = visual.title { writer.key("title"); writer.string(title) }
+            if let title = text.title { writer.key("title"); writer.string(title) }
             if let subtitle = content.push?.subtitle { writer.key("subtitle"); writer.string(subtitle) }
-            if let body = visual.body { writer.key("body"); writer.string(body) }
+            if let body = text.body { writer.key("body"); writer.string(body) }
             if let key = content.push?.titleLocKey { writer.key("title-loc-key"); writer.string(key) }
             if let args = content.push?.titleLocArgs { writer.key("title-loc-args"); writer.strings(args) }
             if let key = content.push?.bodyLocKey { writer.key("loc-key"); writer.string(key) }
@@ -62,7 +62,8 @@ public enum APNsPayloadBuilder {
     }
 
     /// A VoIP push (PushKit): an empty `aps` (APNs requires the key; iOS shows nothing for a VoIP push), and what
-    /// the app reports the call from: `notify`, the visual content under `alert`, `rawContent` and the app's data.
+    /// the app reports the call from: `notify`, the alert's text (the push's own title and body over the visual
+    /// content's) under `alert`, `rawContent` and the app's data.
     /// Never larger than the worst-case alert payload of the same content (and APNs allows VoIP 5120 bytes),
     /// so the ingest size check covers it.
     public static func voipPayload(for content: NotificationContent?, marker: PushMarker) -> [UInt8] {
@@ -73,11 +74,11 @@ public enum APNsPayloadBuilder {
         writer.endObject()
         ProviderPayloads.writeMarker(&writer, marker)
         if let content {
-            if let visual = content.payload.visualContent {
+            if let text = content.alertText {
                 writer.key("alert")
                 writer.beginObject()
-                if let title = visual.title { writer.key("title"); writer.string(title) }
-                if let body = visual.body { writer.key("body"); writer.string(body) }
+                if let title = text.title { writer.key("title"); writer.string(title) }
+                if let body = text.body { writer.key("body"); writer.string(body) }
                 writer.endObject()
             }
             ProviderPayloads.writeAppContent(&writer, content)

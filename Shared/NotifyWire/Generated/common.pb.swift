@@ -531,7 +531,7 @@ nonisolated struct WirePushOptions: Sendable {
   mutating func clearData() {self._data = nil}
 
   /// The options that shape an alert, a serialized AlertOptions; absent when none is set. Bytes, not the message: as a
-  /// field it would count its eleven fields towards NotificationContent's, and past 16 swift-protobuf keeps a message on
+  /// field it would count its thirteen fields towards NotificationContent's, and past 16 swift-protobuf keeps a message on
   /// the heap, copied on write, which cost a change event's encoding half as much again (loadgen micro, measured).
   var alert: Data {
     get {_alert ?? Data()}
@@ -663,6 +663,25 @@ nonisolated struct WireAlertOptions: Sendable {
   /// Clears the value of `relevanceScore`. Subsequent reads from it will return its default value.
   mutating func clearRelevanceScore() {self._relevanceScore = nil}
 
+  /// The alert's own title and text on this push, over the visual content's (absent: the visual content's).
+  var title: String {
+    get {_title ?? String()}
+    set {_title = newValue}
+  }
+  /// Returns true if `title` has been explicitly set.
+  var hasTitle: Bool {self._title != nil}
+  /// Clears the value of `title`. Subsequent reads from it will return its default value.
+  mutating func clearTitle() {self._title = nil}
+
+  var body: String {
+    get {_body ?? String()}
+    set {_body = newValue}
+  }
+  /// Returns true if `body` has been explicitly set.
+  var hasBody: Bool {self._body != nil}
+  /// Clears the value of `body`. Subsequent reads from it will return its default value.
+  mutating func clearBody() {self._body = nil}
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -677,6 +696,8 @@ nonisolated struct WireAlertOptions: Sendable {
   fileprivate var _launchImage: String? = nil
   fileprivate var _mutableContent: Bool? = nil
   fileprivate var _relevanceScore: Double? = nil
+  fileprivate var _title: String? = nil
+  fileprivate var _body: String? = nil
 }
 
 nonisolated struct WireStringList: Sendable {
@@ -1000,7 +1021,7 @@ nonisolated extension WirePushOptions: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension WireAlertOptions: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".AlertOptions"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}critical_sound\0\u{1}subtitle\0\u{3}title_loc_key\0\u{3}title_loc_args\0\u{3}body_loc_key\0\u{3}body_loc_args\0\u{3}image_url\0\u{3}launch_image\0\u{3}mutable_content\0\u{3}interruption_level\0\u{3}relevance_score\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}critical_sound\0\u{1}subtitle\0\u{3}title_loc_key\0\u{3}title_loc_args\0\u{3}body_loc_key\0\u{3}body_loc_args\0\u{3}image_url\0\u{3}launch_image\0\u{3}mutable_content\0\u{3}interruption_level\0\u{3}relevance_score\0\u{1}title\0\u{1}body\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1019,6 +1040,8 @@ nonisolated extension WireAlertOptions: SwiftProtobuf.Message, SwiftProtobuf._Me
       case 9: try { try decoder.decodeSingularBoolField(value: &self._mutableContent) }()
       case 10: try { try decoder.decodeSingularEnumField(value: &self.interruptionLevel) }()
       case 11: try { try decoder.decodeSingularDoubleField(value: &self._relevanceScore) }()
+      case 12: try { try decoder.decodeSingularStringField(value: &self._title) }()
+      case 13: try { try decoder.decodeSingularStringField(value: &self._body) }()
       default: break
       }
     }
@@ -1062,6 +1085,12 @@ nonisolated extension WireAlertOptions: SwiftProtobuf.Message, SwiftProtobuf._Me
     try { if let v = self._relevanceScore {
       try visitor.visitSingularDoubleField(value: v, fieldNumber: 11)
     } }()
+    try { if let v = self._title {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 12)
+    } }()
+    try { if let v = self._body {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 13)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1077,6 +1106,8 @@ nonisolated extension WireAlertOptions: SwiftProtobuf.Message, SwiftProtobuf._Me
     if lhs._mutableContent != rhs._mutableContent {return false}
     if lhs.interruptionLevel != rhs.interruptionLevel {return false}
     if lhs._relevanceScore != rhs._relevanceScore {return false}
+    if lhs._title != rhs._title {return false}
+    if lhs._body != rhs._body {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

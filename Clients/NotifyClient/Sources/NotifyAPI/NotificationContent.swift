@@ -26,8 +26,16 @@ public struct NotificationContent: Codable, Sendable, Equatable {
         self.push = push
     }
 
-    /// A visual notification is pushed as an alert; a raw one as a background shoulder tap.
-    @inlinable public var isVisual: Bool { payload.visualContent != nil }
+    /// A visual notification is pushed as an alert; a raw one as a background shoulder tap. The push options' own
+    /// `title` or `body` make an alert of a raw notification too (Layer pushes a recipient's own text so).
+    @inlinable public var isVisual: Bool { payload.visualContent != nil || push?.hasAlertText == true }
+
+    /// What a push's alert shows: the push options' `title` and `body`, each over the visual content's (the stored
+    /// notification and the feed keep the visual content); nil when there is nothing to show.
+    @inlinable public var alertText: VisualContent? {
+        guard let push, push.hasAlertText else { return payload.visualContent }
+        return VisualContent(title: push.title ?? payload.visualContent?.title, body: push.body ?? payload.visualContent?.body)
+    }
 
     /// How it reaches devices (`push.delivery`, by default `alert`).
     @inlinable public var delivery: PushDelivery { push?.delivery ?? .alert }

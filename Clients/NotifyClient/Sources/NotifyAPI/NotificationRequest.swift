@@ -22,14 +22,18 @@ public struct NotificationRequest: Codable, Sendable, Equatable {
     /// Target: several users, each with its own copy and, optionally, its own push options over `push` (instead of
     /// `userId`; at most 500). Answered as a batch is, an item per recipient.
     public var recipients: [Recipient]?
+    /// With `recipients`: only the recipients that give a `push` of their own are pushed; the others (a broadcast's
+    /// members not listed, recipients listed without `push`) get the notification in their feed and badge, unpushed.
+    public var pushRecipientsOnly: Bool?
 
     public init(
         userId: String? = nil, subscriptionId: String? = nil, eventSource: String? = nil,
         appNotificationId: String? = nil, groupName: String? = nil, priority: NotificationPriority? = nil,
         expirationDateTime: Date? = nil, displayTimeToLive: Int? = nil, targetPolicy: TargetPolicy? = nil,
-        payload: NotificationPayload? = nil, push: PushOptions? = nil, recipients: [Recipient]? = nil
+        payload: NotificationPayload? = nil, push: PushOptions? = nil, recipients: [Recipient]? = nil, pushRecipientsOnly: Bool? = nil
     ) {
         self.recipients = recipients
+        self.pushRecipientsOnly = pushRecipientsOnly
         self.userId = userId
         self.subscriptionId = subscriptionId
         self.eventSource = eventSource
@@ -89,8 +93,13 @@ public struct PushOptions: Codable, Sendable, Equatable {
     public var criticalSound: Bool?
     public var category: String?
     public var threadId: String?
+    /// The alert's title on this push, instead of `visualContent.title` (the stored notification keeps its own). A push
+    /// with a title or body is an alert even when the notification has no visual content.
+    public var title: String?
     /// A line under the title.
     public var subtitle: String?
+    /// The alert's text on this push, instead of `visualContent.body` (the stored notification keeps its own).
+    public var body: String?
     /// Localized title and body: a key of the app's strings, and the arguments of its format.
     public var titleLocKey: String?
     public var titleLocArgs: [String]?
@@ -113,17 +122,20 @@ public struct PushOptions: Codable, Sendable, Equatable {
     public var data: [String: JSONValue]?
 
     public init(
-        sound: String? = nil, criticalSound: Bool? = nil, category: String? = nil, threadId: String? = nil, subtitle: String? = nil,
-        titleLocKey: String? = nil, titleLocArgs: [String]? = nil, bodyLocKey: String? = nil, bodyLocArgs: [String]? = nil,
-        imageUrl: String? = nil, launchImage: String? = nil, mutableContent: Bool? = nil, interruptionLevel: InterruptionLevel? = nil,
-        relevanceScore: Double? = nil, badge: Int? = nil, delivery: PushDelivery? = nil, data: [String: JSONValue]? = nil
+        sound: String? = nil, criticalSound: Bool? = nil, category: String? = nil, threadId: String? = nil, title: String? = nil,
+        subtitle: String? = nil, body: String? = nil, titleLocKey: String? = nil, titleLocArgs: [String]? = nil,
+        bodyLocKey: String? = nil, bodyLocArgs: [String]? = nil, imageUrl: String? = nil, launchImage: String? = nil,
+        mutableContent: Bool? = nil, interruptionLevel: InterruptionLevel? = nil, relevanceScore: Double? = nil, badge: Int? = nil,
+        delivery: PushDelivery? = nil, data: [String: JSONValue]? = nil
     ) {
         self.delivery = delivery
         self.sound = sound
         self.criticalSound = criticalSound
         self.category = category
         self.threadId = threadId
+        self.title = title
         self.subtitle = subtitle
+        self.body = body
         self.titleLocKey = titleLocKey
         self.titleLocArgs = titleLocArgs
         self.bodyLocKey = bodyLocKey
@@ -139,6 +151,9 @@ public struct PushOptions: Codable, Sendable, Equatable {
 }
 
 extension PushOptions {
+    /// Whether this push names its own alert text (`title` or `body`), which it shows instead of the visual content's.
+    @inlinable public var hasAlertText: Bool { title != nil || body != nil }
+
     /// `override`'s options over these: each option it gives replaces this one's (app data key by key).
     public func overridden(by override: PushOptions?) -> PushOptions {
         guard let override else { return self }
@@ -146,7 +161,8 @@ extension PushOptions {
         if let extra = override.data { data = (data ?? [:]).merging(extra) { $1 } }
         return PushOptions(
             sound: override.sound ?? sound, criticalSound: override.criticalSound ?? criticalSound, category: override.category ?? category,
-            threadId: override.threadId ?? threadId, subtitle: override.subtitle ?? subtitle, titleLocKey: override.titleLocKey ?? titleLocKey,
+            threadId: override.threadId ?? threadId, title: override.title ?? title, subtitle: override.subtitle ?? subtitle,
+            body: override.body ?? body, titleLocKey: override.titleLocKey ?? titleLocKey,
             titleLocArgs: override.titleLocArgs ?? titleLocArgs, bodyLocKey: override.bodyLocKey ?? bodyLocKey,
             bodyLocArgs: override.bodyLocArgs ?? bodyLocArgs, imageUrl: override.imageUrl ?? imageUrl, launchImage: override.launchImage ?? launchImage,
             mutableContent: override.mutableContent ?? mutableContent, interruptionLevel: override.interruptionLevel ?? interruptionLevel,

@@ -246,7 +246,8 @@ enum PublishBody {
         return (checked, .batch)
     }
 
-    /// A notification for each recipient: its user, and its push options over the notification's.
+    /// A notification for each recipient: its user, and its push options over the notification's (with
+    /// `pushRecipientsOnly`, a recipient without options of its own is not pushed).
     private static func expand(_ request: NotificationRequest, to recipients: [Recipient]) throws(APIFailure) -> [Result<NotificationRequest, ValidationError>] {
         if request.userId != nil || request.subscriptionId != nil {
             throw APIFailure(ValidationError.invalid(
@@ -261,8 +262,13 @@ enum PublishBody {
         return recipients.map { recipient in
             var item = request
             item.recipients = nil
+            item.pushRecipientsOnly = nil
             item.userId = recipient.userId
-            if let override = recipient.push { item.push = (request.push ?? PushOptions()).overridden(by: override) }
+            if let override = recipient.push {
+                item.push = (request.push ?? PushOptions()).overridden(by: override)
+            } else if request.pushRecipientsOnly == true {
+                item.push = NotificationValidator.unpushed(request.push)
+            }
             return .success(item)
         }
     }

@@ -81,8 +81,12 @@ public struct NotificationValidator: Sendable {
             throw ValidationError(code: "missing_field", message: "visualContent needs a title or a body", field: "payload.visualContent")
         }
         if let push = request.push { try checkPushOptions(push) }
+        if request.pushRecipientsOnly == true, request.recipients == nil {
+            throw ValidationError.invalid(
+                "pushRecipientsOnly", "pushRecipientsOnly goes with recipients: it pushes only the recipients with a push of their own")
+        }
 
-        let content = NotificationContent(
+        var content = NotificationContent(
             appNotificationId: appNotificationId,
             groupName: groupName,
             priority: request.priority ?? .high,
@@ -92,13 +96,9 @@ public struct NotificationValidator: Sendable {
             payload: payload,
             push: request.push
         )
-        let size = APNsPayloadBuilder.worstCaseSize(of: content)
-        if size > APNsPayloadBuilder.maximumPayloadBytes {
-            throw ValidationError(
-                code: "payload_too_large",
-                message: "the APNs payload would be \(size) bytes; APNs accepts at most \(APNsPayloadBuilder.maximumPayloadBytes)",
-                field: "payload")
-        }
+        let size = try Self.check(
+            content, limit: APNsPayloadBuilder.maximumPayloadBytes, "the APNs payload would be %d bytes; APNs accepts at most %d",
+            platform: nil, size: APNsPayloadBuilder.worstCaseSize)
         // The other providers' bodies are built only where they can pass their limits, so the checks cost nothing for
         // the rest (building the Web Push body for every notification cost ingest a third of its batch throughput):
         // the Web Push plaintext holds nothing the APNs payload does not (it lacks the aps wrapper); FCM's data values
@@ -107,26 +107,38 @@ public struct NotificationValidator: Sendable {
         let platforms = content.platformTypes
         if size + ProviderPayloads.webPushEncryptionOverhead > ProviderPayloads.webPushMaximumBody, platforms?.contains(.webpush) ?? true {
             try Self.check(
-                ProviderPayloads.webPushWorstCaseBody(of: content), limit: ProviderPayloads.webPushMaximumBody,
-                "the Web Push body would be %d octets once encrypted; push services accept at most %d (RFC 8030)", platform: .webpush)
+                content, limit: ProviderPayloads.webPushMaximumBody,
+                "the Web Push body would be %d octets once encrypted; push services accept at most %d (RFC 8030)", platform: .webpush,
+                size: ProviderPayloads.webPushWorstCaseBody)
         }
         if size * 2 + 128 > ProviderPayloads.fcmMaximumPayload, platforms?.contains(.fcm) ?? true {
             try Self.check(
-                ProviderPayloads.fcmWorstCasePayload(of: content), limit: ProviderPayloads.fcmMaximumPayload,
-                "the FCM message's data and notification would be %d bytes; FCM accepts at most %d", platform: .fcm)
+                content, limit: ProviderPayloads.fcmMaximumPayload,
+                "the FCM message's data and notification would be %d bytes; FCM accepts at most %d", platform: .fcm,
+                size: ProviderPayloads.fcmWorstCasePayload)
         }
         if content.isAlert, size * 6 + 512 > ProviderPayloads.wnsMaximumPayload, platforms?.contains(.wns) ?? true {
             try Self.check(
-                ProviderPayloads.wnsWorstCasePayload(of: content), limit: ProviderPayloads.wnsMaximumPayload,
-                "the WNS toast would be %d bytes; WNS accepts at most %d", platform: .wns)
+                content, limit: ProviderPayloads.wnsMaximumPayload, "the WNS toast would be %d bytes; WNS accepts at most %d", platform: .wns,
+                size: ProviderPayloads.wnsWorstCasePayload)
         }
+        let recipientPush = try recipientPush(of: request, now: now)
+        // A broadcast that pushes only its listed members is, for everyone else, stored and in the feed, unpushed.
+        if request.pushRecipientsOnly == true { content.push = Self.unpushed(content.push) }
         return Validated(
-            userId: userId, subscriptionId: subscriptionId, eventSource: eventSource, content: content,
-            recipientPush: try recipientPush(of: request, now: now))
+            userId: userId, subscriptionId: subscriptionId, eventSource: eventSource, content: content, recipientPush: recipientPush)
+    }
+
+    /// Push options that leave a recipient unpushed (`delivery: none`), for one `pushRecipientsOnly` does not push.
+    static func unpushed(_ push: PushOptions?) -> PushOptions {
+        var options = push ?? PushOptions()
+        options.delivery = PushDelivery.none
+        return options
     }
 
     /// A broadcast's members with push options of their own (`recipients` with `eventSource` alone): each member's
-    /// options over the notification's, checked as the notification that member's devices get.
+    /// options over the notification's, checked as the notification that member's devices get. With
+    /// `pushRecipientsOnly`, a member listed without `push` is left out (it gets the broadcast's, unpushed).
     private func recipientPush(of request: NotificationRequest, now: Date) throws(ValidationError) -> [String: PushOptions]? {
         guard let recipients = request.recipients else { return nil }
         guard request.eventSource != nil, request.userId == nil, request.subscriptionId == nil else {
@@ -137,8 +149,10 @@ public struct NotificationValidator: Sendable {
         for (index, recipient) in recipients.enumerated() {
             let field = "recipients[\(index)]"
             guard let userId = try checkIdentifier(recipient.userId, field: "\(field).userId", required: true) else { continue }
+            if request.pushRecipientsOnly == true, recipient.push == nil { continue }
             var member = request
             member.recipients = nil
+            member.pushRecipientsOnly = nil
             member.push = (request.push ?? PushOptions()).overridden(by: recipient.push)
             // Without options of its own the member's notification is the one checked above.
             if recipient.push != nil {
@@ -165,14 +179,27 @@ public struct NotificationValidator: Sendable {
         }
     }
 
-    /// Refuses a notification whose body for `platform` would be `size`, over the provider's `limit` (`what` says so,
-    /// with the size and the limit for its two `%d`).
-    private static func check(_ size: Int, limit: Int, _ what: String, platform: Platform) throws(ValidationError) {
-        guard size > limit else { return }
-        throw ValidationError(
-            code: "payload_too_large",
-            message: String(format: what, size, limit) + "; leave \(platform.rawValue) out of targetPolicy.platformTypes or send less",
-            field: "payload")
+    /// Answers the size of `content`'s body for a provider as `size` counts it, and refuses the notification when that is
+    /// over the provider's `limit` (`what` says so, with the size and the limit for its two `%d`; `platform`, the
+    /// provider a notification may leave out, is named too). The refusal names the push's own alert text (its longer
+    /// part, `push.body` or `push.title`) when the notification would fit without it, else `payload`.
+    @discardableResult
+    private static func check(
+        _ content: NotificationContent, limit: Int, _ what: String, platform: Platform?, size: (NotificationContent) -> Int
+    ) throws(ValidationError) -> Int {
+        let measured = size(content)
+        guard measured > limit else { return measured }
+        var field = "payload"
+        if let push = content.push, push.hasAlertText {
+            var withoutText = content
+            withoutText.push?.title = nil
+            withoutText.push?.body = nil
+            if size(withoutText) <= limit {
+                field = (push.body?.utf8.count ?? -1) >= (push.title?.utf8.count ?? -1) ? "push.body" : "push.title"
+            }
+        }
+        let leaveOut = platform.map { "; leave \($0.rawValue) out of targetPolicy.platformTypes or send less" } ?? ""
+        throw ValidationError(code: "payload_too_large", message: String(format: what, measured, limit) + leaveOut, field: field)
     }
 
     /// The push options' own rules: what a provider would refuse, or what means nothing alone.
@@ -201,6 +228,12 @@ public struct NotificationValidator: Sendable {
         }
         if push.bodyLocArgs != nil, push.bodyLocKey == nil {
             throw ValidationError.invalid("push.bodyLocArgs", "bodyLocArgs needs bodyLocKey, the format they fill")
+        }
+        if push.title?.isEmpty == true {
+            throw ValidationError.invalid("push.title", "push.title must not be empty: leave it out to show visualContent's title")
+        }
+        if push.body?.isEmpty == true {
+            throw ValidationError.invalid("push.body", "push.body must not be empty: leave it out to show visualContent's body")
         }
     }
 

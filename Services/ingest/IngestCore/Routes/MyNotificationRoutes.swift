@@ -81,14 +81,16 @@ struct MyNotificationRoutes: Sendable {
         }
     }
 
-    /// A device that names itself (`X-Subscription-Id`) and reads a new notification with raw and visual content (which
-    /// reached it as a shoulder tap, its alert held back as a visual fallback): storage records how far it synced, so
-    /// the fallback is not sent. Best effort: if it is not recorded, the device gets the alert too.
+    /// A device that names itself (`X-Subscription-Id`) and reads a new notification with raw content and an alert to
+    /// show (visual content, or the push's own title or body; it reached the device as a shoulder tap, its alert held
+    /// back as a visual fallback): storage records how far it synced, so the fallback is not sent. Best effort: if it
+    /// is not recorded, the device gets the alert too.
     private func recordSync(of page: ChangePage, by device: UUID?, user: Authenticator.User) async throws {
         guard let device else { return }
         let reached = page.changes.lazy.filter { change in
             change.kind == .created && change.broadcastSequence == nil && change.notification.eventSource == nil
-                && change.notification.payload?.rawContent != nil && change.notification.payload?.visualContent != nil
+                && change.notification.payload?.rawContent != nil
+                && (change.notification.payload?.visualContent != nil || change.notification.push?.hasAlertText == true)
         }.map(\.sequence).max()
         guard let reached else { return }
         try? await sender.send([

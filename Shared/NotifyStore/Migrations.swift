@@ -629,6 +629,98 @@ public struct Migrations: Sendable {
             )
             """,
         ]),
+        // The badge modes that count conversations (`unreadGroups`, the distinct `groupName`s of a user's unread, active
+        // notifications, each one without a group counting alone) and those that add the unread broadcasts to any count.
+        // Unread notifications are counted per group only for the apps in a groups mode: for the others the triggers cost
+        // one probe of a partial index per statement. `user_states` is the one definition of the badge, for the changes'
+        // events and, since this step, for every member of a broadcast's audience.
+        (34, [
+            """
+            CREATE TABLE unread_group_counts (
+                app_id text NOT NULL,
+                user_id text NOT NULL,
+                group_key text NOT NULL,
+                unread bigint NOT NULL,
+                PRIMARY KEY (app_id, user_id, group_key)
+            ) WITH (fillfactor = 50)
+            """,
+            "CREATE INDEX apps_counting_groups ON apps (app_id) WHERE badge_mode IN ('unreadGroups', 'unreadGroupsIncludingBroadcasts')",
+            """
+            CREATE FUNCTION count_unread_group_changes() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF NOT EXISTS (SELECT 1 FROM apps WHERE badge_mode IN ('unreadGroups', 'unreadGroupsIncludingBroadcasts')) THEN
+                    RETURN NULL;
+                END IF;
+                IF TG_OP = 'INSERT' THEN
+                    INSERT INTO unread_group_counts AS g (app_id, user_id, group_key, unread)
+                    SELECT n.app_id, n.user_id, coalesce(n.content ->> 'groupName', ''), count(*)
+                    FROM new_rows n JOIN apps a ON a.app_id = n.app_id AND a.badge_mode IN ('unreadGroups', 'unreadGroupsIncludingBroadcasts')
+                    WHERE n.read_state = 'unread' AND n.status = 'active'
+                    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+                    ON CONFLICT (app_id, user_id, group_key) DO UPDATE SET unread = g.unread + EXCLUDED.unread;
+                ELSIF TG_OP = 'UPDATE' THEN
+                    INSERT INTO unread_group_counts AS g (app_id, user_id, group_key, unread)
+                    SELECT d.app_id, d.user_id, d.group_key, sum(d.delta) FROM (
+                        SELECT app_id, user_id, coalesce(content ->> 'groupName', '') AS group_key, 1 AS delta FROM new_rows
+                        WHERE read_state = 'unread' AND status = 'active'
+                        UNION ALL
+                        SELECT app_id, user_id, coalesce(content ->> 'groupName', ''), -1 FROM old_rows
+                        WHERE read_state = 'unread' AND status = 'active'
+                    ) AS d JOIN apps a ON a.app_id = d.app_id AND a.badge_mode IN ('unreadGroups', 'unreadGroupsIncludingBroadcasts')
+                    GROUP BY 1, 2, 3 HAVING sum(d.delta) <> 0 ORDER BY 1, 2, 3
+                    ON CONFLICT (app_id, user_id, group_key) DO UPDATE SET unread = g.unread + EXCLUDED.unread;
+                ELSE
+                    UPDATE unread_group_counts AS g SET unread = g.unread - d.gone
+                    FROM (SELECT app_id, user_id, coalesce(content ->> 'groupName', '') AS group_key, count(*) AS gone FROM old_rows
+                          WHERE read_state = 'unread' AND status = 'active' GROUP BY 1, 2, 3) AS d
+                    WHERE g.app_id = d.app_id AND g.user_id = d.user_id AND g.group_key = d.group_key;
+                END IF;
+                RETURN NULL;
+            END
+            $$
+            """,
+            """
+            CREATE TRIGGER notifications_count_unread_groups_inserted AFTER INSERT ON notifications
+            REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION count_unread_group_changes()
+            """,
+            """
+            CREATE TRIGGER notifications_count_unread_groups_updated AFTER UPDATE ON notifications
+            REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION count_unread_group_changes()
+            """,
+            """
+            CREATE TRIGGER notifications_count_unread_groups_deleted AFTER DELETE ON notifications
+            REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION count_unread_group_changes()
+            """,
+            """
+            CREATE OR REPLACE FUNCTION user_states(p_apps text[], p_users text[])
+            RETURNS TABLE (app_id text, user_id text, badge bigint, devices_version bigint)
+            LANGUAGE plpgsql STABLE
+            SET plan_cache_mode = force_generic_plan
+            AS $$
+            BEGIN
+                RETURN QUERY
+                SELECT u.app, u.usr,
+                       (CASE WHEN a.badge_mode = 'none' THEN NULL ELSE
+                           (CASE
+                               WHEN a.badge_mode IN ('external', 'externalIncludingBroadcasts')
+                                   THEN coalesce((SELECT e.badge FROM external_badges e WHERE e.app_id = u.app AND e.user_id = u.usr), 0)
+                               WHEN a.badge_mode IN ('unreadGroups', 'unreadGroupsIncludingBroadcasts')
+                                   THEN coalesce((SELECT sum(CASE WHEN g.group_key = '' THEN g.unread ELSE 1 END) FROM unread_group_counts g
+                                                  WHERE g.app_id = u.app AND g.user_id = u.usr AND g.unread > 0), 0)
+                               ELSE coalesce(c.unread, 0)
+                           END)
+                           + (CASE WHEN a.badge_mode IN ('unreadIncludingBroadcasts', 'unreadGroupsIncludingBroadcasts', 'externalIncludingBroadcasts')
+                                  THEN unread_broadcasts(u.app, u.usr) ELSE 0 END)
+                       END)::bigint,
+                       coalesce(d.version, 0)::bigint
+                FROM (SELECT DISTINCT t.app, t.usr FROM unnest(p_apps, p_users) AS t(app, usr)) u
+                LEFT JOIN apps a ON a.app_id = u.app
+                LEFT JOIN unread_counts c ON c.app_id = u.app AND c.user_id = u.usr
+                LEFT JOIN device_versions d ON d.app_id = u.app AND d.user_id = u.usr;
+            END
+            $$
+            """,
+        ]),
     ]
 
     /// Code run before a step's statements, for what SQL alone cannot do.

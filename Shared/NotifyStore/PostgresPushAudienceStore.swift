@@ -50,12 +50,17 @@ public struct PostgresPushAudienceStore: PushAudienceStore {
     ) async throws {
         let mode = try await client.query("SELECT badge_mode FROM apps WHERE app_id = \(appId)", logger: logger)
             .decode(String.self).first { _ in true }.flatMap(BadgeMode.init(rawValue:)) ?? .unread
-        let countsBroadcasts = mode == .unreadIncludingBroadcasts
-        // The badge of a member: the user's unread notifications and unread broadcasts (`unread_broadcasts`).
-        let badge = countsBroadcasts
-            ? ", coalesce((SELECT unread FROM unread_counts c WHERE c.app_id = $1 AND c.user_id = s.user_id), 0) + unread_broadcasts($1, s.user_id)"
+        // Each member's badge as the app's mode counts it, from `user_states` for the page's users at once: the same
+        // count a notification's push carries.
+        let countsBadge = mode != .none
+        let badge = countsBadge ? ", b.badge" : ""
+        let states = countsBadge
+            ? """
+              LEFT JOIN user_states((SELECT array_agg($1::text) FROM page WHERE user_id IS NOT NULL),
+                                    (SELECT array_agg(user_id) FROM page WHERE user_id IS NOT NULL)) b ON b.user_id = p.user_id
+              """
             : ""
-        let user = withUsers ? ", coalesce(s.user_id, '')" : ""
+        let user = withUsers ? ", coalesce(p.user_id, '')" : ""
         var after = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
         while true {
             var bindings = PostgresBindings()
@@ -67,14 +72,19 @@ public struct PostgresPushAudienceStore: PushAudienceStore {
             let rows = try await client.query(
                 PostgresQuery(
                     unsafeSQL: """
-                    SELECT m.subscription_id, coalesce(s.platform, ''), coalesce(s.push_token, ''), s.push_keys::text,
-                           coalesce(s.expires_at, 'epoch'), s.app_package\(badge)\(user)
-                    FROM (SELECT subscription_id FROM event_source_members
-                          WHERE app_id = $1 AND event_source = $2 AND subscription_id > $3 AND joined_at <= $4
-                          ORDER BY subscription_id LIMIT $5) m
-                    LEFT JOIN LATERAL (SELECT platform, push_token, push_keys, expires_at, app_package, user_id FROM subscriptions
-                                       WHERE subscription_id = m.subscription_id AND expires_at > now() LIMIT 1) s ON true
-                    ORDER BY m.subscription_id
+                    WITH page AS (
+                        SELECT m.subscription_id, coalesce(s.platform, '') AS platform, coalesce(s.push_token, '') AS push_token,
+                               s.push_keys::text AS push_keys, coalesce(s.expires_at, 'epoch') AS expires_at, s.app_package, s.user_id
+                        FROM (SELECT subscription_id FROM event_source_members
+                              WHERE app_id = $1 AND event_source = $2 AND subscription_id > $3 AND joined_at <= $4
+                              ORDER BY subscription_id LIMIT $5) m
+                        LEFT JOIN LATERAL (SELECT platform, push_token, push_keys, expires_at, app_package, user_id FROM subscriptions
+                                           WHERE subscription_id = m.subscription_id AND expires_at > now() LIMIT 1) s ON true
+                    )
+                    SELECT p.subscription_id, p.platform, p.push_token, p.push_keys, p.expires_at, p.app_package\(badge)\(user)
+                    FROM page p
+                    \(states)
+                    ORDER BY p.subscription_id
                     """, binds: bindings),
                 logger: logger)
             var found = BroadcastAudiencePage(omitsBadge: mode == .none)
@@ -87,7 +97,7 @@ public struct PostgresPushAudienceStore: PushAudienceStore {
                 after = try cells.nextColumn().decode(UUID.self)
                 guard let device = try PushDevice(subscriptionId: after, reading: &cells) else { continue }
                 found.devices.append(device)
-                if countsBroadcasts { found.badges.append(Int(try cells.nextColumn().decode(Int64?.self) ?? 0)) }
+                if countsBadge { found.badges.append(Int(try cells.nextColumn().decode(Int64?.self) ?? 0)) }
                 if withUsers { found.userIds.append(try cells.nextColumn().decode(String.self)) }
             }
             if !found.devices.isEmpty { try await page(found) }

@@ -9,8 +9,8 @@ public protocol PushAudienceStore: Sendable {
     func devices(of users: [PushUser]) async throws -> [PushAudience]
 
     /// Calls `page` with each page of the event source's active subscriptions that joined by `joinedBy`, in order;
-    /// `withUsers`: each page names its devices' users. Where the app's badge counts broadcasts, each device comes with
-    /// its user's badge.
+    /// `withUsers`: each page names its devices' users. Unless the app's badge mode is none, each device comes with its
+    /// user's badge as the mode counts it.
     func forEachBroadcastPage(
         appId: String, eventSource: String, joinedBy: Date, withUsers: Bool, _ page: (BroadcastAudiencePage) async throws -> Void
     ) async throws
@@ -68,11 +68,10 @@ public struct PushDevice: Sendable, Equatable {
     private static let keysDecoder = JSONDecoder()
 }
 
-/// A page of an event source's audience: the devices, and with each its user's badge where the app's badge counts
-/// broadcasts.
+/// A page of an event source's audience: the devices, and with each its user's badge unless the app shows none.
 public struct BroadcastAudiencePage: Sendable {
     public var devices: [PushDevice] = []
-    /// Parallel to `devices`; empty where the app's badge does not count broadcasts.
+    /// Parallel to `devices`; empty where the app's badge mode is none.
     public var badges: [Int] = []
     /// Parallel to `devices`: each device's user; empty unless asked for (`withUsers`).
     public var userIds: [String] = []

@@ -116,7 +116,7 @@ struct RegistryWriter {
         case .deleteWebhook(let appId):
             try await connection.query("DELETE FROM app_webhooks WHERE app_id = \(appId)", logger: logger)
         case .setBadgeMode(let appId, let mode):
-            try await connection.query("UPDATE apps SET badge_mode = \(mode.rawValue) WHERE app_id = \(appId)", logger: logger)
+            try await setBadgeMode(mode, appId: appId)
         case .setRateLimit(let appId, let limit):
             try await connection.query(
                 """
@@ -293,6 +293,25 @@ struct RegistryWriter {
     /// Deletes the app's rows from every table; the app row last, which takes its credentials, subscriptions and event
     /// sources with it. Its broker users are retired now, for `BrokerUserProvisioner` to delete them from RabbitMQ (and
     /// then their rows).
+    /// Sets the app's badge mode. Into a mode that counts conversations, the app's unread notifications are counted per
+    /// group afresh: writers of notifications wait for this transaction (the table's SHARE lock), so the count misses
+    /// none, and their statements after it, seeing the new mode, count their own rows. Out of one, the counts go.
+    private func setBadgeMode(_ mode: BadgeMode, appId: String) async throws {
+        if mode.countsGroups {
+            try await connection.query("LOCK TABLE notifications IN SHARE MODE", logger: logger)
+        }
+        try await connection.query("UPDATE apps SET badge_mode = \(mode.rawValue) WHERE app_id = \(appId)", logger: logger)
+        try await connection.query("DELETE FROM unread_group_counts WHERE app_id = \(appId)", logger: logger)
+        guard mode.countsGroups else { return }
+        try await connection.query(
+            """
+            INSERT INTO unread_group_counts (app_id, user_id, group_key, unread)
+            SELECT app_id, user_id, coalesce(content ->> 'groupName', ''), count(*) FROM notifications
+            WHERE app_id = \(appId) AND read_state = 'unread' AND status = 'active'
+            GROUP BY 1, 2, 3
+            """, logger: logger)
+    }
+
     private func deleteApp(_ appId: String) async throws {
         try await connection.query(
             """
@@ -310,7 +329,7 @@ struct RegistryWriter {
 
     /// The tables keyed by app without a foreign key to apps.
     private static let appTables = [
-        "changes", "notifications", "user_sequences", "unread_counts", "device_versions", "delivery_records", "broadcasts", "broadcast_sequences", "broadcast_states", "external_badges", "event_source_members",
+        "changes", "notifications", "user_sequences", "unread_counts", "unread_group_counts", "device_versions", "delivery_records", "broadcasts", "broadcast_sequences", "broadcast_states", "external_badges", "event_source_members",
         "webhook_events", "webhook_deliveries",
     ]
 

@@ -167,7 +167,10 @@ extension BadgeMode {
         switch self {
         case .unread: .unread
         case .unreadIncludingBroadcasts: .unreadIncludingBroadcasts
+        case .unreadGroups: .unreadGroups
+        case .unreadGroupsIncludingBroadcasts: .unreadGroupsIncludingBroadcasts
         case .external: .external
+        case .externalIncludingBroadcasts: .externalIncludingBroadcasts
         case .none: .none
         }
     }
@@ -176,7 +179,10 @@ extension BadgeMode {
         switch wire {
         case .unread: self = .unread
         case .unreadIncludingBroadcasts: self = .unreadIncludingBroadcasts
+        case .unreadGroups: self = .unreadGroups
+        case .unreadGroupsIncludingBroadcasts: self = .unreadGroupsIncludingBroadcasts
         case .external: self = .external
+        case .externalIncludingBroadcasts: self = .externalIncludingBroadcasts
         case .none: self = .none
         case .unspecified, .UNRECOGNIZED: throw invalidEnum(field(), wire)
         }

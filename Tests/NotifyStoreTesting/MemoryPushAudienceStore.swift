@@ -41,7 +41,7 @@ public final class MemoryPushAudienceStore: PushAudienceStore {
         state.withLock { $0.members["\(user.appId)/\(eventSource)", default: []].append(Member(userId: user.userId, device: device, joinedAt: joinedAt)) }
     }
 
-    /// The app's badge mode and the badge a user's broadcast pushes carry where it counts broadcasts.
+    /// The app's badge mode and the badge a user's broadcast pushes carry unless the mode is none.
     public func setBadgeMode(_ mode: BadgeMode, appId: String) {
         state.withLock { $0.badgeModes[appId] = mode }
     }
@@ -77,7 +77,7 @@ public final class MemoryPushAudienceStore: PushAudienceStore {
             let slice = audience[start..<min(start + pageSize, audience.count)]
             try await page(BroadcastAudiencePage(
                 devices: slice.map(\.device),
-                badges: mode == .unreadIncludingBroadcasts ? slice.map { badges[PushUser(appId: appId, userId: $0.userId)] ?? 0 } : [],
+                badges: mode != .none ? slice.map { badges[PushUser(appId: appId, userId: $0.userId)] ?? 0 } : [],
                 userIds: withUsers ? slice.map(\.userId) : [], omitsBadge: mode == .none))
         }
     }

@@ -29,7 +29,7 @@ struct CreateAppCommand: AsyncParsableCommand {
     @Flag(help: "Also create the app's RabbitMQ user, so that its servers can publish over AMQP.")
     var brokerAccess = false
 
-    @Option(help: "What the badge of the app's pushes shows: unread (the default), unreadIncludingBroadcasts, external, none.")
+    @Option(help: "What the badge of the app's pushes shows: unread (the default), unreadGroups, external, none, or unread, unreadGroups or external + IncludingBroadcasts.")
     var badgeMode: BadgeMode?
 
     private struct Request: Encodable {
@@ -66,7 +66,7 @@ struct SetAppCommand: AsyncParsableCommand {
     @Argument(help: "The app's id.")
     var appId: String
 
-    @Option(help: "What the badge of the app's pushes shows: unread, unreadIncludingBroadcasts, external, none.")
+    @Option(help: "What the badge of the app's pushes shows: unread, unreadGroups, external, none, or unread, unreadGroups or external + IncludingBroadcasts.")
     var badgeMode: BadgeMode?
 
     @Option(help: "Publish requests per second the app may make to each ingest instance (1 to 1000000).")

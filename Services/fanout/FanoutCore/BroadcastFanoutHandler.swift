@@ -77,8 +77,8 @@ struct BroadcastFanoutHandler: Sendable {
         logger.info("broadcast fanned out", metadata: ["notificationId": .id(event.notificationId), "pushes": "\(pushed)"])
     }
 
-    /// A broadcast's jobs for some of its members' devices, `badges` parallel to them where the app counts broadcasts:
-    /// a badge the publish named wins (unless the app shows none), else each user's counted one.
+    /// A broadcast's jobs for some of its members' devices, `badges` parallel to them unless the app shows none: a badge
+    /// the publish named wins (unless the app shows none), else each user's counted one.
     private static func jobs(for event: ChangeEvent, devices: [PushDevice], badges: [Int], omitsBadge: Bool) -> [PushJob] {
         let named = omitsBadge ? nil : event.content?.push?.badge
         if badges.isEmpty || omitsBadge || named != nil {

@@ -124,6 +124,9 @@ nonisolated enum WireBadgeMode: SwiftProtobuf.Enum, Swift.CaseIterable {
   case unreadIncludingBroadcasts // = 2
   case external // = 3
   case none // = 4
+  case unreadGroups // = 5
+  case unreadGroupsIncludingBroadcasts // = 6
+  case externalIncludingBroadcasts // = 7
   case UNRECOGNIZED(Int)
 
   init() {
@@ -137,6 +140,9 @@ nonisolated enum WireBadgeMode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 2: self = .unreadIncludingBroadcasts
     case 3: self = .external
     case 4: self = .none
+    case 5: self = .unreadGroups
+    case 6: self = .unreadGroupsIncludingBroadcasts
+    case 7: self = .externalIncludingBroadcasts
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -148,6 +154,9 @@ nonisolated enum WireBadgeMode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .unreadIncludingBroadcasts: return 2
     case .external: return 3
     case .none: return 4
+    case .unreadGroups: return 5
+    case .unreadGroupsIncludingBroadcasts: return 6
+    case .externalIncludingBroadcasts: return 7
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -159,6 +168,9 @@ nonisolated enum WireBadgeMode: SwiftProtobuf.Enum, Swift.CaseIterable {
     .unreadIncludingBroadcasts,
     .external,
     .none,
+    .unreadGroups,
+    .unreadGroupsIncludingBroadcasts,
+    .externalIncludingBroadcasts,
   ]
 
 }
@@ -824,7 +836,7 @@ nonisolated extension WireEventSourcePolicy: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension WireBadgeMode: SwiftProtobuf._ProtoNameProviding {
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0BADGE_MODE_UNSPECIFIED\0\u{1}BADGE_MODE_UNREAD\0\u{1}BADGE_MODE_UNREAD_INCLUDING_BROADCASTS\0\u{1}BADGE_MODE_EXTERNAL\0\u{1}BADGE_MODE_NONE\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0BADGE_MODE_UNSPECIFIED\0\u{1}BADGE_MODE_UNREAD\0\u{1}BADGE_MODE_UNREAD_INCLUDING_BROADCASTS\0\u{1}BADGE_MODE_EXTERNAL\0\u{1}BADGE_MODE_NONE\0\u{1}BADGE_MODE_UNREAD_GROUPS\0\u{1}BADGE_MODE_UNREAD_GROUPS_INCLUDING_BROADCASTS\0\u{1}BADGE_MODE_EXTERNAL_INCLUDING_BROADCASTS\0")
 }
 
 nonisolated extension WirePriority: SwiftProtobuf._ProtoNameProviding {

@@ -46,10 +46,10 @@ struct BadgeRoutes: Sendable {
     }
 
     private func requireExternal(_ app: AppDirectory.App) throws(APIFailure) {
-        guard app.badgeMode == .external else {
+        guard app.badgeMode.isExternal else {
             throw APIFailure(
                 .conflict, code: "badge_mode_not_external",
-                message: "the app's badge mode is \(app.badgeMode.rawValue): its badge is counted, not set (PATCH /v1/apps/{appId} with \"badgeMode\": \"external\")",
+                message: "the app's badge mode is \(app.badgeMode.rawValue): its badge is counted, not set (PATCH /v1/apps/{appId} with \"badgeMode\": \"external\" or \"externalIncludingBroadcasts\")",
                 field: "badgeMode")
         }
     }

@@ -111,6 +111,7 @@ public enum ProviderCredentials: Sendable, Equatable {
         case .fcm: return .fcm(try decoder.decode(FCMCredentials.self, from: data))
         case .wns: return .wns(try decoder.decode(WNSCredentials.self, from: data))
         case .webpush: return .webpush(try decoder.decode(WebPushCredentials.self, from: data))
+        case .polling: throw ValidationError.invalid("provider", "polling devices are not pushed: there are no credentials for them")
         }
     }
 
@@ -146,6 +147,8 @@ extension ProviderCredentials: Codable {
         case .fcm: self = .fcm(try container.decode(FCMCredentials.self, forKey: .credentials))
         case .wns: self = .wns(try container.decode(WNSCredentials.self, forKey: .credentials))
         case .webpush: self = .webpush(try container.decode(WebPushCredentials.self, forKey: .credentials))
+        case .polling:
+            throw DecodingError.dataCorruptedError(forKey: .provider, in: container, debugDescription: "polling devices have no provider credentials")
         }
     }
 

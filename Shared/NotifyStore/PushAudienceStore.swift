@@ -57,9 +57,10 @@ public struct PushDevice: Sendable, Equatable {
         self.appPackage = appPackage
     }
 
-    /// A row's platform and Web Push keys (stored as JSON text); nil for a platform this build does not know.
+    /// A row's platform and Web Push keys (stored as JSON text); nil for a platform this build does not know and for
+    /// one that is not pushed (`polling`).
     public init?(subscriptionId: UUID, platform: String, pushToken: String, keys: String?, expiresAt: Date, appPackage: String? = nil) {
-        guard let platform = Platform(rawValue: platform) else { return nil }
+        guard let platform = Platform(rawValue: platform), platform.isPushed else { return nil }
         self.init(
             subscriptionId: subscriptionId, platform: platform, pushToken: pushToken,
             keys: keys.flatMap { try? Self.keysDecoder.decode(WebPushKeys.self, from: Data($0.utf8)) }, expiresAt: expiresAt, appPackage: appPackage)

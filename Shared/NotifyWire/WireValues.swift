@@ -224,6 +224,7 @@ extension Platform {
         case .fcm: .fcm
         case .wns: .wns
         case .webpush: .webpush
+        case .polling: .polling
         }
     }
 
@@ -234,6 +235,7 @@ extension Platform {
         case .fcm: self = .fcm
         case .wns: self = .wns
         case .webpush: self = .webpush
+        case .polling: self = .polling
         case .unspecified, .UNRECOGNIZED: throw invalidEnum(field(), wire)
         }
     }

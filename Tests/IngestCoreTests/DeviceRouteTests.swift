@@ -67,6 +67,37 @@ import Testing
         }
     }
 
+    @Test("a polling device registers without a token (201, its token is its id), renews by naming its id, and cannot take another user's registration by naming theirs; keys or a token that is not an id are refused")
+    func pollingRegistration() async throws {
+        let testing = RouteTesting()
+        try await testing.run { client in
+            let bob = try await RouteTesting.bearerUser("bob"), carol = try await RouteTesting.bearerUser("carol")
+            func register(_ user: HTTPFields, _ body: String) async throws -> TestResponse {
+                try await client.execute(uri: "/v1/me/subscriptions", method: .post, headers: user, body: ByteBuffer(string: body))
+            }
+            let first = try await register(bob, #"{"platform":"polling","displayName":"Bob's watch"}"#)
+            #expect(first.status == .created)
+            let registered = try RouteTesting.decode(Registered.self, first)
+            #expect(registered.platform == "polling")
+            let listing = try RouteTesting.decode(Listing.self, try await client.execute(uri: "/v1/me/subscriptions", method: .get, headers: bob))
+            #expect(listing.subscriptions.map(\.pushToken) == [registered.subscriptionId])
+
+            let renewed = try await register(bob, #"{"platform":"polling","pushToken":"\#(registered.subscriptionId.uppercased())"}"#)
+            #expect(try RouteTesting.decode(Registered.self, renewed).subscriptionId == registered.subscriptionId)
+            let taken = try await register(carol, #"{"platform":"polling","pushToken":"\#(registered.subscriptionId)"}"#)
+            #expect(try RouteTesting.decode(Registered.self, taken).subscriptionId != registered.subscriptionId)
+            let bobs = try RouteTesting.decode(Listing.self, try await client.execute(uri: "/v1/me/subscriptions", method: .get, headers: bob))
+            #expect(bobs.subscriptions.map(\.subscriptionId) == [registered.subscriptionId], "Bob's registration is still his")
+
+            let notAnId = try await register(bob, #"{"platform":"polling","pushToken":"abc"}"#)
+            #expect(notAnId.status == .badRequest)
+            #expect(try ErrorBody(notAnId).error.field == "pushToken")
+            let withKeys = try await register(bob, #"{"platform":"polling","keys":{"p256dh":"x","auth":"y"}}"#)
+            #expect(withKeys.status == .badRequest)
+            #expect(try ErrorBody(withKeys).error.field == "keys")
+        }
+    }
+
     @Test("a device deletes its own subscription (204, storage is told) but not another user's (404 naming subscriptionId)")
     func unsubscribe() async throws {
         let testing = RouteTesting()

@@ -42,6 +42,12 @@ import Testing
         #expect(field(of: NotificationRequest(eventSource: "bad name", payload: visual())) == "eventSource")
     }
 
+    @Test("polling devices are never pushed: naming them in targetPolicy.platformTypes is refused naming the entry")
+    func pollingIsNoPushTarget() {
+        let request = NotificationRequest(userId: "a", targetPolicy: TargetPolicy(platformTypes: [.apns, .polling]), payload: visual())
+        #expect(field(of: request) == "targetPolicy.platformTypes[1]")
+    }
+
     @Test func requiresAPayloadWithContent() {
         #expect(field(of: NotificationRequest(userId: "a")) == "payload")
         #expect(field(of: NotificationRequest(userId: "a", payload: NotificationPayload())) == "payload")

@@ -6,6 +6,7 @@ import HummingbirdTesting
 import NotifyModels
 import NotifyStore
 import NotifyStoreTesting
+import NotifyTestSupport
 import Testing
 import _CryptoExtras
 
@@ -34,6 +35,8 @@ import _CryptoExtras
         case .webpush:
             let key = P256.Signing.PrivateKey().pemRepresentation
             return (.webpush(WebPushCredentials(vapidPrivateKey: key, subject: "mailto:push@example.com")), key)
+        case .polling:
+            throw TestFailure("polling devices have no provider")
         }
     }
 

@@ -16,7 +16,7 @@ enum PushJobBuilder {
     ) -> [PushJob] {
         let isAlert = event.kind.isContentChange && (event.content?.isAlert ?? false)
         let targets = devices.filter { device in
-            guard device.subscriptionId != event.originSubscriptionId else { return false }
+            guard device.subscriptionId != event.originSubscriptionId, device.platform.isPushed else { return false }
             // A publish that named devices (a subscriptionId, or the user's members of an event source) pushes only those.
             if let named = event.pushSubscriptionIds, !named.contains(device.subscriptionId) { return false }
             // A VoIP push must report a call: only new content that names apns-voip reaches a PushKit token.
@@ -57,7 +57,8 @@ enum PushJobBuilder {
                     highPriority: priority == .high, ttlSeconds: min(Int(expiration.timeIntervalSince(event.changedAt)), Self.fcmMaximumTTL))
             case .wns where isAlert:
                 bytes = ProviderPayloads.wnsToast(for: event.content!, marker: marker)
-            case .wns, .webpush:
+            case .wns, .webpush, .polling:
+                // (A polling device is never a target: filtered out above.)
                 bytes = ProviderPayloads.data(for: event.content, marker: marker, badge: badge)
             }
             let text = String(decoding: bytes, as: UTF8.self)

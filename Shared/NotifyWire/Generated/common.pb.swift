@@ -35,6 +35,7 @@ nonisolated enum WirePlatform: SwiftProtobuf.Enum, Swift.CaseIterable {
   case fcm // = 3
   case wns // = 4
   case webpush // = 5
+  case polling // = 6
   case UNRECOGNIZED(Int)
 
   init() {
@@ -49,6 +50,7 @@ nonisolated enum WirePlatform: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 3: self = .fcm
     case 4: self = .wns
     case 5: self = .webpush
+    case 6: self = .polling
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -61,6 +63,7 @@ nonisolated enum WirePlatform: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .fcm: return 3
     case .wns: return 4
     case .webpush: return 5
+    case .polling: return 6
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -73,6 +76,7 @@ nonisolated enum WirePlatform: SwiftProtobuf.Enum, Swift.CaseIterable {
     .fcm,
     .wns,
     .webpush,
+    .polling,
   ]
 
 }
@@ -828,7 +832,7 @@ nonisolated struct WireNotificationContent: Sendable {
 fileprivate nonisolated let _protobuf_package = "notify.wire"
 
 nonisolated extension WirePlatform: SwiftProtobuf._ProtoNameProviding {
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PLATFORM_UNSPECIFIED\0\u{1}PLATFORM_APNS\0\u{1}PLATFORM_APNS_VOIP\0\u{1}PLATFORM_FCM\0\u{1}PLATFORM_WNS\0\u{1}PLATFORM_WEBPUSH\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PLATFORM_UNSPECIFIED\0\u{1}PLATFORM_APNS\0\u{1}PLATFORM_APNS_VOIP\0\u{1}PLATFORM_FCM\0\u{1}PLATFORM_WNS\0\u{1}PLATFORM_WEBPUSH\0\u{1}PLATFORM_POLLING\0")
 }
 
 nonisolated extension WireEventSourcePolicy: SwiftProtobuf._ProtoNameProviding {

@@ -3,7 +3,8 @@ import Foundation
 /// A device registering for pushes (`POST /v1/me/subscriptions`).
 public struct SubscriptionRequest: Codable, Sendable, Equatable {
     public var platform: Platform?
-    /// The APNs device token (hex), FCM registration token, WNS channel URI, or Web Push endpoint URL.
+    /// The APNs device token (hex), FCM registration token, WNS channel URI, or Web Push endpoint URL. A `polling`
+    /// device sends none the first time, then its subscription id to renew that registration.
     public var pushToken: String?
     /// Web Push only: the subscription's encryption keys (`PushSubscription.toJSON().keys`).
     public var keys: WebPushKeys?
@@ -29,9 +30,18 @@ public struct SubscriptionRequest: Codable, Sendable, Equatable {
         self.displayName = displayName
     }
 
-    /// Checks the request, naming the wrong field.
+    /// Checks the request, naming the wrong field. A `polling` registration's token is "" when it names none (a new
+    /// registration), else the lowercased subscription id it renews.
     public func validated() throws(ValidationError) -> (platform: Platform, pushToken: String) {
         guard let platform else { throw .missing("platform") }
+        if platform == .polling {
+            if keys != nil { throw .invalid("keys", "a polling device has no Web Push keys") }
+            guard let pushToken else { return (platform, "") }
+            guard let renewed = UUID(uuidString: pushToken) else {
+                throw .invalid("pushToken", "a polling device names no push token, or its subscription id to renew it")
+            }
+            return (platform, renewed.uuidString.lowercased())
+        }
         guard let pushToken, !pushToken.isEmpty else { throw .missing("pushToken") }
         switch platform {
         case .apns, .apnsVoip:
@@ -41,6 +51,8 @@ public struct SubscriptionRequest: Codable, Sendable, Equatable {
             }
         case .fcm:
             if pushToken.utf8.count > 4096 { throw .invalid("pushToken", "pushToken may be at most 4096 bytes") }
+        case .polling:
+            break
         case .wns, .webpush:
             guard pushToken.hasPrefix("https://"), URL(string: pushToken) != nil, pushToken.utf8.count <= 4096 else {
                 throw .invalid("pushToken", platform == .wns ? "a WNS channel URI is an https URL" : "a Web Push endpoint is an https URL")

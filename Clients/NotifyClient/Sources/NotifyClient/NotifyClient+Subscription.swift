@@ -21,16 +21,28 @@ extension NotifyClient {
     ) async throws -> Subscription {
         let previous = state.subscription
         let replaces = previous.flatMap { $0.pushToken != pushToken || $0.platform != platform ? $0.id : nil }
+        // A polling registration names no token the first time; its token is then its subscription id.
+        let sentToken = platform == .polling && pushToken.isEmpty ? nil : pushToken
         let body = try encode(SubscriptionRequest(
-            platform: platform, pushToken: pushToken, appPackage: appPackage, displayName: displayName, replacesSubscriptionId: replaces))
+            platform: platform, pushToken: sentToken, appPackage: appPackage, displayName: displayName, replacesSubscriptionId: replaces))
         let (data, _) = try await transport.send(transport.request("POST", "/v1/me/subscriptions", body: body))
         let registered = try decode(Registered.self, from: data)
         let subscription = Subscription(
             id: registered.subscriptionId, expirationDateTime: registered.expirationDateTime, platform: platform,
-            pushToken: pushToken, appPackage: appPackage, displayName: displayName)
+            pushToken: platform == .polling ? registered.subscriptionId.lowercasedString : pushToken, appPackage: appPackage, displayName: displayName)
         state.subscription = subscription
         try save()
         return subscription
+    }
+
+    /// Registers this device without a push channel (`polling`): it syncs on its own schedule or holds the live stream,
+    /// names itself in the changes it makes as a pushed device does, is in event sources and renews like one
+    /// (`renewSubscriptionIfNeeded`); the service pushes nothing to it. Calling it again renews the same registration;
+    /// a device that was registered with a push token before is registered anew, replacing that one.
+    @discardableResult
+    public func subscribeForPolling(appPackage: String? = nil, displayName: String? = nil) async throws -> Subscription {
+        let renewed = state.subscription.flatMap { $0.platform == .polling ? $0.pushToken : nil }
+        return try await subscribe(pushToken: renewed ?? "", platform: .polling, appPackage: appPackage, displayName: displayName)
     }
 
     /// Puts this device in the event source `name` (one with the `open` policy; the service answers 403 for one only

@@ -49,6 +49,21 @@ import Testing
         #expect(sent.map(\.replacesSubscriptionId) == [nil, nil, subscriptionId])
     }
 
+    @Test("a polling registration sends no token, keeps its id as its token, and renews by naming it; one that had a push token replaces it")
+    func polling() async throws {
+        let service = registering()
+        let client = try Fixture.client(service)
+        try await client.subscribe(pushToken: "ab12", platform: .fcm)
+        let subscription = try await client.subscribeForPolling(displayName: "watch")
+        #expect(subscription.platform == .polling && subscription.pushToken == subscriptionId.uuidString.lowercased())
+        #expect(try await client.renewSubscriptionIfNeeded(within: 60 * 86_400) == true)
+        let sent = try service.requests.map { try $0.decoded(SubscriptionRequest.self) }
+        #expect(sent.map(\.platform) == [.fcm, .polling, .polling])
+        #expect(sent[1].pushToken == nil && sent[1].replacesSubscriptionId == subscriptionId, "the FCM registration is replaced")
+        #expect(sent[2].pushToken == subscriptionId.uuidString.lowercased() && sent[2].replacesSubscriptionId == nil)
+        #expect(sent[2].displayName == "watch")
+    }
+
     @Test("a subscription near its expiry is registered again; one far from it is not")
     func renewal() async throws {
         let service = registering()

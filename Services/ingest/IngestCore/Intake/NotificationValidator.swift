@@ -69,6 +69,9 @@ public struct NotificationValidator: Sendable {
         if let platforms = request.targetPolicy?.platformTypes, platforms.isEmpty {
             throw ValidationError.invalid("targetPolicy.platformTypes", "platformTypes must name at least one platform, or be left out")
         }
+        if let polling = request.targetPolicy?.platformTypes?.firstIndex(of: .polling) {
+            throw ValidationError.invalid("targetPolicy.platformTypes[\(polling)]", "polling devices are never pushed: they read the changes feed")
+        }
 
         guard let payload = request.payload else { throw .missing("payload") }
         if payload.rawContent == nil && payload.visualContent == nil {

@@ -47,7 +47,8 @@ struct DeviceRoutes: Sendable {
     private func subscribe(_ request: Request) async throws -> Response {
         let user = try await authenticator.requireUser(request)
         let body = try await JSONResponse.decode(SubscriptionRequest.self, from: request)
-        let (platform, token): (Platform, String)
+        let platform: Platform
+        var token: String
         do {
             (platform, token) = try body.validated()
         } catch {
@@ -56,14 +57,28 @@ struct DeviceRoutes: Sendable {
         try outbound.requirePushEndpoint(token, platform: platform, field: "pushToken")
         if let sources = body.eventSources { try await checkJoinable(sources, appId: user.appId) }
         let now = Date()
-        let existing = try? await devices.subscriptionId(
-            appId: user.appId, userId: user.userId, platform: platform, pushToken: token, registeredSince: nil)
+        let existing: UUID?
+        if token.isEmpty {
+            existing = nil
+        } else if platform == .polling {
+            // Not found (or not readable) here would give the device a second registration, not a renewal.
+            existing = try await APIFailure.reading {
+                try await devices.subscriptionId(appId: user.appId, userId: user.userId, platform: platform, pushToken: token, registeredSince: nil)
+            }
+        } else {
+            existing = try? await devices.subscriptionId(
+                appId: user.appId, userId: user.userId, platform: platform, pushToken: token, registeredSince: nil)
+        }
+        let subscriptionId = existing ?? UUID.random()
+        // A polling device's token is its subscription id: a new one (or one naming a subscription that is not this
+        // user's) gets a new id, and so cannot take over another device's registration.
+        if platform == .polling, existing == nil { token = subscriptionId.lowercasedString }
         let subscription = DeviceSubscription(
-            subscriptionId: existing ?? UUID.random(), appId: user.appId, userId: user.userId, platform: platform, pushToken: token, keys: body.keys,
+            subscriptionId: subscriptionId, appId: user.appId, userId: user.userId, platform: platform, pushToken: token, keys: body.keys,
             appPackage: body.appPackage, displayName: body.displayName,
             expirationDateTime: now.addingTimeInterval(subscriptionLifetime), registeredAt: now, eventSources: body.eventSources,
             replacesSubscriptionId: body.replacesSubscriptionId)
-        let stored = try await visibility.send(StorageCommand(action: .registerSubscription(subscription))) { [devices] in
+        let stored = try await visibility.send(StorageCommand(action: .registerSubscription(subscription))) { [devices, token] in
             try await devices.subscriptionId(
                 appId: user.appId, userId: user.userId, platform: platform, pushToken: token, registeredSince: now.addingTimeInterval(-0.001))
         }

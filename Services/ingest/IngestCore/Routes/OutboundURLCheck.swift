@@ -23,7 +23,7 @@ struct OutboundURLCheck: Sendable {
         switch platform {
         case .wns: service = .wns
         case .webpush: service = .webPush
-        case .apns, .apnsVoip, .fcm: return
+        case .apns, .apnsVoip, .fcm, .polling: return
         }
         do {
             try PushServiceHosts.check(url, for: service, allowance: policy.allowance)

@@ -12,7 +12,7 @@ extension NotificationRequest {
         var userId: String??, subscriptionId: String??, eventSource: String??, appNotificationId: String??
         var groupName: String??, priority: NotificationPriority??, expirationDateTime: Date??
         var displayTimeToLive: Int??, targetPolicy: TargetPolicy??, payload: NotificationPayload??, push: PushOptions??
-        var recipients: [Recipient]??, pushRecipientsOnly: Bool??
+        var recipients: [Recipient]??, pushRecipientsOnly: Bool??, memberFilter: [String: JSONValue]??
         try reader.readObject { reader, key in
             switch key {
             case "userId" where userId == nil: userId = .some(try reader.readOptional { try $0.readString() })
@@ -28,6 +28,7 @@ extension NotificationRequest {
             case "push" where push == nil: push = .some(try reader.readOptional { try PushOptions(reading: &$0) })
             case "recipients": try first(&recipients, &reader) { try $0.readArray { try Recipient(reading: &$0) } }
             case "pushRecipientsOnly": try first(&pushRecipientsOnly, &reader) { try $0.readBool() }
+            case "where": try first(&memberFilter, &reader) { try $0.readObjectValue() }
             default: try reader.skipValue()
             }
         }
@@ -36,7 +37,7 @@ extension NotificationRequest {
             appNotificationId: appNotificationId ?? nil, groupName: groupName ?? nil, priority: priority ?? nil,
             expirationDateTime: expirationDateTime ?? nil, displayTimeToLive: displayTimeToLive ?? nil,
             targetPolicy: targetPolicy ?? nil, payload: payload ?? nil, push: push ?? nil, recipients: recipients ?? nil,
-            pushRecipientsOnly: pushRecipientsOnly ?? nil)
+            pushRecipientsOnly: pushRecipientsOnly ?? nil, where: memberFilter ?? nil)
     }
 }
 

@@ -26,13 +26,16 @@ public struct ChangeEvent: Codable, Sendable, Equatable {
     public var pushSubscriptionIds: [UUID]?
     /// A broadcast's members with push options of their own: user id → options (the others get `content.push`).
     public var recipientPush: [String: PushOptions]?
+    /// A broadcast's `where`: only members whose parameters hold every pair are its audience.
+    public var memberFilter: [String: JSONValue]?
 
     public init(
         appId: String, userId: String, sequence: Int64, kind: ChangeKind, notificationId: UUID,
         content: NotificationContent?, readState: ReadState, userActionState: UserActionState,
         originSubscriptionId: UUID?, badge: Int?, changedAt: Date, eventSource: String? = nil, devicesVersion: Int64? = nil,
-        pushSubscriptionIds: [UUID]? = nil, recipientPush: [String: PushOptions]? = nil
+        pushSubscriptionIds: [UUID]? = nil, recipientPush: [String: PushOptions]? = nil, memberFilter: [String: JSONValue]? = nil
     ) {
+        self.memberFilter = memberFilter
         self.recipientPush = recipientPush
         self.pushSubscriptionIds = pushSubscriptionIds
         self.eventSource = eventSource

@@ -58,8 +58,9 @@ public struct StorageCommand: Codable, Sendable, Equatable {
         case putEventSource(EventSourceRecord)
         /// Deletes an event source and its memberships.
         case deleteEventSource(appId: String, name: String)
-        /// Puts devices of the app in an existing event source (already members stay).
-        case joinEventSource(appId: String, name: String, subscriptionIds: [UUID])
+        /// Puts devices of the app in an existing event source (already members stay); `parameters`, when given, replace
+        /// each device's parameters in it.
+        case joinEventSource(appId: String, name: String, subscriptionIds: [UUID], parameters: [String: JSONValue]? = nil)
         /// Takes devices out of an event source.
         case leaveEventSource(appId: String, name: String, subscriptionIds: [UUID])
         /// Defines a back end to poll for notifications, or changes it.
@@ -135,11 +136,14 @@ public struct PublishedBroadcast: Codable, Sendable, Equatable {
     /// Members with push options of their own (`recipients` of the publish): user id → the notification's options
     /// with the member's over them. The other members get `content.push`.
     public var recipientPush: [String: PushOptions]?
+    /// The publish's `where`: only members whose parameters hold every pair get it; nil for every member.
+    public var memberFilter: [String: JSONValue]?
 
     public init(
         appId: String, eventSource: String, notificationId: UUID, content: NotificationContent, receivedAt: Date,
-        recipientPush: [String: PushOptions]? = nil
+        recipientPush: [String: PushOptions]? = nil, memberFilter: [String: JSONValue]? = nil
     ) {
+        self.memberFilter = memberFilter
         self.appId = appId
         self.eventSource = eventSource
         self.notificationId = notificationId
@@ -175,7 +179,7 @@ public struct PublishedNotification: Codable, Sendable, Equatable {
 extension StorageCommand.Action: Codable {
     private enum CodingKeys: String, CodingKey {
         case type, app, appId, userId, credentials, subscription, subscriptionId, notification, broadcast, change, date, brokerUser
-        case eventSource, name, subscriptionIds, pollSource, webhook, badgeMode, badge, rateLimit, provider, rotation, appPackage, sequence
+        case eventSource, name, subscriptionIds, parameters, pollSource, webhook, badgeMode, badge, rateLimit, provider, rotation, appPackage, sequence
         case identityProvider
     }
 
@@ -227,7 +231,10 @@ extension StorageCommand.Action: Codable {
             let (appId, name) = (try container.decode(String.self, forKey: .appId), try container.decode(String.self, forKey: .name))
             let ids = try container.decode([UUID].self, forKey: .subscriptionIds)
             self = kind == .joinEventSource
-                ? .joinEventSource(appId: appId, name: name, subscriptionIds: ids) : .leaveEventSource(appId: appId, name: name, subscriptionIds: ids)
+                ? .joinEventSource(
+                    appId: appId, name: name, subscriptionIds: ids,
+                    parameters: try container.decodeIfPresent([String: JSONValue].self, forKey: .parameters))
+                : .leaveEventSource(appId: appId, name: name, subscriptionIds: ids)
         case .putPollSource:
             self = .putPollSource(try container.decode(PollSourceRecord.self, forKey: .pollSource))
         case .deletePollSource:
@@ -305,9 +312,10 @@ extension StorageCommand.Action: Codable {
             try container.encode(Kind.deleteEventSource, forKey: .type)
             try container.encode(appId, forKey: .appId)
             try container.encode(name, forKey: .name)
-        case .joinEventSource(let appId, let name, let ids), .leaveEventSource(let appId, let name, let ids):
-            if case .joinEventSource = self {
+        case .joinEventSource(let appId, let name, let ids, _), .leaveEventSource(let appId, let name, let ids):
+            if case .joinEventSource(_, _, _, let parameters) = self {
                 try container.encode(Kind.joinEventSource, forKey: .type)
+                try container.encodeIfPresent(parameters, forKey: .parameters)
             } else {
                 try container.encode(Kind.leaveEventSource, forKey: .type)
             }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NotifyDatabase
+import NotifyModels
 import PostgresNIO
 
 /// Rows written straight into the tables for benchmarks (loadgen) and the end-to-end tests' big broadcast audiences:
@@ -25,9 +26,13 @@ public struct BenchmarkSeeding: Sendable {
     }
 
     /// APNs subscriptions, one per user of `users` with the token at the same index, valid for a day; in `eventSource`
-    /// too when given. At most 10,000 a call is what they were measured with.
-    public func subscriptions(appId: String, users: [String], tokens: [String], eventSource: String? = nil) async throws {
+    /// too when given, each with the membership parameters at its index when `parameters` are given. At most 10,000 a
+    /// call is what they were measured with.
+    public func subscriptions(
+        appId: String, users: [String], tokens: [String], eventSource: String? = nil, parameters: [[String: JSONValue]]? = nil
+    ) async throws {
         let ids = users.map { _ in UUID() }
+        let parametersJSON = try (parameters ?? []).map { String(decoding: try WireCoding.makeEncoder().encode($0), as: UTF8.self) }
         guard let eventSource else {
             try await client.query(
                 """
@@ -45,8 +50,9 @@ public struct BenchmarkSeeding: Sendable {
                 FROM unnest(\(ArrayParameter(ids))::uuid[], \(ArrayParameter(users))::text[], \(ArrayParameter(tokens))::text[]) AS t(id, usr, token)
                 RETURNING subscription_id
             )
-            INSERT INTO event_source_members (app_id, event_source, subscription_id)
-            SELECT \(appId), \(eventSource), subscription_id FROM added
+            INSERT INTO event_source_members (app_id, event_source, subscription_id, parameters)
+            SELECT \(appId), \(eventSource), subscription_id, p.parameters::jsonb FROM added
+            LEFT JOIN unnest(\(ArrayParameter(ids))::uuid[], \(ArrayParameter(parametersJSON))::text[]) AS p(id, parameters) ON p.id = added.subscription_id
             """, logger: logger)
     }
 

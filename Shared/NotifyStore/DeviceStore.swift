@@ -16,7 +16,18 @@ public protocol DeviceStore: Sendable {
     /// The app's event sources (or the one named) by name, with their member counts.
     func eventSources(appId: String, named name: String?) async throws -> [EventSourceView]
     /// The event sources the user's devices are in, with those devices (oldest registration first).
-    func memberships(appId: String, userId: String) async throws -> [String: [UUID]]
+    func memberships(appId: String, userId: String) async throws -> [String: MembershipListing]
+}
+
+/// A user's membership in an event source: the devices in it, and the parameters of the one that joined last.
+public struct MembershipListing: Sendable, Equatable {
+    public var subscriptionIds: [UUID]
+    public var parameters: [String: JSONValue]?
+
+    public init(subscriptionIds: [UUID], parameters: [String: JSONValue]? = nil) {
+        self.subscriptionIds = subscriptionIds
+        self.parameters = parameters
+    }
 }
 
 /// A device as its user lists it.
@@ -100,15 +111,21 @@ public struct PostgresDeviceStore: DeviceStore {
         return found
     }
 
-    public func memberships(appId: String, userId: String) async throws -> [String: [UUID]] {
-        var found: [String: [UUID]] = [:]
+    public func memberships(appId: String, userId: String) async throws -> [String: MembershipListing] {
+        var found: [String: MembershipListing] = [:]
+        var lastJoined: [String: Date] = [:]
         let rows = try await client.query(
             """
-            SELECT m.event_source, m.subscription_id FROM event_source_members m
+            SELECT m.event_source, m.subscription_id, m.parameters::text, m.joined_at FROM event_source_members m
             JOIN subscriptions s ON s.subscription_id = m.subscription_id
             WHERE m.app_id = \(appId) AND s.user_id = \(userId) ORDER BY s.registered_at
             """, logger: logger)
-        for try await (source, id) in rows.decode((String, UUID).self) { found[source, default: []].append(id) }
+        for try await (source, id, parameters, joinedAt) in rows.decode((String, UUID, String?, Date).self) {
+            found[source, default: MembershipListing(subscriptionIds: [])].subscriptionIds.append(id)
+            guard joinedAt >= lastJoined[source] ?? .distantPast else { continue }
+            lastJoined[source] = joinedAt
+            found[source]?.parameters = try parameters.map { try WireCoding.makeDecoder().decode([String: JSONValue].self, from: Data($0.utf8)) }
+        }
         return found
     }
 }

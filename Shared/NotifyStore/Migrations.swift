@@ -721,6 +721,27 @@ public struct Migrations: Sendable {
             $$
             """,
         ]),
+        // Membership parameters (an object set on a join or an enrolment, per device) and a broadcast narrowed to the
+        // members whose parameters hold every pair of its `where` (jsonb containment): it is in those members' feeds
+        // only, and fanout pages through those members only.
+        (35, [
+            "ALTER TABLE event_source_members ADD COLUMN parameters jsonb",
+            "ALTER TABLE broadcasts ADD COLUMN member_filter jsonb",
+            """
+            CREATE OR REPLACE FUNCTION user_broadcasts(p_app text, p_user text) RETURNS SETOF broadcasts LANGUAGE sql STABLE AS $$
+                SELECT b.* FROM broadcasts b
+                JOIN (SELECT m.event_source, min(m.joined_at) AS joined_at
+                      FROM subscriptions s JOIN event_source_members m ON m.subscription_id = s.subscription_id
+                      WHERE s.user_id = p_user AND s.app_id = p_app AND m.app_id = p_app
+                      GROUP BY m.event_source) j ON j.event_source = b.event_source AND b.created_at >= j.joined_at
+                WHERE b.app_id = p_app
+                  AND (b.member_filter IS NULL OR EXISTS (
+                      SELECT 1 FROM subscriptions s JOIN event_source_members m ON m.subscription_id = s.subscription_id
+                      WHERE s.user_id = p_user AND s.app_id = p_app AND m.app_id = p_app AND m.event_source = b.event_source
+                        AND m.joined_at <= b.created_at AND m.parameters @> b.member_filter))
+            $$
+            """,
+        ]),
     ]
 
     /// Code run before a step's statements, for what SQL alone cannot do.

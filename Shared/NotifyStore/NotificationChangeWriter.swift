@@ -75,6 +75,7 @@ struct NotificationChangeWriter {
     func broadcast(_ broadcast: PublishedBroadcast, commandId: UUID) async throws -> Produced {
         let content = broadcast.content.encodedJSONString()
         let recipientPush = try broadcast.recipientPush.map { String(decoding: try WireCoding.makeEncoder().encode($0), as: UTF8.self) }
+        let memberFilter = try broadcast.memberFilter.map { String(decoding: try WireCoding.makeEncoder().encode($0), as: UTF8.self) }
         let rows = try await connection.query(
             """
             WITH numbered AS (
@@ -82,13 +83,14 @@ struct NotificationChangeWriter {
                 ON CONFLICT (app_id) DO UPDATE SET last_seq = s.last_seq + 1
                 RETURNING last_seq
             )
-            INSERT INTO broadcasts (notification_id, app_id, event_source, content, created_at, updated_at, seq, expires_at, recipient_push)
+            INSERT INTO broadcasts (notification_id, app_id, event_source, content, created_at, updated_at, seq, expires_at, recipient_push, member_filter)
             SELECT \(broadcast.notificationId), \(broadcast.appId), \(broadcast.eventSource), \(content)::jsonb,
-                   \(broadcast.receivedAt), \(broadcast.receivedAt), last_seq, \(broadcast.content.expirationDateTime), \(recipientPush)::jsonb
+                   \(broadcast.receivedAt), \(broadcast.receivedAt), last_seq, \(broadcast.content.expirationDateTime), \(recipientPush)::jsonb,
+                   \(memberFilter)::jsonb
             FROM numbered
             ON CONFLICT (notification_id) DO UPDATE SET
                 content = EXCLUDED.content, updated_at = EXCLUDED.updated_at, seq = EXCLUDED.seq, expires_at = EXCLUDED.expires_at,
-                recipient_push = EXCLUDED.recipient_push
+                recipient_push = EXCLUDED.recipient_push, member_filter = EXCLUDED.member_filter
             RETURNING (xmax = 0)
             """, logger: logger)
         var created = true
@@ -96,7 +98,8 @@ struct NotificationChangeWriter {
         return Produced(commandId: commandId, events: [ChangeEvent(
             appId: broadcast.appId, userId: "", sequence: 0, kind: created ? .created : .updated, notificationId: broadcast.notificationId,
             content: broadcast.content, readState: .unread, userActionState: .noInteraction, originSubscriptionId: nil,
-            badge: nil, changedAt: broadcast.receivedAt, eventSource: broadcast.eventSource, recipientPush: broadcast.recipientPush)])
+            badge: nil, changedAt: broadcast.receivedAt, eventSource: broadcast.eventSource, recipientPush: broadcast.recipientPush,
+            memberFilter: broadcast.memberFilter)])
     }
 
     // MARK: Publish

@@ -46,7 +46,8 @@ public struct PostgresPushAudienceStore: PushAudienceStore {
     }
 
     public func forEachBroadcastPage(
-        appId: String, eventSource: String, joinedBy: Date, withUsers: Bool, _ page: (BroadcastAudiencePage) async throws -> Void
+        appId: String, eventSource: String, joinedBy: Date, memberFilter: [String: JSONValue]?, withUsers: Bool,
+        _ page: (BroadcastAudiencePage) async throws -> Void
     ) async throws {
         let mode = try await client.query("SELECT badge_mode FROM apps WHERE app_id = \(appId)", logger: logger)
             .decode(String.self).first { _ in true }.flatMap(BadgeMode.init(rawValue:)) ?? .unread
@@ -61,6 +62,9 @@ public struct PostgresPushAudienceStore: PushAudienceStore {
               """
             : ""
         let user = withUsers ? ", coalesce(p.user_id, '')" : ""
+        // Only with a filter does the page read the members' rows (their parameters); else it stays an index-only scan.
+        let filter = try memberFilter.map { String(decoding: try WireCoding.makeEncoder().encode($0), as: UTF8.self) }
+        let matching = filter == nil ? "" : "AND parameters @> $6::jsonb"
         var after = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
         while true {
             var bindings = PostgresBindings()
@@ -69,6 +73,7 @@ public struct PostgresPushAudienceStore: PushAudienceStore {
             bindings.append(after)
             bindings.append(joinedBy)
             bindings.append(pageSize)
+            if let filter { bindings.append(filter) }
             let rows = try await client.query(
                 PostgresQuery(
                     unsafeSQL: """
@@ -76,7 +81,7 @@ public struct PostgresPushAudienceStore: PushAudienceStore {
                         SELECT m.subscription_id, coalesce(s.platform, '') AS platform, coalesce(s.push_token, '') AS push_token,
                                s.push_keys::text AS push_keys, coalesce(s.expires_at, 'epoch') AS expires_at, s.app_package, s.user_id
                         FROM (SELECT subscription_id FROM event_source_members
-                              WHERE app_id = $1 AND event_source = $2 AND subscription_id > $3 AND joined_at <= $4
+                              WHERE app_id = $1 AND event_source = $2 AND subscription_id > $3 AND joined_at <= $4 \(matching)
                               ORDER BY subscription_id LIMIT $5) m
                         LEFT JOIN LATERAL (SELECT platform, push_token, push_keys, expires_at, app_package, user_id FROM subscriptions
                                            WHERE subscription_id = m.subscription_id AND expires_at > now() LIMIT 1) s ON true

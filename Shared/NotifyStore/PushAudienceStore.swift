@@ -10,9 +10,11 @@ public protocol PushAudienceStore: Sendable {
 
     /// Calls `page` with each page of the event source's active subscriptions that joined by `joinedBy`, in order;
     /// `withUsers`: each page names its devices' users. Unless the app's badge mode is none, each device comes with its
-    /// user's badge as the mode counts it.
+    /// user's badge as the mode counts it. `memberFilter` (a broadcast's `where`): only the members whose parameters
+    /// hold every pair.
     func forEachBroadcastPage(
-        appId: String, eventSource: String, joinedBy: Date, withUsers: Bool, _ page: (BroadcastAudiencePage) async throws -> Void
+        appId: String, eventSource: String, joinedBy: Date, memberFilter: [String: JSONValue]?, withUsers: Bool,
+        _ page: (BroadcastAudiencePage) async throws -> Void
     ) async throws
 }
 

@@ -148,8 +148,8 @@ struct RegistryWriter {
                 """, logger: logger)
         case .deletePollSource(let appId, let name):
             try await connection.query("DELETE FROM poll_sources WHERE app_id = \(appId) AND name = \(name)", logger: logger)
-        case .joinEventSource(let appId, let name, let ids):
-            try await join(appId: appId, names: [name], subscriptionIds: ids)
+        case .joinEventSource(let appId, let name, let ids, let parameters):
+            try await join(appId: appId, names: [name], subscriptionIds: ids, parameters: parameters)
         case .leaveEventSource(let appId, let name, let ids):
             try await leave(appId: appId, name: name, subscriptionIds: ids)
         case .unregisterSubscription(let appId, let userId, let subscriptionId):
@@ -211,18 +211,23 @@ struct RegistryWriter {
     }
 
     /// Puts the app's subscriptions `subscriptionIds` in the sources of `names` that exist (already members stay).
-    private func join(appId: String, names: [String], subscriptionIds: [UUID]) async throws {
+    /// Puts subscriptions in sources (already members stay, with `parameters` replacing theirs when given); records a
+    /// webhook event for each new member.
+    private func join(appId: String, names: [String], subscriptionIds: [UUID], parameters: [String: JSONValue]? = nil) async throws {
+        let parametersJSON = try parameters.map { String(decoding: try WireCoding.makeEncoder().encode($0), as: UTF8.self) }
         try await recordMembers(.eventSourceJoined, reason: nil, connection.query(
             """
             WITH added AS (
-                INSERT INTO event_source_members (app_id, event_source, subscription_id)
-                SELECT e.app_id, e.name, s.subscription_id FROM event_sources e
+                INSERT INTO event_source_members AS m (app_id, event_source, subscription_id, parameters)
+                SELECT e.app_id, e.name, s.subscription_id, \(parametersJSON)::jsonb FROM event_sources e
                 JOIN subscriptions s ON s.app_id = e.app_id AND s.subscription_id = ANY(\(ArrayParameter(subscriptionIds))::uuid[])
                 WHERE e.app_id = \(appId) AND e.name = ANY(\(ArrayParameter(names))::text[])
-                ON CONFLICT DO NOTHING
-                RETURNING app_id, event_source, subscription_id
+                ON CONFLICT (app_id, event_source, subscription_id) DO UPDATE SET parameters = EXCLUDED.parameters
+                    WHERE EXCLUDED.parameters IS NOT NULL
+                RETURNING m.app_id, m.event_source, m.subscription_id, (m.xmax = 0) AS inserted
             )
             SELECT a.app_id, a.event_source, a.subscription_id, s.user_id FROM added a JOIN subscriptions s USING (subscription_id)
+            WHERE a.inserted
             """, logger: logger))
     }
 

@@ -64,6 +64,7 @@ extension ChangeEvent {
         if let devicesVersion { event.devicesVersion = devicesVersion }
         if let pushSubscriptionIds { event.pushSubscriptionIds = pushSubscriptionIds.wireList }
         if let recipientPush { event.recipientPush = recipientPush.mapValues(\.wire) }
+        if let memberFilter { event.memberFilter = memberFilter.wireStruct }
         return event
     }
 
@@ -78,6 +79,7 @@ extension ChangeEvent {
             badge: wire.badgeOmitted ? nil : Int(wire.unreadCount), changedAt: Date(wireMicros: wire.changedAtMicros),
             eventSource: wire.hasEventSource ? wire.eventSource : nil, devicesVersion: wire.hasDevicesVersion ? wire.devicesVersion : nil,
             pushSubscriptionIds: wire.hasPushSubscriptionIds ? try [UUID](wire: wire.pushSubscriptionIds, "\(field()).push_subscription_ids") : nil,
-            recipientPush: try [String: PushOptions](wire: wire.recipientPush, "\(field()).recipient_push"))
+            recipientPush: try [String: PushOptions](wire: wire.recipientPush, "\(field()).recipient_push"),
+            memberFilter: wire.hasMemberFilter ? [String: JSONValue](wire: wire.memberFilter) : nil)
     }
 }

@@ -65,6 +65,7 @@ extension StorageCommand {
             command.publishBroadcast.content = broadcast.content.wire
             command.publishBroadcast.receivedAtMicros = broadcast.receivedAt.wireMicros
             if let recipientPush = broadcast.recipientPush { command.publishBroadcast.recipientPush = recipientPush.mapValues(\.wire) }
+            if let filter = broadcast.memberFilter { command.publishBroadcast.memberFilter = filter.wireStruct }
         case .changeNotificationState(let change):
             command.changeNotificationState = change.wire
         case .expireDueNotifications(let dueBy):
@@ -88,8 +89,9 @@ extension StorageCommand {
         case .deleteEventSource(let appId, let name):
             command.deleteEventSource.appID = appId
             command.deleteEventSource.name = name
-        case .joinEventSource(let appId, let name, let ids):
+        case .joinEventSource(let appId, let name, let ids, let parameters):
             command.joinEventSource = .init(appId: appId, name: name, ids: ids)
+            if let parameters { command.joinEventSource.parameters = parameters.wireStruct }
         case .leaveEventSource(let appId, let name, let ids):
             command.leaveEventSource = .init(appId: appId, name: name, ids: ids)
         case .putPollSource(let source):
@@ -191,7 +193,8 @@ extension StorageCommand {
                     notificationId: try UUID(wire: broadcast.notificationID, "\(field()).publish_broadcast.notification_id"),
                     content: try NotificationContent(wire: broadcast.content, "\(field()).publish_broadcast.content"),
                     receivedAt: Date(wireMicros: broadcast.receivedAtMicros),
-                    recipientPush: try [String: PushOptions](wire: broadcast.recipientPush, "\(field()).publish_broadcast.recipient_push")))
+                    recipientPush: try [String: PushOptions](wire: broadcast.recipientPush, "\(field()).publish_broadcast.recipient_push"),
+                    memberFilter: broadcast.hasMemberFilter ? [String: JSONValue](wire: broadcast.memberFilter) : nil))
         case .changeNotificationState(let change):
             action = .changeNotificationState(try NotificationStateChange(wire: change, "\(field()).change_notification_state"))
         case .expireDueNotificationsMicros(let micros):
@@ -213,7 +216,8 @@ extension StorageCommand {
             action = .deleteEventSource(appId: source.appID, name: source.name)
         case .joinEventSource(let members):
             action = .joinEventSource(
-                appId: members.appID, name: members.name, subscriptionIds: try members.ids("\(field()).join_event_source.subscription_ids"))
+                appId: members.appID, name: members.name, subscriptionIds: try members.ids("\(field()).join_event_source.subscription_ids"),
+                parameters: members.hasParameters ? [String: JSONValue](wire: members.parameters) : nil)
         case .leaveEventSource(let members):
             action = .leaveEventSource(
                 appId: members.appID, name: members.name, subscriptionIds: try members.ids("\(field()).leave_event_source.subscription_ids"))

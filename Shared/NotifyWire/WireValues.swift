@@ -54,7 +54,7 @@ extension PushOptions {
         if let badge { push.badge = Int64(badge) }
         if let delivery { push.delivery = delivery.wire }
         if hasAlertOptions, let alert = try? wireAlert.serializedBytes() as Data { push.alert = alert }
-        if let data { push.data = Google_Protobuf_Struct(fields: data.mapValues(\.wire)) }
+        if let data { push.data = data.wireStruct }
         return push
     }
 
@@ -84,7 +84,7 @@ extension PushOptions {
             relevanceScore: alert?.hasRelevanceScore == true ? alert?.relevanceScore : nil,
             badge: push.hasBadge ? Int(push.badge) : nil,
             delivery: push.delivery == .unspecified ? nil : try PushDelivery(wire: push.delivery, "\(field()).delivery"),
-            data: push.hasData ? push.data.fields.mapValues(JSONValue.init(wire:)) : nil)
+            data: push.hasData ? [String: JSONValue](wire: push.data) : nil)
     }
 
     /// Whether any option that shapes an alert is set (they travel in a sub-message, absent otherwise).
@@ -373,6 +373,13 @@ extension NotificationContent {
                     : nil),
             push: try push.map { push throws(WireDecodingError) in try PushOptions(wire: push, "\(field()).push") })
     }
+}
+
+extension [String: JSONValue] {
+    /// The object as a protobuf `Struct` (app data, membership parameters, a broadcast's `where`).
+    var wireStruct: Google_Protobuf_Struct { Google_Protobuf_Struct(fields: mapValues(\.wire)) }
+
+    init(wire: Google_Protobuf_Struct) { self = wire.fields.mapValues(JSONValue.init(wire:)) }
 }
 
 extension JSONValue {

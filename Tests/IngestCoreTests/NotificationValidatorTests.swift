@@ -48,6 +48,21 @@ import Testing
         #expect(field(of: request) == "targetPolicy.platformTypes[1]")
     }
 
+    @Test("where narrows a broadcast: refused with userId or subscriptionId, empty, or with a value that is not a scalar, naming the field")
+    func memberFilterIsChecked() {
+        func request(userId: String? = nil, eventSource: String? = "teams", _ filter: [String: JSONValue]) -> NotificationRequest {
+            NotificationRequest(userId: userId, eventSource: eventSource, payload: visual(), where: filter)
+        }
+        #expect(field(of: request(["team": .string("red"), "level": .number(3), "lead": .bool(true)])) == nil)
+        #expect(field(of: request(userId: "a", ["team": .string("red")])) == "where")
+        #expect(field(of: request(userId: "a", eventSource: nil, ["team": .string("red")])) == "where")
+        #expect(field(of: request([:])) == "where")
+        #expect(field(of: request(["team": .array([])])) == "where.team")
+        #expect(field(of: request(["team": .string(String(repeating: "x", count: 257))])) == "where.team")
+        let many = Dictionary(uniqueKeysWithValues: (0...MembershipParameters.maximumConditions).map { ("k\($0)", JSONValue.bool(true)) })
+        #expect(field(of: request(many)) == "where")
+    }
+
     @Test func requiresAPayloadWithContent() {
         #expect(field(of: NotificationRequest(userId: "a")) == "payload")
         #expect(field(of: NotificationRequest(userId: "a", payload: NotificationPayload())) == "payload")

@@ -41,6 +41,7 @@ struct NotificationRequestDecodingTests {
         #"{"push":{"title":"hey ana","body":"alert"}}"#, #"{"push":{"title":7}}"#, #"{"push":{"title":null,"body":"b"}}"#,
         #"{"eventSource":"s","pushRecipientsOnly":true,"recipients":[{"userId":"a","push":{"title":"hey a","body":"b"}},{"userId":"c"}]}"#,
         #"{"pushRecipientsOnly":"yes"}"#, #"{"pushRecipientsOnly":null}"#,
+        #"{"eventSource":"s","where":{"team":"red","level":3,"lead":true}}"#, #"{"where":"red"}"#, #"{"where":null}"#, #"{"where":[]}"#,
         #"{"push":{"data":{"s":"\q"}}}"#, #"{"push":{"sound":["s"]}}"#, #"{"userId":"\ud83d\ude00 \u00e9"}"#, #"{"userId":"\ud83d"}"#,
         "\u{FEFF}{\"userId\":\"bom\"}", #"{"userId":"u",}"#, #"{"userId":"u"} x"#, #"{"userId":"u""#, "",
     ])

@@ -9,6 +9,8 @@ public final class MemoryDeviceStore: DeviceStore, TargetDirectory {
     private struct Device {
         var subscription: DeviceSubscription
         var sources: Set<String> = []
+        /// The parameters the device holds in each source it joined with some.
+        var parameters: [String: [String: JSONValue]] = [:]
     }
 
     private struct Source {
@@ -57,11 +59,18 @@ public final class MemoryDeviceStore: DeviceStore, TargetDirectory {
             case .deleteEventSource(let appId, let name):
                 state.sources[appId]?[name] = nil
                 for index in state.devices[appId]?.indices ?? [].indices { state.devices[appId]?[index].sources.remove(name) }
-            case .joinEventSource(let appId, let name, let ids), .leaveEventSource(let appId, let name, let ids):
+            case .joinEventSource(let appId, let name, let ids, _), .leaveEventSource(let appId, let name, let ids):
                 let join = if case .joinEventSource = action { true } else { false }
+                let parameters: [String: JSONValue]? = if case .joinEventSource(_, _, _, let given) = action { given } else { nil }
                 guard state.sources[appId]?[name] != nil else { return }
                 for index in state.devices[appId]?.indices ?? [].indices where ids.contains(state.devices[appId]![index].subscription.subscriptionId) {
-                    if join { state.devices[appId]![index].sources.insert(name) } else { state.devices[appId]![index].sources.remove(name) }
+                    if join {
+                        state.devices[appId]![index].sources.insert(name)
+                        if let parameters { state.devices[appId]![index].parameters[name] = parameters }
+                    } else {
+                        state.devices[appId]![index].sources.remove(name)
+                        state.devices[appId]![index].parameters[name] = nil
+                    }
                 }
             default:
                 break
@@ -106,11 +115,14 @@ public final class MemoryDeviceStore: DeviceStore, TargetDirectory {
         }
     }
 
-    public func memberships(appId: String, userId: String) async throws -> [String: [UUID]] {
+    public func memberships(appId: String, userId: String) async throws -> [String: MembershipListing] {
         state.withLock { state in
-            var found: [String: [UUID]] = [:]
+            var found: [String: MembershipListing] = [:]
             for device in state.devices[appId] ?? [] where device.subscription.userId == userId {
-                for source in device.sources { found[source, default: []].append(device.subscription.subscriptionId) }
+                for source in device.sources {
+                    found[source, default: MembershipListing(subscriptionIds: [])].subscriptionIds.append(device.subscription.subscriptionId)
+                    if let parameters = device.parameters[source] { found[source]?.parameters = parameters }
+                }
             }
             return found
         }

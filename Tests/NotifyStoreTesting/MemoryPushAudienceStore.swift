@@ -9,6 +9,7 @@ public final class MemoryPushAudienceStore: PushAudienceStore {
         var userId: String
         var device: PushDevice
         var joinedAt: Date
+        var parameters: [String: JSONValue]
     }
 
     private struct State {
@@ -36,9 +37,15 @@ public final class MemoryPushAudienceStore: PushAudienceStore {
         }
     }
 
-    /// Puts the user's device in the app's event source, joined at `joinedAt`.
-    public func addMember(_ device: PushDevice, of user: PushUser, to eventSource: String, joinedAt: Date = Date(timeIntervalSinceNow: -60)) {
-        state.withLock { $0.members["\(user.appId)/\(eventSource)", default: []].append(Member(userId: user.userId, device: device, joinedAt: joinedAt)) }
+    /// Puts the user's device in the app's event source, joined at `joinedAt` with `parameters`.
+    public func addMember(
+        _ device: PushDevice, of user: PushUser, to eventSource: String, joinedAt: Date = Date(timeIntervalSinceNow: -60),
+        parameters: [String: JSONValue] = [:]
+    ) {
+        state.withLock {
+            $0.members["\(user.appId)/\(eventSource)", default: []].append(
+                Member(userId: user.userId, device: device, joinedAt: joinedAt, parameters: parameters))
+        }
     }
 
     /// The app's badge mode and the badge a user's broadcast pushes carry unless the mode is none.
@@ -65,13 +72,17 @@ public final class MemoryPushAudienceStore: PushAudienceStore {
     }
 
     public func forEachBroadcastPage(
-        appId: String, eventSource: String, joinedBy: Date, withUsers: Bool, _ page: (BroadcastAudiencePage) async throws -> Void
+        appId: String, eventSource: String, joinedBy: Date, memberFilter: [String: JSONValue]?, withUsers: Bool,
+        _ page: (BroadcastAudiencePage) async throws -> Void
     ) async throws {
         let now = Date()
         let (members, mode, badges) = state.withLock { state in
             (state.members["\(appId)/\(eventSource)"] ?? [], state.badgeModes[appId] ?? .unread, state.badges)
         }
-        let audience = members.filter { $0.joinedAt <= joinedBy && $0.device.expiresAt > now }
+        let audience = members.filter { member in
+            member.joinedAt <= joinedBy && member.device.expiresAt > now
+                && (memberFilter ?? [:]).allSatisfy { member.parameters[$0.key] == $0.value }
+        }
             .sorted { $0.device.subscriptionId.uuidString < $1.device.subscriptionId.uuidString }
         for start in stride(from: 0, to: audience.count, by: pageSize) {
             let slice = audience[start..<min(start + pageSize, audience.count)]

@@ -108,7 +108,7 @@ struct BadgeModeStoreTests {
 
             func badges() async throws -> (byDevice: [UUID: Int], omitted: Bool) {
                 var pages: [BroadcastAudiencePage] = []
-                try await store.forEachBroadcastPage(appId: appId, eventSource: "news", joinedBy: Date(), withUsers: false) { pages.append($0) }
+                try await store.forEachBroadcastPage(appId: appId, eventSource: "news", joinedBy: Date(), memberFilter: nil, withUsers: false) { pages.append($0) }
                 let devices = pages.flatMap(\.devices).map(\.subscriptionId)
                 return (Dictionary(uniqueKeysWithValues: zip(devices, pages.flatMap(\.badges))), pages.contains { $0.omitsBadge })
             }

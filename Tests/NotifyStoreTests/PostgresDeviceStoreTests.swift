@@ -56,7 +56,7 @@ struct PostgresDeviceStoreTests {
             #expect(sources.map(\.name) == ["alerts", "news"])
             #expect(sources.map(\.memberDevices) == [0, 3] && sources.map(\.memberUsers) == [0, 2])
             #expect(try await store.eventSources(appId: appId, named: "news").map(\.policy) == [.open])
-            #expect(try await store.memberships(appId: appId, userId: "alice") == ["news": [phone, laptop]])
+            #expect(try await store.memberships(appId: appId, userId: "alice") == ["news": MembershipListing(subscriptionIds: [phone, laptop])])
         }
     }
 }

@@ -60,7 +60,7 @@ struct PostgresPushAudienceStoreTests {
             _ = try await applier.apply([StorageCommand(action: .joinEventSource(appId: appId, name: "news", subscriptionIds: [late]))])
 
             var pages: [BroadcastAudiencePage] = []
-            try await store.forEachBroadcastPage(appId: appId, eventSource: "news", joinedBy: broadcastTime, withUsers: true) { pages.append($0) }
+            try await store.forEachBroadcastPage(appId: appId, eventSource: "news", joinedBy: broadcastTime, memberFilter: nil, withUsers: true) { pages.append($0) }
             let seen = pages.flatMap(\.devices).map(\.subscriptionId)
             #expect(Set(seen) == Set(members), "every member that joined by then, once; not the expired one nor the one that joined later")
             #expect(seen == seen.sorted { $0.uuidString < $1.uuidString })
@@ -69,7 +69,7 @@ struct PostgresPushAudienceStoreTests {
             #expect(pages.allSatisfy { !$0.omitsBadge })
 
             var plain: [BroadcastAudiencePage] = []
-            try await store.forEachBroadcastPage(appId: appId, eventSource: "missing", joinedBy: Date(), withUsers: false) { plain.append($0) }
+            try await store.forEachBroadcastPage(appId: appId, eventSource: "missing", joinedBy: Date(), memberFilter: nil, withUsers: false) { plain.append($0) }
             #expect(plain.isEmpty)
         }
     }

@@ -42,7 +42,8 @@ struct BroadcastFanoutHandler: Sendable {
         var pushed = 0
         let recipientPush = event.recipientPush ?? [:]
         try await audiences.forEachBroadcastPage(
-            appId: event.appId, eventSource: event.eventSource ?? "", joinedBy: event.changedAt, withUsers: !recipientPush.isEmpty
+            appId: event.appId, eventSource: event.eventSource ?? "", joinedBy: event.changedAt, memberFilter: event.memberFilter,
+            withUsers: !recipientPush.isEmpty
         ) { page in
             await lanes.bulkTurn()
             var jobs: [PushJob]

@@ -157,6 +157,16 @@ nonisolated struct WireChangeEvent: @unchecked Sendable {
     set {_uniqueStorage()._recipientPush = newValue}
   }
 
+  /// A broadcast's `where`: only members whose parameters hold every pair are pushed.
+  var memberFilter: SwiftProtobuf.Google_Protobuf_Struct {
+    get {_storage._memberFilter ?? SwiftProtobuf.Google_Protobuf_Struct()}
+    set {_uniqueStorage()._memberFilter = newValue}
+  }
+  /// Returns true if `memberFilter` has been explicitly set.
+  var hasMemberFilter: Bool {_storage._memberFilter != nil}
+  /// Clears the value of `memberFilter`. Subsequent reads from it will return its default value.
+  mutating func clearMemberFilter() {_uniqueStorage()._memberFilter = nil}
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -205,7 +215,7 @@ nonisolated extension WireChangeEventBatch: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ChangeEvent"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}user_id\0\u{1}sequence\0\u{1}kind\0\u{3}notification_id\0\u{1}content\0\u{3}read_state\0\u{3}user_action_state\0\u{3}origin_subscription_id\0\u{3}unread_count\0\u{3}changed_at_micros\0\u{3}event_source\0\u{3}devices_version\0\u{3}push_subscription_ids\0\u{3}badge_omitted\0\u{3}recipient_push\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}user_id\0\u{1}sequence\0\u{1}kind\0\u{3}notification_id\0\u{1}content\0\u{3}read_state\0\u{3}user_action_state\0\u{3}origin_subscription_id\0\u{3}unread_count\0\u{3}changed_at_micros\0\u{3}event_source\0\u{3}devices_version\0\u{3}push_subscription_ids\0\u{3}badge_omitted\0\u{3}recipient_push\0\u{3}member_filter\0")
 
   fileprivate class _StorageClass {
     var _appID: String = String()
@@ -224,6 +234,7 @@ nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._Mes
     var _pushSubscriptionIds: WireSubscriptionIdList? = nil
     var _badgeOmitted: Bool = false
     var _recipientPush: Dictionary<String,WirePushOptions> = [:]
+    var _memberFilter: SwiftProtobuf.Google_Protobuf_Struct? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -250,6 +261,7 @@ nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._Mes
       _pushSubscriptionIds = source._pushSubscriptionIds
       _badgeOmitted = source._badgeOmitted
       _recipientPush = source._recipientPush
+      _memberFilter = source._memberFilter
     }
   }
 
@@ -284,6 +296,7 @@ nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._Mes
         case 14: try { try decoder.decodeSingularMessageField(value: &_storage._pushSubscriptionIds) }()
         case 15: try { try decoder.decodeSingularBoolField(value: &_storage._badgeOmitted) }()
         case 16: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,WirePushOptions>.self, value: &_storage._recipientPush) }()
+        case 17: try { try decoder.decodeSingularMessageField(value: &_storage._memberFilter) }()
         default: break
         }
       }
@@ -344,6 +357,9 @@ nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._Mes
       if !_storage._recipientPush.isEmpty {
         try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,WirePushOptions>.self, value: _storage._recipientPush, fieldNumber: 16)
       }
+      try { if let v = _storage._memberFilter {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -369,6 +385,7 @@ nonisolated extension WireChangeEvent: SwiftProtobuf.Message, SwiftProtobuf._Mes
         if _storage._pushSubscriptionIds != rhs_storage._pushSubscriptionIds {return false}
         if _storage._badgeOmitted != rhs_storage._badgeOmitted {return false}
         if _storage._recipientPush != rhs_storage._recipientPush {return false}
+        if _storage._memberFilter != rhs_storage._memberFilter {return false}
         return true
       }
       if !storagesAreEqual {return false}

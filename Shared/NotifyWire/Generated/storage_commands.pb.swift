@@ -570,9 +570,21 @@ nonisolated struct WireEventSourceMembers: Sendable {
 
   var subscriptionIds: [Data] = []
 
+  /// A join's parameters, replacing each device's in the source (absent: kept as they are).
+  var parameters: SwiftProtobuf.Google_Protobuf_Struct {
+    get {_parameters ?? SwiftProtobuf.Google_Protobuf_Struct()}
+    set {_parameters = newValue}
+  }
+  /// Returns true if `parameters` has been explicitly set.
+  var hasParameters: Bool {self._parameters != nil}
+  /// Clears the value of `parameters`. Subsequent reads from it will return its default value.
+  mutating func clearParameters() {self._parameters = nil}
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
+
+  fileprivate var _parameters: SwiftProtobuf.Google_Protobuf_Struct? = nil
 }
 
 nonisolated struct WireAppRecord: Sendable {
@@ -1031,6 +1043,16 @@ nonisolated struct WirePublishedBroadcast: @unchecked Sendable {
     get {_storage._recipientPush}
     set {_uniqueStorage()._recipientPush = newValue}
   }
+
+  /// The publish's `where`: only members whose parameters hold every pair.
+  var memberFilter: SwiftProtobuf.Google_Protobuf_Struct {
+    get {_storage._memberFilter ?? SwiftProtobuf.Google_Protobuf_Struct()}
+    set {_uniqueStorage()._memberFilter = newValue}
+  }
+  /// Returns true if `memberFilter` has been explicitly set.
+  var hasMemberFilter: Bool {_storage._memberFilter != nil}
+  /// Clears the value of `memberFilter`. Subsequent reads from it will return its default value.
+  mutating func clearMemberFilter() {_uniqueStorage()._memberFilter = nil}
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2057,7 +2079,7 @@ nonisolated extension WireEventSourceName: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension WireEventSourceMembers: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".EventSourceMembers"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}name\0\u{3}subscription_ids\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}name\0\u{3}subscription_ids\0\u{1}parameters\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2068,12 +2090,17 @@ nonisolated extension WireEventSourceMembers: SwiftProtobuf.Message, SwiftProtob
       case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
       case 3: try { try decoder.decodeRepeatedBytesField(value: &self.subscriptionIds) }()
+      case 4: try { try decoder.decodeSingularMessageField(value: &self._parameters) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if !self.appID.isEmpty {
       try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
     }
@@ -2083,6 +2110,9 @@ nonisolated extension WireEventSourceMembers: SwiftProtobuf.Message, SwiftProtob
     if !self.subscriptionIds.isEmpty {
       try visitor.visitRepeatedBytesField(value: self.subscriptionIds, fieldNumber: 3)
     }
+    try { if let v = self._parameters {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2090,6 +2120,7 @@ nonisolated extension WireEventSourceMembers: SwiftProtobuf.Message, SwiftProtob
     if lhs.appID != rhs.appID {return false}
     if lhs.name != rhs.name {return false}
     if lhs.subscriptionIds != rhs.subscriptionIds {return false}
+    if lhs._parameters != rhs._parameters {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2831,7 +2862,7 @@ nonisolated extension WirePublishedNotification: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension WirePublishedBroadcast: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".PublishedBroadcast"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}event_source\0\u{3}notification_id\0\u{1}content\0\u{3}received_at_micros\0\u{3}recipient_push\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}event_source\0\u{3}notification_id\0\u{1}content\0\u{3}received_at_micros\0\u{3}recipient_push\0\u{3}member_filter\0")
 
   fileprivate class _StorageClass {
     var _appID: String = String()
@@ -2840,6 +2871,7 @@ nonisolated extension WirePublishedBroadcast: SwiftProtobuf.Message, SwiftProtob
     var _content: WireNotificationContent? = nil
     var _receivedAtMicros: Int64 = 0
     var _recipientPush: Dictionary<String,WirePushOptions> = [:]
+    var _memberFilter: SwiftProtobuf.Google_Protobuf_Struct? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -2856,6 +2888,7 @@ nonisolated extension WirePublishedBroadcast: SwiftProtobuf.Message, SwiftProtob
       _content = source._content
       _receivedAtMicros = source._receivedAtMicros
       _recipientPush = source._recipientPush
+      _memberFilter = source._memberFilter
     }
   }
 
@@ -2880,6 +2913,7 @@ nonisolated extension WirePublishedBroadcast: SwiftProtobuf.Message, SwiftProtob
         case 4: try { try decoder.decodeSingularMessageField(value: &_storage._content) }()
         case 5: try { try decoder.decodeSingularSFixed64Field(value: &_storage._receivedAtMicros) }()
         case 6: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,WirePushOptions>.self, value: &_storage._recipientPush) }()
+        case 7: try { try decoder.decodeSingularMessageField(value: &_storage._memberFilter) }()
         default: break
         }
       }
@@ -2910,6 +2944,9 @@ nonisolated extension WirePublishedBroadcast: SwiftProtobuf.Message, SwiftProtob
       if !_storage._recipientPush.isEmpty {
         try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,WirePushOptions>.self, value: _storage._recipientPush, fieldNumber: 6)
       }
+      try { if let v = _storage._memberFilter {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2925,6 +2962,7 @@ nonisolated extension WirePublishedBroadcast: SwiftProtobuf.Message, SwiftProtob
         if _storage._content != rhs_storage._content {return false}
         if _storage._receivedAtMicros != rhs_storage._receivedAtMicros {return false}
         if _storage._recipientPush != rhs_storage._recipientPush {return false}
+        if _storage._memberFilter != rhs_storage._memberFilter {return false}
         return true
       }
       if !storagesAreEqual {return false}

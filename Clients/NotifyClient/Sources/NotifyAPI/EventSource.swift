@@ -66,10 +66,13 @@ public struct EventSourceMembership: Codable, Sendable, Equatable {
     public var subscribed: Bool
     /// The user's devices in it.
     @LowercasedUUIDs public var subscriptionIds: [UUID]
+    /// The membership's parameters: those of the user's device that joined last (each device keeps its own).
+    public var parameters: [String: JSONValue]?
 
-    public init(eventSource: String, subscribed: Bool, subscriptionIds: [UUID]) {
+    public init(eventSource: String, subscribed: Bool, subscriptionIds: [UUID], parameters: [String: JSONValue]? = nil) {
         self.eventSource = eventSource
         self.subscribed = subscribed
         self.subscriptionIds = subscriptionIds
+        self.parameters = parameters
     }
 }

@@ -25,13 +25,18 @@ public struct NotificationRequest: Codable, Sendable, Equatable {
     /// With `recipients`: only the recipients that give a `push` of their own are pushed; the others (a broadcast's
     /// members not listed, recipients listed without `push`) get the notification in their feed and badge, unpushed.
     public var pushRecipientsOnly: Bool?
+    /// With `eventSource` alone (a broadcast): only the members whose membership parameters hold every one of these
+    /// pairs (equal values) get it, in their feeds and on their devices.
+    public var `where`: [String: JSONValue]?
 
     public init(
         userId: String? = nil, subscriptionId: String? = nil, eventSource: String? = nil,
         appNotificationId: String? = nil, groupName: String? = nil, priority: NotificationPriority? = nil,
         expirationDateTime: Date? = nil, displayTimeToLive: Int? = nil, targetPolicy: TargetPolicy? = nil,
-        payload: NotificationPayload? = nil, push: PushOptions? = nil, recipients: [Recipient]? = nil, pushRecipientsOnly: Bool? = nil
+        payload: NotificationPayload? = nil, push: PushOptions? = nil, recipients: [Recipient]? = nil, pushRecipientsOnly: Bool? = nil,
+        where: [String: JSONValue]? = nil
     ) {
+        self.where = `where`
         self.recipients = recipients
         self.pushRecipientsOnly = pushRecipientsOnly
         self.userId = userId

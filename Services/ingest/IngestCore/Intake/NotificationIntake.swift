@@ -151,7 +151,7 @@ struct NotificationIntake: Sendable {
             } else {
                 action = .publishBroadcast(PublishedBroadcast(
                     appId: appId, eventSource: validated.eventSource ?? "", notificationId: notificationId, content: validated.content, receivedAt: now,
-                    recipientPush: validated.recipientPush))
+                    recipientPush: validated.recipientPush, memberFilter: validated.memberFilter))
             }
             outcome.commands.append(StorageCommand(commandId: commandId, issuedAt: now, action: action))
             outcome.results.append(ItemResult(index: index, status: 202, id: notificationId, error: nil))

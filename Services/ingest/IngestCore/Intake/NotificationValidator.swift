@@ -25,6 +25,8 @@ public struct NotificationValidator: Sendable {
         public var content: NotificationContent
         /// A broadcast's members with push options of their own (`recipients` with `eventSource` alone).
         public var recipientPush: [String: PushOptions]?
+        /// A broadcast's `where`: the members whose parameters hold every pair.
+        public var memberFilter: [String: JSONValue]?
     }
 
     public var limits: Limits
@@ -51,6 +53,12 @@ public struct NotificationValidator: Sendable {
         let eventSource = try checkIdentifier(request.eventSource, field: "eventSource", required: false)
         if let eventSource, !EventSourceRequest.isValidName(eventSource) {
             throw ValidationError.invalid("eventSource", "eventSource names an event source: 1 to 100 characters of A-Z a-z 0-9 . _ : -")
+        }
+        if let filter = request.where {
+            guard eventSource != nil, userId == nil, subscriptionId == nil else {
+                throw ValidationError.invalid("where", "where narrows a broadcast: give it with eventSource alone")
+            }
+            try MembershipParameters.validate(filter, field: "where", maximumKeys: MembershipParameters.maximumConditions)
         }
         let appNotificationId = try checkIdentifier(request.appNotificationId, field: "appNotificationId", required: false)
         let groupName = try checkIdentifier(request.groupName, field: "groupName", required: false)
@@ -129,7 +137,8 @@ public struct NotificationValidator: Sendable {
         // A broadcast that pushes only its listed members is, for everyone else, stored and in the feed, unpushed.
         if request.pushRecipientsOnly == true { content.push = Self.unpushed(content.push) }
         return Validated(
-            userId: userId, subscriptionId: subscriptionId, eventSource: eventSource, content: content, recipientPush: recipientPush)
+            userId: userId, subscriptionId: subscriptionId, eventSource: eventSource, content: content, recipientPush: recipientPush,
+            memberFilter: request.where)
     }
 
     /// Push options that leave a recipient unpushed (`delivery: none`), for one `pushRecipientsOnly` does not push.

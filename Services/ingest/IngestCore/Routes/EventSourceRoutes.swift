@@ -56,8 +56,8 @@ struct EventSourceRoutes: Sendable {
             let name = try context.parameters.require("name")
             _ = try await requireSource(appId: appId, name: name)
             let userId = try context.parameters.require("userId")
-            let ids = try await memberships(appId: appId, userId: userId)[name] ?? []
-            return try JSONResponse.make(.ok, EventSourceMembership(eventSource: name, subscribed: !ids.isEmpty, subscriptionIds: ids))
+            let membership = try await memberships(appId: appId, userId: userId)[name]
+            return try JSONResponse.make(.ok, Self.view(name, membership))
         }
     }
 
@@ -118,9 +118,9 @@ struct EventSourceRoutes: Sendable {
         } catch {
             throw APIFailure.databaseUnavailable
         }
-        try await change(appId: appId, name: name, subscriptionIds: userDevices.map(\.subscriptionId), join: join)
-        let ids = try await memberships(appId: appId, userId: userId)[name] ?? []
-        return try JSONResponse.make(.ok, EventSourceMembership(eventSource: name, subscribed: !ids.isEmpty, subscriptionIds: ids))
+        let parameters = join ? try await Self.membershipParameters(request) : nil
+        try await change(appId: appId, name: name, subscriptionIds: userDevices.map(\.subscriptionId), join: join, parameters: parameters)
+        return try JSONResponse.make(.ok, Self.view(name, try await memberships(appId: appId, userId: userId)[name]))
     }
 
     /// Puts one device of the app in the source, or takes it out.
@@ -131,9 +131,12 @@ struct EventSourceRoutes: Sendable {
         guard let userId = try await owner(appId: appId, subscriptionId: subscriptionId) else {
             throw APIFailure(.notFound, code: "subscription_not_found", message: "no subscription \(subscriptionId.lowercasedString) of this app", field: "subscriptionId")
         }
-        try await change(appId: appId, name: name, subscriptionIds: [subscriptionId], join: join)
-        let ids = try await memberships(appId: appId, userId: userId)[name] ?? []
-        return try JSONResponse.make(.ok, EventSourceMembership(eventSource: name, subscribed: ids.contains(subscriptionId), subscriptionIds: ids))
+        let parameters = join ? try await Self.membershipParameters(request) : nil
+        try await change(appId: appId, name: name, subscriptionIds: [subscriptionId], join: join, parameters: parameters)
+        let membership = try await memberships(appId: appId, userId: userId)[name]
+        var view = Self.view(name, membership)
+        view.subscribed = membership?.subscriptionIds.contains(subscriptionId) ?? false
+        return try JSONResponse.make(.ok, view)
     }
 
     /// A device joins an open source, or leaves any.
@@ -147,23 +150,40 @@ struct EventSourceRoutes: Sendable {
         if join, source.policy != .open {
             throw APIFailure(.forbidden, code: "forbidden", message: "only the app server enrols devices in \(name)", field: "eventSource")
         }
-        try await change(appId: user.appId, name: name, subscriptionIds: [subscriptionId], join: join)
+        let parameters = join ? try await Self.membershipParameters(request) : nil
+        try await change(appId: user.appId, name: name, subscriptionIds: [subscriptionId], join: join, parameters: parameters)
         return Response(status: .noContent)
     }
 
     private func userMemberships(_ request: Request, appId: String, userId: String) async throws -> Response {
         _ = try await authenticator.requireAppServer(request, appId: appId, for: .read)
         let found = try await memberships(appId: appId, userId: userId)
-        return try JSONResponse.make(.ok, Memberships(eventSources: found.keys.sorted().map {
-            EventSourceMembership(eventSource: $0, subscribed: true, subscriptionIds: found[$0] ?? [])
-        }))
+        return try JSONResponse.make(.ok, Memberships(eventSources: found.keys.sorted().map { Self.view($0, found[$0]) }))
+    }
+
+    /// A user's membership in `name` as the API answers it.
+    private static func view(_ name: String, _ membership: MembershipListing?) -> EventSourceMembership {
+        EventSourceMembership(
+            eventSource: name, subscribed: !(membership?.subscriptionIds.isEmpty ?? true), subscriptionIds: membership?.subscriptionIds ?? [],
+            parameters: membership?.parameters)
+    }
+
+    /// The parameters a join's body gives (`{"parameters": {...}}`); nil for an empty body or none given.
+    private static func membershipParameters(_ request: Request) async throws -> [String: JSONValue]? {
+        guard let parameters = try await JSONResponse.decodeOptional(MembershipRequest.self, from: request)?.parameters else { return nil }
+        do {
+            try MembershipParameters.validate(parameters, field: "parameters", maximumKeys: MembershipParameters.maximumKeys)
+        } catch {
+            throw APIFailure(error)
+        }
+        return parameters
     }
 
     /// Sends the join or leave and waits until storage applied it.
-    private func change(appId: String, name: String, subscriptionIds: [UUID], join: Bool) async throws {
+    private func change(appId: String, name: String, subscriptionIds: [UUID], join: Bool, parameters: [String: JSONValue]? = nil) async throws {
         guard !subscriptionIds.isEmpty else { return }
         let command = join
-            ? StorageCommand(action: .joinEventSource(appId: appId, name: name, subscriptionIds: subscriptionIds))
+            ? StorageCommand(action: .joinEventSource(appId: appId, name: name, subscriptionIds: subscriptionIds, parameters: parameters))
             : StorageCommand(action: .leaveEventSource(appId: appId, name: name, subscriptionIds: subscriptionIds))
         // Waits for storage's word that it applied the command (there is nothing more to read).
         _ = try await visibility.send(command) { true }
@@ -192,7 +212,7 @@ struct EventSourceRoutes: Sendable {
     }
 
     /// The sources the user's devices are in, with the devices.
-    private func memberships(appId: String, userId: String) async throws -> [String: [UUID]] {
+    private func memberships(appId: String, userId: String) async throws -> [String: MembershipListing] {
         do {
             return try await devices.memberships(appId: appId, userId: userId)
         } catch {

@@ -47,9 +47,12 @@ extension NotifyClient {
 
     /// Puts this device in the event source `name` (one with the `open` policy; the service answers 403 for one only
     /// the app server enrols in, 404 for one that does not exist). Broadcasts to the source then reach this device.
-    public func subscribe(to name: String) async throws {
+    /// `parameters` (scalars) replace the device's membership parameters, which a broadcast's `where` matches.
+    public func subscribe(to name: String, parameters: [String: JSONValue]? = nil) async throws {
         let subscription = try requireSubscription()
-        _ = try await transport.send(transport.request("PUT", "/v1/me/subscriptions/\(subscription.id.lowercasedString)/event-sources/\(try Self.pathSegment(name))"))
+        let body = try parameters.map { try encode(MembershipRequest(parameters: $0)) }
+        _ = try await transport.send(transport.request(
+            "PUT", "/v1/me/subscriptions/\(subscription.id.lowercasedString)/event-sources/\(try Self.pathSegment(name))", body: body))
     }
 
     /// Takes this device out of the event source `name`.

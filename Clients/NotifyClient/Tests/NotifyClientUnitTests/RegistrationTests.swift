@@ -117,6 +117,9 @@ import Testing
         #expect(try await client.isSubscribed(to: "sports") == false)
         let path = "/v1/me/subscriptions/\(subscriptionId.uuidString.lowercased())/event-sources/breaking-news"
         #expect(service.requests.dropFirst().prefix(2).map { "\($0.method) \($0.path)" } == ["PUT \(path)", "DELETE \(path)"])
+        try await client.subscribe(to: "teams", parameters: ["team": .string("red")])
+        let joined = try #require(service.requests.last { $0.method == "PUT" })
+        #expect(try joined.decoded(MembershipRequest.self).parameters == ["team": .string("red")])
     }
 
     @Test("event sources need a subscription and a valid name; neither mistake reaches the service")

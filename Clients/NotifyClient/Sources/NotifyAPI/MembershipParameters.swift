@@ -10,7 +10,6 @@ public enum MembershipParameters {
     /// Checks `object` (parameters, or a publish's `where`), naming `field.key` when a value is not one of the
     /// scalars a parameter may hold.
     public static func validate(_ object: [String: JSONValue], field: String, maximumKeys: Int) throws(ValidationError) {
-        if object.isEmpty, field.hasSuffix("where") { throw .invalid(field, "\(field) names at least one parameter, or is left out") }
         if object.count > maximumKeys { throw .invalid(field, "\(field) holds at most \(maximumKeys) parameters") }
         for key in object.keys.sorted() {
             guard (1...64).contains(key.utf8.count) else { throw .invalid(field, "a parameter's name is 1 to 64 bytes") }

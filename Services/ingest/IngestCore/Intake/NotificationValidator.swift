@@ -58,6 +58,7 @@ public struct NotificationValidator: Sendable {
             guard eventSource != nil, userId == nil, subscriptionId == nil else {
                 throw ValidationError.invalid("where", "where narrows a broadcast: give it with eventSource alone")
             }
+            if filter.isEmpty { throw ValidationError.invalid("where", "where names at least one parameter, or is left out") }
             try MembershipParameters.validate(filter, field: "where", maximumKeys: MembershipParameters.maximumConditions)
         }
         let appNotificationId = try checkIdentifier(request.appNotificationId, field: "appNotificationId", required: false)

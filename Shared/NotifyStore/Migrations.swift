@@ -629,6 +629,31 @@ public struct Migrations: Sendable {
             )
             """,
         ]),
+        // A broadcast's expiry and a user's leaving its source reach devices as changes. The expiry sweep numbers an
+        // expired broadcast again in its app's broadcast order (`BroadcastExpiry`: one row written, whatever the
+        // audience), so every member's next sync lists it as expired; `expiry_listed` marks the ones numbered. Those
+        // that expired before are numbered here, in the order they expired (nothing is pushed: devices learn at their
+        // next sync). A user leaving a source reads the source's broadcasts by time (`BroadcastRemoval`).
+        (33, [
+            "ALTER TABLE broadcasts ADD COLUMN expiry_listed boolean NOT NULL DEFAULT false",
+            """
+            WITH due AS (
+                SELECT notification_id, app_id, row_number() OVER (PARTITION BY app_id ORDER BY expires_at, notification_id) AS n
+                FROM broadcasts WHERE expires_at <= now()
+            ),
+            moved AS (
+                UPDATE broadcasts b SET seq = s.last_seq + d.n, expiry_listed = true
+                FROM due d JOIN broadcast_sequences s ON s.app_id = d.app_id
+                WHERE b.notification_id = d.notification_id
+                RETURNING b.app_id, b.seq
+            )
+            UPDATE broadcast_sequences s SET last_seq = m.top
+            FROM (SELECT app_id, max(seq) AS top FROM moved GROUP BY app_id) m
+            WHERE s.app_id = m.app_id
+            """,
+            "CREATE INDEX broadcasts_due ON broadcasts (expires_at) WHERE NOT expiry_listed",
+            "CREATE INDEX broadcasts_by_source ON broadcasts (app_id, event_source, created_at)",
+        ]),
     ]
 
     /// Code run before a step's statements, for what SQL alone cannot do.

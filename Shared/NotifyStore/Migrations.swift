@@ -633,7 +633,9 @@ public struct Migrations: Sendable {
         // expired broadcast again in its app's broadcast order (`BroadcastExpiry`: one row written, whatever the
         // audience), so every member's next sync lists it as expired; `expiry_listed` marks the ones numbered. Those
         // that expired before are numbered here, in the order they expired (nothing is pushed: devices learn at their
-        // next sync). A user leaving a source reads the source's broadcasts by time (`BroadcastRemoval`).
+        // next sync). A user leaving a source reads the source's broadcasts by time (`BroadcastRemoval`); the memberships
+        // of a large leave (a source of many members deleted) wait in `broadcast_removals_pending` for the sweep to write
+        // their removals a share at a time.
         (33, [
             "ALTER TABLE broadcasts ADD COLUMN expiry_listed boolean NOT NULL DEFAULT false",
             """
@@ -653,6 +655,16 @@ public struct Migrations: Sendable {
             """,
             "CREATE INDEX broadcasts_due ON broadcasts (expires_at) WHERE NOT expiry_listed",
             "CREATE INDEX broadcasts_by_source ON broadcasts (app_id, event_source, created_at)",
+            """
+            CREATE TABLE broadcast_removals_pending (
+                app_id text NOT NULL,
+                user_id text NOT NULL,
+                event_source text NOT NULL,
+                joined_at timestamptz NOT NULL,
+                ended_at timestamptz NOT NULL,
+                PRIMARY KEY (app_id, user_id, event_source)
+            )
+            """,
         ]),
     ]
 

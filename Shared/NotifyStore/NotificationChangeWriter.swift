@@ -38,8 +38,9 @@ struct NotificationChangeWriter {
         return try await writePublishes(publishes) + writeStateChanges(changes)
     }
 
-    /// Expires up to `limit` active notifications whose expiration passed, and up to `limit` broadcasts
-    /// (`BroadcastExpiry`): the events of the command `commandId`.
+    /// Expires up to `limit` active notifications whose expiration passed and up to `limit` broadcasts
+    /// (`BroadcastExpiry`), and writes a share of the broadcast removals left to the sweep (`BroadcastRemoval`): the
+    /// events of the command `commandId`.
     func expireDue(by dueBy: Date, commandId: UUID, limit: Int = 1000) async throws -> [Produced] {
         let rows = try await connection.query(
             """
@@ -67,6 +68,7 @@ struct NotificationChangeWriter {
         }
         if !events.isEmpty { logger.info("expired notifications", metadata: ["count": "\(events.count)"]) }
         events += try await BroadcastExpiry(connection: connection, logger: logger).expireDue(by: dueBy, limit: limit)
+        events += try await BroadcastRemoval(connection: connection, logger: logger).writePending()
         return events.isEmpty ? [] : [Produced(commandId: commandId, events: events)]
     }
 

@@ -335,7 +335,7 @@ struct RegistryWriter {
     /// The tables keyed by app without a foreign key to apps.
     private static let appTables = [
         "changes", "notifications", "user_sequences", "unread_counts", "device_versions", "delivery_records", "broadcasts", "broadcast_sequences", "broadcast_states", "external_badges", "event_source_members",
-        "webhook_events", "webhook_deliveries",
+        "broadcast_removals_pending", "webhook_events", "webhook_deliveries",
     ]
 
     private static func binds(_ appId: String) -> PostgresBindings {

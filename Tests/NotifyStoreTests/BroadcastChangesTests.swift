@@ -130,4 +130,34 @@ struct BroadcastChangesTests {
             #expect(try await store.history(appId: appId, userId: "b", filter: NotificationFilter(), limit: 10, pageToken: nil).notifications.count == 3)
         }
     }
+
+    @Test("a leave of more memberships than are written at once is left to the sweep, which writes each user's removals and emits one event per user")
+    func largeLeaveIsSwept() async throws {
+        try await NotifyStoreTestDatabase.withDatabase { client, applier in
+            let (appId, a, b) = try await seed(applier, client)
+            let store = PostgresNotificationStore(client: client, logger: logger)
+            let (first, second) = (UUID(), UUID())
+            _ = try await applier.apply([broadcast(appId, first), broadcast(appId, second)])
+            let (_, aSynced) = try await sync(store, appId, "a", after: SyncPosition())
+            let ended = try await client.withTransaction(logger: logger) { connection in
+                let memberships = try await connection.query(
+                    "DELETE FROM event_source_members WHERE subscription_id = ANY(ARRAY[\(a), \(b)]::uuid[]) RETURNING subscription_id, joined_at",
+                    logger: logger)
+                var ended: [BroadcastRemoval.EndedMembership] = []
+                for try await (id, joinedAt) in memberships.decode((UUID, Date).self) {
+                    ended.append(.init(appId: appId, userId: id == a ? "a" : "b", eventSource: "news", joinedAt: joinedAt))
+                }
+                return try await BroadcastRemoval(connection: connection, logger: logger).write(ended, at: Date(), immediateLimit: 1)
+            }
+            #expect(ended.isEmpty, "written at once: \(ended)")
+            #expect(try await sync(store, appId, "a", after: aSynced).0.isEmpty, "removed before the sweep")
+
+            let swept = try await events(applier, [StorageCommand(action: .expireDueNotifications(dueBy: Date()))])
+            #expect(swept.map(\.kind) == [.removed, .removed] && swept.map(\.userId).sorted() == ["a", "b"], "\(swept)")
+            #expect(swept.first { $0.userId == "a" }?.sequence == 2, "a's last removal")
+            let (removed, _) = try await sync(store, appId, "a", after: aSynced)
+            #expect(removed.map(\.kind) == [.removed, .removed] && Set(removed.map(\.notification.id)) == [first, second], "\(removed)")
+            #expect(try await events(applier, [StorageCommand(action: .expireDueNotifications(dueBy: Date()))]).isEmpty, "swept twice")
+        }
+    }
 }

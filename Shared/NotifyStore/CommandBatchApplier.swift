@@ -109,10 +109,11 @@ public struct CommandBatchApplier: Sendable {
             case .deleteApp:
                 // What the batch wrote before for the app goes with it.
                 try await flush()
-                try await RegistryWriter(connection: connection, logger: logger).apply(command.action)
+                _ = try await RegistryWriter(connection: connection, logger: logger).apply(command.action, at: command.issuedAt)
                 continue
             default:
-                try await RegistryWriter(connection: connection, logger: logger).apply(command.action)
+                let removals = try await RegistryWriter(connection: connection, logger: logger).apply(command.action, at: command.issuedAt)
+                if !removals.isEmpty { produced.append(.init(commandId: command.commandId, events: removals)) }
                 continue
             }
             let notificationId = effect.notificationId

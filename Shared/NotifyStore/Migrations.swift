@@ -629,6 +629,43 @@ public struct Migrations: Sendable {
             )
             """,
         ]),
+        // A broadcast's expiry and a user's leaving its source reach devices as changes. The expiry sweep numbers an
+        // expired broadcast again in its app's broadcast order (`BroadcastExpiry`: one row written, whatever the
+        // audience), so every member's next sync lists it as expired; `expiry_listed` marks the ones numbered. Those
+        // that expired before are numbered here, in the order they expired (nothing is pushed: devices learn at their
+        // next sync). A user leaving a source reads the source's broadcasts by time (`BroadcastRemoval`); the memberships
+        // of a large leave (a source of many members deleted) wait in `broadcast_removals_pending` for the sweep to write
+        // their removals a share at a time.
+        (33, [
+            "ALTER TABLE broadcasts ADD COLUMN expiry_listed boolean NOT NULL DEFAULT false",
+            """
+            WITH due AS (
+                SELECT notification_id, app_id, row_number() OVER (PARTITION BY app_id ORDER BY expires_at, notification_id) AS n
+                FROM broadcasts WHERE expires_at <= now()
+            ),
+            moved AS (
+                UPDATE broadcasts b SET seq = s.last_seq + d.n, expiry_listed = true
+                FROM due d JOIN broadcast_sequences s ON s.app_id = d.app_id
+                WHERE b.notification_id = d.notification_id
+                RETURNING b.app_id, b.seq
+            )
+            UPDATE broadcast_sequences s SET last_seq = m.top
+            FROM (SELECT app_id, max(seq) AS top FROM moved GROUP BY app_id) m
+            WHERE s.app_id = m.app_id
+            """,
+            "CREATE INDEX broadcasts_due ON broadcasts (expires_at) WHERE NOT expiry_listed",
+            "CREATE INDEX broadcasts_by_source ON broadcasts (app_id, event_source, created_at)",
+            """
+            CREATE TABLE broadcast_removals_pending (
+                app_id text NOT NULL,
+                user_id text NOT NULL,
+                event_source text NOT NULL,
+                joined_at timestamptz NOT NULL,
+                ended_at timestamptz NOT NULL,
+                PRIMARY KEY (app_id, user_id, event_source)
+            )
+            """,
+        ]),
         // The badge modes that count conversations (`unreadGroups`, the distinct `groupName`s of a user's unread, active
         // notifications, each one without a group counting alone) and those that add the unread broadcasts to any count.
         // Unread notifications are counted per group only for the apps in a groups mode: for the others the triggers cost

@@ -38,7 +38,9 @@ struct NotificationChangeWriter {
         return try await writePublishes(publishes) + writeStateChanges(changes)
     }
 
-    /// Expires up to `limit` active notifications whose expiration passed.
+    /// Expires up to `limit` active notifications whose expiration passed and up to `limit` broadcasts
+    /// (`BroadcastExpiry`), and writes a share of the broadcast removals left to the sweep (`BroadcastRemoval`): the
+    /// events of the command `commandId`.
     func expireDue(by dueBy: Date, commandId: UUID, limit: Int = 1000) async throws -> [Produced] {
         let rows = try await connection.query(
             """
@@ -64,9 +66,10 @@ struct NotificationChangeWriter {
                 readState: ReadState(rawValue: readState) ?? .unread, userActionState: UserActionState(rawValue: actionState) ?? .noInteraction,
                 originSubscriptionId: nil, badge: nil, changedAt: dueBy))
         }
-        guard !events.isEmpty else { return [] }
-        logger.info("expired notifications", metadata: ["count": "\(events.count)"])
-        return [Produced(commandId: commandId, events: events)]
+        if !events.isEmpty { logger.info("expired notifications", metadata: ["count": "\(events.count)"]) }
+        events += try await BroadcastExpiry(connection: connection, logger: logger).expireDue(by: dueBy, limit: limit)
+        events += try await BroadcastRemoval(connection: connection, logger: logger).writePending()
+        return events.isEmpty ? [] : [Produced(commandId: commandId, events: events)]
     }
 
     /// Stores a notification for an event source's subscribers: one row, whatever the audience, numbered in the app's
@@ -90,7 +93,7 @@ struct NotificationChangeWriter {
             FROM numbered
             ON CONFLICT (notification_id) DO UPDATE SET
                 content = EXCLUDED.content, updated_at = EXCLUDED.updated_at, seq = EXCLUDED.seq, expires_at = EXCLUDED.expires_at,
-                recipient_push = EXCLUDED.recipient_push, member_filter = EXCLUDED.member_filter
+                recipient_push = EXCLUDED.recipient_push, member_filter = EXCLUDED.member_filter, expiry_listed = false
             RETURNING (xmax = 0)
             """, logger: logger)
         var created = true

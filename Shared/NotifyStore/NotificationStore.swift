@@ -8,7 +8,7 @@ public protocol NotificationStore: Sendable {
     /// that user's feed, with the user's state of it; without, it is the broadcast as published (`userId` empty).
     func notification(appId: String, id: UUID, userId: String?) async throws -> NotificationView?
 
-    /// Changes after `position`, oldest first, at most `limit`; deletions and expirations pass any filter. Throws
+    /// Changes after `position`, oldest first, at most `limit`; deletions, expirations and removals pass any filter. Throws
     /// `NotifyStoreError.cursorExpired` when changes after the position were purged.
     func changes(appId: String, userId: String, after position: SyncPosition, limit: Int, filter: NotificationFilter) async throws -> ChangePage
 
@@ -43,10 +43,10 @@ public struct NotificationFilter: Sendable, Equatable {
             && (userActionState == nil || view.userActionState == userActionState) && (groupName == nil || view.groupName == groupName)
     }
 
-    /// Whether `change` belongs in a page read with this filter: deletions and expirations always do, since the device
-    /// must remove what it holds.
+    /// Whether `change` belongs in a page read with this filter: deletions, expirations and removals always do, since
+    /// the device must remove what it holds.
     public func admits(_ change: NotificationChange) -> Bool {
-        change.kind == .deleted || change.kind == .expired || matches(change.notification)
+        change.kind.removesNotification || matches(change.notification)
     }
 }
 

@@ -111,19 +111,33 @@ public struct PostgresDeliveryLogStore: DeliveryLogStore {
         try await client.withTransactionOnEventLoop(logger: logger) { connection in
             try await connection.query(records, logger: logger)
             if !invalid.isEmpty {
+                // With each subscription, its memberships, read in the statement's snapshot before the delete cascades.
                 let rows = try await connection.query(
                     """
-                    DELETE FROM subscriptions s
-                    USING unnest(\(ArrayParameter(invalid.map(\.subscriptionId)))::uuid[], \(ArrayParameter(invalid.map { $0.invalidSince ?? $0.at }))::timestamptz[]) AS v(id, since)
-                    WHERE s.subscription_id = v.id AND s.registered_at < v.since
-                    RETURNING s.platform, s.app_id, s.user_id, s.subscription_id
+                    WITH gone AS (
+                        DELETE FROM subscriptions s
+                        USING unnest(\(ArrayParameter(invalid.map(\.subscriptionId)))::uuid[], \(ArrayParameter(invalid.map { $0.invalidSince ?? $0.at }))::timestamptz[]) AS v(id, since)
+                        WHERE s.subscription_id = v.id AND s.registered_at < v.since
+                        RETURNING s.platform, s.app_id, s.user_id, s.subscription_id
+                    )
+                    SELECT g.platform, g.app_id, g.user_id, g.subscription_id, m.event_source, m.joined_at
+                    FROM gone g LEFT JOIN event_source_members m USING (subscription_id)
                     """, logger: logger)
                 var subjects: [WebhookOutbox.Subject] = []
-                for try await (platform, appId, userId, subscriptionId) in rows.decode((String, String, String, UUID).self) {
+                var ended: [BroadcastRemoval.EndedMembership] = []
+                var removed = Set<UUID>()
+                for try await (platform, appId, userId, subscriptionId, source, joinedAt) in rows.decode(
+                    (String, String, String, UUID, String?, Date?).self)
+                {
+                    if let source, let joinedAt { ended.append(.init(appId: appId, userId: userId, eventSource: source, joinedAt: joinedAt)) }
+                    guard removed.insert(subscriptionId).inserted else { continue }
                     effects.removedSubscriptions[platform, default: 0] += 1
                     subjects.append(.init(appId: appId, userId: userId, subscriptionId: subscriptionId, platform: platform, reason: "tokenInvalid"))
                 }
                 try await WebhookOutbox(connection: connection, logger: logger).record(.subscriptionDeleted, subjects)
+                // The broadcasts the users' feeds lost are logged for their other devices' next sync (this path emits no
+                // change events: nothing is pushed for them).
+                _ = try await BroadcastRemoval(connection: connection, logger: logger).write(ended, at: Date())
             }
             for refused in refusals {
                 let provider = refused.platform.provider.rawValue

@@ -4,12 +4,15 @@ import NotifyDatabase
 import NotifyModels
 import PostgresNIO
 
-/// Writes apps, provider credentials and device subscriptions.
+/// Writes apps, provider credentials and device subscriptions. A change that takes a user out of an event source
+/// removes the source's broadcasts from the user's feed (`BroadcastRemoval`): `apply` answers those changes' events.
 struct RegistryWriter {
     let connection: PostgresConnection
     let logger: Logger
 
-    func apply(_ action: StorageCommand.Action) async throws {
+    /// Applies `action`, issued at `at`; answers the change events of the broadcasts it removed from users' feeds.
+    func apply(_ action: StorageCommand.Action, at: Date) async throws -> [ChangeEvent] {
+        var ended: [BroadcastRemoval.EndedMembership] = []
         switch action {
         case .createApp(let app):
             try await connection.query(
@@ -58,10 +61,11 @@ struct RegistryWriter {
                 WHERE subscription_id = \(subscriptionId) AND app_id = \(appId) AND user_id = \(userId)
                 """, logger: logger)
         case .registerSubscription(let subscription):
-            let storedId = try await register(subscription)
+            let storedId = try await register(subscription, ending: &ended)
             if let replaced = subscription.replacesSubscriptionId, replaced != storedId {
                 // The same device with a new token: its memberships move here, and the old subscription goes. Only a
-                // subscription of the same user is replaced: one of another user's is left as it is.
+                // subscription of the same user is replaced: one of another user's is left as it is. (A membership the
+                // new subscription held from later takes nothing from the feed: the removal finds the earlier one kept.)
                 try await connection.query(
                     """
                     INSERT INTO event_source_members (app_id, event_source, subscription_id, joined_at)
@@ -70,27 +74,20 @@ struct RegistryWriter {
                     WHERE m.subscription_id = \(replaced) AND s.app_id = \(subscription.appId) AND s.user_id = \(subscription.userId)
                     ON CONFLICT DO NOTHING
                     """, logger: logger)
-                let rows = try await connection.query(
-                    """
-                    DELETE FROM subscriptions
-                    WHERE subscription_id = \(replaced) AND app_id = \(subscription.appId) AND user_id = \(subscription.userId)
-                    RETURNING subscription_id
-                    """, logger: logger)
-                var removed: [UUID] = []
-                for try await id in rows.decode(UUID.self) { removed.append(id) }
+                let removed = try await deleteSubscription(replaced, appId: subscription.appId, userId: subscription.userId, ending: &ended)
                 try await webhooks.record(.subscriptionDeleted, removed.map {
                     .init(appId: subscription.appId, userId: subscription.userId, subscriptionId: $0, reason: "replaced")
                 })
             }
             if let sources = subscription.eventSources {
                 let names = Array(Set(sources))
-                try await recordMembers(.eventSourceLeft, reason: nil, connection.query(
+                ended += try await recordMembers(.eventSourceLeft, reason: nil, connection.query(
                     """
                     WITH removed AS (
                         DELETE FROM event_source_members WHERE subscription_id = \(storedId) AND event_source <> ALL(\(ArrayParameter(names))::text[])
-                        RETURNING app_id, event_source, subscription_id
+                        RETURNING app_id, event_source, subscription_id, joined_at
                     )
-                    SELECT r.app_id, r.event_source, r.subscription_id, s.user_id FROM removed r JOIN subscriptions s USING (subscription_id)
+                    SELECT r.app_id, r.event_source, r.subscription_id, s.user_id, r.joined_at FROM removed r JOIN subscriptions s USING (subscription_id)
                     """, logger: logger))
                 try await join(appId: subscription.appId, names: names, subscriptionIds: [storedId])
             }
@@ -103,7 +100,7 @@ struct RegistryWriter {
                 ON CONFLICT (app_id, name) DO UPDATE SET policy = EXCLUDED.policy, description = EXCLUDED.description
                 """, logger: logger)
         case .deleteEventSource(let appId, let name):
-            try await leave(appId: appId, name: name, subscriptionIds: nil)
+            ended = try await leave(appId: appId, name: name, subscriptionIds: nil)
             try await connection.query("DELETE FROM event_sources WHERE app_id = \(appId) AND name = \(name)", logger: logger)
         case .putWebhook(let webhook):
             try await connection.query(
@@ -151,32 +148,53 @@ struct RegistryWriter {
         case .joinEventSource(let appId, let name, let ids, let parameters):
             try await join(appId: appId, names: [name], subscriptionIds: ids, parameters: parameters)
         case .leaveEventSource(let appId, let name, let ids):
-            try await leave(appId: appId, name: name, subscriptionIds: ids)
+            ended = try await leave(appId: appId, name: name, subscriptionIds: ids)
         case .unregisterSubscription(let appId, let userId, let subscriptionId):
-            let rows = try await connection.query(
-                "DELETE FROM subscriptions WHERE subscription_id = \(subscriptionId) AND app_id = \(appId) AND user_id = \(userId) RETURNING subscription_id",
-                logger: logger)
-            var removed: [UUID] = []
-            for try await id in rows.decode(UUID.self) { removed.append(id) }
+            let removed = try await deleteSubscription(subscriptionId, appId: appId, userId: userId, ending: &ended)
             try await webhooks.record(
                 .subscriptionDeleted, removed.map { .init(appId: appId, userId: userId, subscriptionId: $0, reason: "unregistered") })
         case .publishNotification, .publishBroadcast, .changeNotificationState, .expireDueNotifications, .purgeTombstones:
             preconditionFailure("not a registry command")
         }
+        return try await BroadcastRemoval(connection: connection, logger: logger).write(ended, at: at)
     }
 
     private var webhooks: WebhookOutbox { WebhookOutbox(connection: connection, logger: logger) }
 
+    /// Deletes the user's subscription `id` (its memberships go with it, each added to `ended`); answers the ids deleted.
+    private func deleteSubscription(
+        _ id: UUID, appId: String, userId: String, ending ended: inout [BroadcastRemoval.EndedMembership]
+    ) async throws -> [UUID] {
+        // The memberships are read in the statement's snapshot, before the delete cascades to them.
+        let rows = try await connection.query(
+            """
+            WITH gone AS (
+                DELETE FROM subscriptions WHERE subscription_id = \(id) AND app_id = \(appId) AND user_id = \(userId) RETURNING subscription_id
+            )
+            SELECT g.subscription_id, m.event_source, m.joined_at FROM gone g LEFT JOIN event_source_members m USING (subscription_id)
+            """, logger: logger)
+        var removed = Set<UUID>()
+        for try await (subscriptionId, source, joinedAt) in rows.decode((UUID, String?, Date?).self) {
+            removed.insert(subscriptionId)
+            if let source, let joinedAt {
+                ended.append(.init(appId: appId, userId: userId, eventSource: source, joinedAt: joinedAt))
+            }
+        }
+        return Array(removed)
+    }
+
     /// Stores the subscription of a device's token and answers its id: the token's subscription if the user already has
     /// it (updated in place), else a new one (`subscription.created`). A token another user holds is first taken from
     /// that user (`TokenReassignment`), so the device starts clean under a new id.
-    private func register(_ subscription: DeviceSubscription) async throws -> UUID {
+    /// The memberships the token's previous user lost are added to `ended`.
+    private func register(_ subscription: DeviceSubscription, ending ended: inout [BroadcastRemoval.EndedMembership]) async throws -> UUID {
         let keys = try subscription.keys.map { String(decoding: try WireCoding.makeEncoder().encode($0), as: UTF8.self) }
         let reassignment = TokenReassignment(connection: connection, logger: logger)
         // Twice at most: another user's registration of the token may commit between the release and the insert.
         for _ in 0..<2 {
             let released = try await reassignment.release(
-                appId: subscription.appId, platform: subscription.platform, pushToken: subscription.pushToken, takenBy: subscription.userId)
+                appId: subscription.appId, platform: subscription.platform, pushToken: subscription.pushToken, takenBy: subscription.userId,
+                ending: &ended)
             // An ingest that looked the token up before it changed hands may name the released id: never reuse it.
             let newId = released == subscription.subscriptionId ? UUID.random() : subscription.subscriptionId
             let stored = try await connection.query(
@@ -211,11 +229,10 @@ struct RegistryWriter {
     }
 
     /// Puts the app's subscriptions `subscriptionIds` in the sources of `names` that exist (already members stay).
-    /// Puts subscriptions in sources (already members stay, with `parameters` replacing theirs when given); records a
-    /// webhook event for each new member.
+    /// With `parameters`, they replace the members' own (already members included); a webhook event for each new member.
     private func join(appId: String, names: [String], subscriptionIds: [UUID], parameters: [String: JSONValue]? = nil) async throws {
         let parametersJSON = try parameters.map { String(decoding: try WireCoding.makeEncoder().encode($0), as: UTF8.self) }
-        try await recordMembers(.eventSourceJoined, reason: nil, connection.query(
+        _ = try await recordMembers(.eventSourceJoined, reason: nil, connection.query(
             """
             WITH added AS (
                 INSERT INTO event_source_members AS m (app_id, event_source, subscription_id, parameters)
@@ -224,34 +241,40 @@ struct RegistryWriter {
                 WHERE e.app_id = \(appId) AND e.name = ANY(\(ArrayParameter(names))::text[])
                 ON CONFLICT (app_id, event_source, subscription_id) DO UPDATE SET parameters = EXCLUDED.parameters
                     WHERE EXCLUDED.parameters IS NOT NULL
-                RETURNING m.app_id, m.event_source, m.subscription_id, (m.xmax = 0) AS inserted
+                RETURNING m.app_id, m.event_source, m.subscription_id, m.joined_at, (m.xmax = 0) AS inserted
             )
-            SELECT a.app_id, a.event_source, a.subscription_id, s.user_id FROM added a JOIN subscriptions s USING (subscription_id)
+            SELECT a.app_id, a.event_source, a.subscription_id, s.user_id, a.joined_at FROM added a JOIN subscriptions s USING (subscription_id)
             WHERE a.inserted
             """, logger: logger))
     }
 
-    /// Takes subscriptions (nil: every member, as the source is deleted) out of a source.
-    private func leave(appId: String, name: String, subscriptionIds: [UUID]?) async throws {
+    /// Takes subscriptions (nil: every member, as the source is deleted) out of a source; answers the memberships ended.
+    private func leave(appId: String, name: String, subscriptionIds: [UUID]?) async throws -> [BroadcastRemoval.EndedMembership] {
         try await recordMembers(.eventSourceLeft, reason: subscriptionIds == nil ? "sourceDeleted" : nil, connection.query(
             """
             WITH removed AS (
                 DELETE FROM event_source_members
                 WHERE app_id = \(appId) AND event_source = \(name)
                   AND (\(subscriptionIds.map { ArrayParameter($0) })::uuid[] IS NULL OR subscription_id = ANY(\(subscriptionIds.map { ArrayParameter($0) })::uuid[]))
-                RETURNING app_id, event_source, subscription_id
+                RETURNING app_id, event_source, subscription_id, joined_at
             )
-            SELECT r.app_id, r.event_source, r.subscription_id, s.user_id FROM removed r JOIN subscriptions s USING (subscription_id)
+            SELECT r.app_id, r.event_source, r.subscription_id, s.user_id, r.joined_at FROM removed r JOIN subscriptions s USING (subscription_id)
             """, logger: logger))
     }
 
-    /// Records a webhook event for each membership row (app, source, subscription, user) of `rows`.
-    private func recordMembers(_ type: WebhookEventType, reason: String?, _ rows: PostgresRowSequence) async throws {
+    /// Records a webhook event for each membership row (app, source, subscription, user, joined at) of `rows`; answers
+    /// the memberships.
+    private func recordMembers(
+        _ type: WebhookEventType, reason: String?, _ rows: PostgresRowSequence
+    ) async throws -> [BroadcastRemoval.EndedMembership] {
         var subjects: [WebhookOutbox.Subject] = []
-        for try await (appId, source, subscriptionId, userId) in rows.decode((String, String, UUID, String).self) {
+        var memberships: [BroadcastRemoval.EndedMembership] = []
+        for try await (appId, source, subscriptionId, userId, joinedAt) in rows.decode((String, String, UUID, String, Date).self) {
             subjects.append(.init(appId: appId, userId: userId, subscriptionId: subscriptionId, eventSource: source, reason: reason))
+            memberships.append(.init(appId: appId, userId: userId, eventSource: source, joinedAt: joinedAt))
         }
         try await webhooks.record(type, subjects)
+        return memberships
     }
 
     /// Records a broker user of an app that exists (a user of an app deleted meanwhile is not recorded): a new one, with
@@ -335,7 +358,7 @@ struct RegistryWriter {
     /// The tables keyed by app without a foreign key to apps.
     private static let appTables = [
         "changes", "notifications", "user_sequences", "unread_counts", "unread_group_counts", "device_versions", "delivery_records", "broadcasts", "broadcast_sequences", "broadcast_states", "external_badges", "event_source_members",
-        "webhook_events", "webhook_deliveries",
+        "broadcast_removals_pending", "webhook_events", "webhook_deliveries",
     ]
 
     private static func binds(_ appId: String) -> PostgresBindings {

@@ -19,8 +19,11 @@ struct TokenReassignment {
     static let reason = "reassigned"
 
     /// Removes the subscription holding the token (`appId`, `platform`, `pushToken`) if a user other than `userId` holds
-    /// it; answers the id it had (nil when the token is free or already the user's).
-    func release(appId: String, platform: Platform, pushToken: String, takenBy userId: String) async throws -> UUID? {
+    /// it; answers the id it had (nil when the token is free or already the user's). The memberships the previous user
+    /// lost are added to `ended`.
+    func release(
+        appId: String, platform: Platform, pushToken: String, takenBy userId: String, ending ended: inout [BroadcastRemoval.EndedMembership]
+    ) async throws -> UUID? {
         // Locked: a device joining a source meanwhile waits, so no membership is removed unreported.
         let held = try await connection.query(
             """
@@ -33,9 +36,12 @@ struct TokenReassignment {
         guard let (subscriptionId, previousUser) = previous else { return nil }
 
         let memberships = try await connection.query(
-            "DELETE FROM event_source_members WHERE subscription_id = \(subscriptionId) RETURNING event_source", logger: logger)
+            "DELETE FROM event_source_members WHERE subscription_id = \(subscriptionId) RETURNING event_source, joined_at", logger: logger)
         var sources: [String] = []
-        for try await source in memberships.decode(String.self) { sources.append(source) }
+        for try await (source, joinedAt) in memberships.decode((String, Date).self) {
+            sources.append(source)
+            ended.append(.init(appId: appId, userId: previousUser, eventSource: source, joinedAt: joinedAt))
+        }
         try await webhooks.record(.eventSourceLeft, sources.sorted().map {
             .init(appId: appId, userId: previousUser, subscriptionId: subscriptionId, eventSource: $0, reason: Self.reason)
         })

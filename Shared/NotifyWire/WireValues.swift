@@ -268,6 +268,7 @@ extension ChangeKind {
         case .stateChanged: .stateChanged
         case .deleted: .deleted
         case .expired: .expired
+        case .removed: .removed
         }
     }
 
@@ -278,6 +279,7 @@ extension ChangeKind {
         case .stateChanged: self = .stateChanged
         case .deleted: self = .deleted
         case .expired: self = .expired
+        case .removed: self = .removed
         case .unspecified, .UNRECOGNIZED: throw invalidEnum(field(), wire)
         }
     }

@@ -111,5 +111,90 @@ extension EndToEndTests {
             #expect(try await alice.history().notifications.allSatisfy { $0.id != broadcastId })
             #expect(try await bob.history().notifications.contains { $0.id == broadcastId })
         }
+
+        @Test(
+            "a broadcast past its expiration reaches every member's next sync as one expired change, after their cursors, and each member device is pushed the expiry; a broadcast that stays is not listed again",
+            .timeLimit(.minutes(2)))
+        func expiryIsSynced() async throws {
+            let app = try await TestApp.create()
+            let source = "news-\(uniqueSuffix())"
+            let defined = try await app.appServer(.POST, "/event-sources", json: StackClient.encode(EventSourceRequest(name: source, policy: .open)))
+            #expect(defined.status == 201, "\(defined.text)")
+            let (userA, userB) = ("alice-\(uniqueSuffix())", "bob-\(uniqueSuffix())")
+            let a1 = try await member(app, userA, of: source), b1 = try await member(app, userB, of: source)
+            let alice = try await app.user(userA), bob = try await app.user(userB)
+            let staying = try await app.publishAccepted(NotificationRequest(
+                eventSource: source, payload: NotificationPayload(visualContent: VisualContent(title: "Stays"))))
+            var request = NotificationRequest(eventSource: source, payload: NotificationPayload(visualContent: VisualContent(title: "Expires soon")))
+            request.expirationDateTime = Date().addingTimeInterval(3)
+            let expiring = try await app.publishAccepted(request)
+            let expiringId = UUID(uuidString: expiring)!
+
+            var cursors: [(UserClient, String)] = []
+            for user in [alice, bob] {
+                _ = try await user.waitForChanges(after: nil) { $0.count >= 2 }
+                cursors.append((user, try await user.currentCursor()))
+            }
+            // The sweeper runs every 5 s: the expiry shows within ~3 s + 5 s + processing.
+            for (user, cursor) in cursors {
+                let changes = try await user.waitForChanges(after: cursor, timeout: .seconds(20)) { !$0.isEmpty }
+                #expect(changes.map(\.kind) == [.expired], "\(user.userId): changes after the expiration: \(describe(changes))")
+                #expect(changes.first?.notification.id == expiringId && changes.first?.notification.status == .expired)
+                #expect(changes.first?.broadcastSequence != nil)
+                let (_, after) = try await user.allChanges(after: cursor)
+                #expect(try await user.changes(after: after).changes.isEmpty, "\(user.userId): the expiry was listed twice")
+                let history = try await user.history()
+                #expect(history.notifications.map { $0.id.uuidString.lowercased() } == [staying], "\(user.userId)'s history")
+            }
+            // Each member device is pushed the expiry (a background push), as a notification's expiry pushes its user's devices.
+            for device in [a1, b1] {
+                let pushed = try await pushes(to: device.token, about: expiring) { $0.count >= 2 }
+                #expect(pushed.count == 2, "device \(device.subscriptionId) got \(pushed.count) pushes of the broadcast")
+                #expect(pushed.last?.payload["notify"]?["kind"]?.stringValue == ChangeKind.expired.rawValue, "\(String(describing: pushed.last?.payload))")
+            }
+        }
+
+        @Test(
+            "a user whose device leaves the source, and one the app server takes out of it, each get a removed change for its broadcast after their cursors, and their history drops it; a member who stays keeps it with no change",
+            .timeLimit(.minutes(2)))
+        func leavingRemoves() async throws {
+            let app = try await TestApp.create()
+            let source = "news-\(uniqueSuffix())"
+            let defined = try await app.appServer(.POST, "/event-sources", json: StackClient.encode(EventSourceRequest(name: source, policy: .open)))
+            #expect(defined.status == 201, "\(defined.text)")
+            let (userA, userB, userC) = ("alice-\(uniqueSuffix())", "bob-\(uniqueSuffix())", "carol-\(uniqueSuffix())")
+            let a1 = try await member(app, userA, of: source)
+            _ = try await member(app, userB, of: source)
+            _ = try await member(app, userC, of: source)
+            let alice = try await app.user(userA), bob = try await app.user(userB), carol = try await app.user(userC)
+            let broadcast = try await app.publishAccepted(NotificationRequest(
+                eventSource: source, payload: NotificationPayload(visualContent: VisualContent(title: "Members only"))))
+            let broadcastId = UUID(uuidString: broadcast)!
+            var cursors: [String: String] = [:]
+            for user in [alice, bob, carol] {
+                _ = try await user.waitForChanges(after: nil) { $0.contains { $0.notification.id == broadcastId } }
+                cursors[user.userId] = try await user.currentCursor()
+            }
+
+            // Alice's only device leaves the source; the app server takes Bob out of it.
+            let left = try await StackClient.send(
+                .DELETE, "\(Stack.ingestURL)/v1/me/subscriptions/\(a1.subscriptionId)/event-sources/\(source)", bearer: try await app.userToken(userA))
+            #expect(left.status == 204, "\(left.text)")
+            let removedByApp = try await StackClient.send(
+                .DELETE, "\(Stack.ingestURL)/v1/apps/\(app.appId)/users/\(userB)/event-sources/\(source)", bearer: app.apiKey)
+            #expect(removedByApp.status == 200, "\(removedByApp.text)")
+            for user in [alice, bob] {
+                let cursor = cursors[user.userId]
+                let changes = try await user.waitForChanges(after: cursor) { !$0.isEmpty }
+                #expect(changes.map(\.kind) == [.removed], "\(user.userId): \(describe(changes))")
+                #expect(changes.first?.notification.id == broadcastId && changes.first?.broadcastSequence == nil)
+                let (_, after) = try await user.allChanges(after: cursor)
+                #expect(try await user.changes(after: after).changes.isEmpty, "\(user.userId): the removal was listed twice")
+                #expect(try await user.history().notifications.isEmpty, "\(user.userId)'s history keeps the broadcast")
+            }
+            // Carol stays a member: her feed did not change.
+            #expect(try await carol.changes(after: cursors[userC]).changes.isEmpty)
+            #expect(try await carol.history().notifications.map(\.id) == [broadcastId])
+        }
     }
 }

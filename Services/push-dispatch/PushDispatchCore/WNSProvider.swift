@@ -17,9 +17,10 @@ struct WNSProvider: SinglePushProvider {
     }
 
     /// Whether the change ends the notification's toast: a state change (read, dismissed, ... on another device),
-    /// a deletion or an expiry. Push jobs do not carry the new state, so every state change clears it.
+    /// a deletion, an expiry or a broadcast's removal from the feed. Push jobs do not carry the new state, so every
+    /// state change clears it.
     static func clearsToast(_ job: PushJob) -> Bool {
-        job.kind == .stateChanged || job.kind == .deleted || job.kind == .expired
+        !job.kind.isContentChange
     }
 
     private func send(_ job: PushJob, credentials: WNSCredentials, renewingRefusedToken: Bool) async -> PushVerdict {

@@ -12,7 +12,7 @@ public struct StorageConfiguration: ServiceConfiguration {
     public var readerRole = "notify_reader"
     /// Messages taken from `storage.commands` at once, each carrying up to 500 commands.
     public var prefetch = 64
-    /// How often expired notifications are turned into expiry changes.
+    /// How often expired notifications and broadcasts are turned into expiry changes.
     public var expirySweepInterval: Duration = .seconds(5)
     /// How long deletions, expirations and the change log are kept for offline devices to sync.
     public var tombstoneRetention: TimeInterval = 30 * 86_400
@@ -34,7 +34,7 @@ public struct StorageConfiguration: ServiceConfiguration {
         "NOTIFY_PREFETCH", "messages taken from the broker at once, each carrying up to 500 commands (applied in transactions of up to 2,000)",
         default: "64")
     static let expirySweep = EnvironmentVariable(
-        "NOTIFY_EXPIRY_SWEEP_SECONDS", "how often expired notifications are turned into expiry changes", default: "5")
+        "NOTIFY_EXPIRY_SWEEP_SECONDS", "how often expired notifications and broadcasts are turned into expiry changes", default: "5")
     static let tombstoneRetention = EnvironmentVariable(
         "NOTIFY_TOMBSTONE_RETENTION_DAYS",
         "how long deletions, expirations and the change log are kept for offline devices to sync; an older cursor must resync", default: "30")

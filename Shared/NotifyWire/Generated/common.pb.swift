@@ -229,6 +229,9 @@ nonisolated enum WireChangeKind: SwiftProtobuf.Enum, Swift.CaseIterable {
   case stateChanged // = 3
   case deleted // = 4
   case expired // = 5
+
+  /// A broadcast left the user's feed: the user is no longer a member of its event source.
+  case removed // = 6
   case UNRECOGNIZED(Int)
 
   init() {
@@ -243,6 +246,7 @@ nonisolated enum WireChangeKind: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 3: self = .stateChanged
     case 4: self = .deleted
     case 5: self = .expired
+    case 6: self = .removed
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -255,6 +259,7 @@ nonisolated enum WireChangeKind: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .stateChanged: return 3
     case .deleted: return 4
     case .expired: return 5
+    case .removed: return 6
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -267,6 +272,7 @@ nonisolated enum WireChangeKind: SwiftProtobuf.Enum, Swift.CaseIterable {
     .stateChanged,
     .deleted,
     .expired,
+    .removed,
   ]
 
 }
@@ -848,7 +854,7 @@ nonisolated extension WirePriority: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension WireChangeKind: SwiftProtobuf._ProtoNameProviding {
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CHANGE_KIND_UNSPECIFIED\0\u{1}CHANGE_KIND_CREATED\0\u{1}CHANGE_KIND_UPDATED\0\u{1}CHANGE_KIND_STATE_CHANGED\0\u{1}CHANGE_KIND_DELETED\0\u{1}CHANGE_KIND_EXPIRED\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CHANGE_KIND_UNSPECIFIED\0\u{1}CHANGE_KIND_CREATED\0\u{1}CHANGE_KIND_UPDATED\0\u{1}CHANGE_KIND_STATE_CHANGED\0\u{1}CHANGE_KIND_DELETED\0\u{1}CHANGE_KIND_EXPIRED\0\u{1}CHANGE_KIND_REMOVED\0")
 }
 
 nonisolated extension WireReadState: SwiftProtobuf._ProtoNameProviding {

@@ -14,7 +14,7 @@ extension NotifyClient {
 
     /// Brings the cache up to date: renews the subscription when near expiry, sends queued state changes,
     /// then asks for every change after the stored cursor (following `hasMore`). Each change is applied
-    /// (created/updated/stateChanged upsert; deleted/expired remove), the cursor and cache are saved, and
+    /// (created/updated/stateChanged upsert; deleted, expired and removed, a broadcast of a source the user left, remove), the cursor and cache are saved, and
     /// the changes are emitted on `changes` and to `onChange`.
     ///
     /// When the service answers 410 `cursor_expired` (the cursor is older than its change log), the
@@ -100,7 +100,7 @@ extension NotifyClient {
             state.sequence = change.sequence
         }
         let view = change.notification
-        let removes = change.kind == .deleted || change.kind == .expired || view.status != .active
+        let removes = change.kind.removesNotification || view.status != .active
         state.notifications[view.id] = removes ? nil : overlaid(view)
         return true
     }

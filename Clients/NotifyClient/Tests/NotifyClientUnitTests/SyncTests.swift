@@ -156,6 +156,34 @@ import Testing
         #expect(service.requests.last?.query["cursor"] == SyncCursor.encode(SyncPosition(sequence: 0, broadcastSequence: 5)))
     }
 
+    @Test("a broadcast's expiry (listed again from the app's broadcasts) and its removal from the feed (a change of the user's) drop it from the cache")
+    func broadcastsExpiredAndRemoved() async throws {
+        var news = Fixture.notification(sequence: 1, title: "Extra"), sale = Fixture.notification(sequence: 2, title: "Sale")
+        news.eventSource = "news"
+        sale.eventSource = "shop"
+        func listed(_ view: NotificationView, _ kind: ChangeKind, at broadcastSequence: Int64) -> NotificationChange {
+            NotificationChange(sequence: 0, broadcastSequence: broadcastSequence, kind: kind, changedDateTime: view.lastModifiedDateTime, notification: view)
+        }
+        var expiredNews = news
+        expiredNews.status = .expired
+        let removedSale = NotificationChange(sequence: 1, kind: .removed, changedDateTime: sale.lastModifiedDateTime, notification: sale)
+        let pages = [
+            ChangePage(changes: [listed(news, .created, at: 1), listed(sale, .created, at: 2)],
+                       cursor: SyncCursor.encode(SyncPosition(sequence: 0, broadcastSequence: 2)), hasMore: false),
+            ChangePage(changes: [removedSale, listed(expiredNews, .expired, at: 3)],
+                       cursor: SyncCursor.encode(SyncPosition(sequence: 1, broadcastSequence: 3)), hasMore: false),
+        ]
+        let served = Mutex(0)
+        let service = FakeService { _ in try .ok(pages[served.withLock { count in count += 1; return min(count, pages.count) - 1 }]) }
+        let client = try Fixture.client(service)
+        _ = try await client.sync()
+        #expect(await client.notification(id: news.id) != nil)
+        #expect(await client.notification(id: sale.id) != nil)
+        #expect(try await client.sync().map(\.kind) == [.removed, .expired])
+        #expect(await client.notification(id: news.id) == nil, "the expired broadcast is still cached")
+        #expect(await client.notification(id: sale.id) == nil, "the broadcast removed from the feed is still cached")
+    }
+
     /// A page of `GET /v1/me/notifications`.
     static func history(_ notifications: [NotificationView], next: String?) throws -> String {
         struct Page: Encodable {

@@ -1,4 +1,4 @@
 // Written by regenerate.sh: the SHA-256 of Protos/*.proto (concatenated in name order) this code was generated from.
 enum WireSchemaDigest {
-    static let protos = "8f5d4eb661fd2076ca97d182b0f86db26f40ff1ee12ee3bc30c7b8a262a0f47a"
+    static let protos = "c62b5d27632c27f3ce451dcf8ddbac56ed6ce13e601ca388d8459467057c9491"
 }

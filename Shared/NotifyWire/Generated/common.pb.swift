@@ -531,7 +531,7 @@ nonisolated struct WirePushOptions: Sendable {
   mutating func clearData() {self._data = nil}
 
   /// The options that shape an alert, a serialized AlertOptions; absent when none is set. Bytes, not the message: as a
-  /// field it would count its thirteen fields towards NotificationContent's, and past 16 swift-protobuf keeps a message on
+  /// field it would count its fifteen fields towards NotificationContent's, and past 16 swift-protobuf keeps a message on
   /// the heap, copied on write, which cost a change event's encoding half as much again (loadgen micro, measured).
   var alert: Data {
     get {_alert ?? Data()}

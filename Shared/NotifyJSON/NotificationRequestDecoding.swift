@@ -103,7 +103,8 @@ extension PushOptions {
         var title: String??, subtitle: String??, body: String??
         var titleLocKey: String??, titleLocArgs: [String]??, bodyLocKey: String??, bodyLocArgs: [String]??
         var imageUrl: String??, launchImage: String??, mutableContent: Bool??, interruptionLevel: InterruptionLevel??
-        var relevanceScore: Double??, badge: Int??, delivery: PushDelivery??, data: [String: JSONValue]??
+        var relevanceScore: Double??, badge: Int??, delivery: PushDelivery??, url: String??, androidChannelId: String??
+        var data: [String: JSONValue]??
         try reader.readObject { reader, key in
             switch key {
             case "sound": try first(&sound, &reader) { try $0.readString() }
@@ -124,6 +125,8 @@ extension PushOptions {
             case "relevanceScore": try first(&relevanceScore, &reader) { try $0.readDouble() }
             case "badge": try first(&badge, &reader) { try $0.readInt() }
             case "delivery": try first(&delivery, &reader) { try $0.readEnum(PushDelivery.self) }
+            case "url": try first(&url, &reader) { try $0.readString() }
+            case "androidChannelId": try first(&androidChannelId, &reader) { try $0.readString() }
             case "data": try first(&data, &reader) { try $0.readObjectValue() }
             default: try reader.skipValue()
             }
@@ -133,7 +136,8 @@ extension PushOptions {
             title: title ?? nil, subtitle: subtitle ?? nil, body: body ?? nil, titleLocKey: titleLocKey ?? nil,
             titleLocArgs: titleLocArgs ?? nil, bodyLocKey: bodyLocKey ?? nil, bodyLocArgs: bodyLocArgs ?? nil, imageUrl: imageUrl ?? nil,
             launchImage: launchImage ?? nil, mutableContent: mutableContent ?? nil, interruptionLevel: interruptionLevel ?? nil,
-            relevanceScore: relevanceScore ?? nil, badge: badge ?? nil, delivery: delivery ?? nil, data: data ?? nil)
+            relevanceScore: relevanceScore ?? nil, badge: badge ?? nil, delivery: delivery ?? nil, url: url ?? nil,
+            androidChannelId: androidChannelId ?? nil, data: data ?? nil)
     }
 }
 

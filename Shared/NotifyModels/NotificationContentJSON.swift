@@ -55,6 +55,8 @@ extension NotificationContent {
             if let score = push.relevanceScore { writer.key("relevanceScore"); writer.value(.number(score)) }
             if let badge = push.badge { writer.key("badge"); writer.integer(Int64(badge)) }
             if let delivery = push.delivery { writer.key("delivery"); writer.string(delivery.rawValue) }
+            if let url = push.url { writer.key("url"); writer.string(url) }
+            if let channel = push.androidChannelId { writer.key("androidChannelId"); writer.string(channel) }
             if let data = push.data { writer.key("data"); writer.value(.object(data)) }
             writer.endObject()
         }

@@ -20,8 +20,9 @@ public struct PushMarker: Sendable, Equatable {
 /// Payloads for the providers other than APNs. Each carries the same `notify` marker
 /// (`id`, `seq`, `kind`) so the client recognises the push and knows what to sync.
 public enum ProviderPayloads {
-    /// The app-visible JSON of a push without APNs's `aps` wrapper: the Web Push plaintext, the WNS raw body,
-    /// and the FCM `data` values. `{"notify": {...}, "title", "body", "badge", "rawContent", ...app data}`.
+    /// The app-visible JSON of a push without APNs's `aps` wrapper: the Web Push plaintext and the WNS raw body.
+    /// `{"notify": {...}, "title", "body", ..., "url", "rawContent", "data": {app data}, "badge"}`: the app's data in a
+    /// namespace of its own, so no name of it clashes with notify's.
     public static func data(for content: NotificationContent?, marker: PushMarker, badge: Int?) -> [UInt8] {
         var writer = JSONWriter(capacity: 384)
         writer.beginObject()
@@ -37,8 +38,11 @@ public enum ProviderPayloads {
                 if let sound = content.push?.sound { writer.key("sound"); writer.string(sound) }
                 if let category = content.push?.category { writer.key("category"); writer.string(category) }
                 if let level = content.push?.interruptionLevel { writer.key("interruptionLevel"); writer.string(level.rawValue) }
+                // The page a click opens (the service worker's `clients.openWindow(url)`).
+                if let url = content.push?.url { writer.key("url"); writer.string(url) }
             }
-            writeAppContent(&writer, content)
+            if let raw = content.payload.rawContent { writer.key("rawContent"); writer.string(raw) }
+            if let data = content.push?.data { writer.key("data"); writer.value(.object(data)) }
         }
         if let badge { writer.key("badge"); writer.integer(Int64(badge)) }
         writer.endObject()
@@ -47,6 +51,9 @@ public enum ProviderPayloads {
 
     /// An FCM HTTP v1 `message` (without the device token, which dispatch adds): data-only for shoulder taps,
     /// with a `notification` part for alerts. FCM data values must be strings, so the marker fields are strings.
+    /// Each platform's block says what FCM passes on: `android` (collapse key, priority, TTL, the alert's
+    /// notification), `apns` (the headers and `aps` an Apple device needs: sound, badge, content-available, alert) and
+    /// `webpush` (Urgency, TTL and the alert's https `url` as `fcm_options.link`).
     public static func fcmMessage(
         for content: NotificationContent?, marker: PushMarker, badge: Int?, collapseKey: String, highPriority: Bool, ttlSeconds: Int
     ) -> [UInt8] {
@@ -78,15 +85,58 @@ public enum ProviderPayloads {
             if let key = alert.push?.bodyLocKey { writer.key("body_loc_key"); writer.string(key) }
             if let args = alert.push?.bodyLocArgs { writer.key("body_loc_args"); writer.strings(args) }
             if let level = alert.push?.interruptionLevel { writer.key("notification_priority"); writer.string(androidPriority(of: level)) }
+            if let channel = alert.push?.androidChannelId { writer.key("channel_id"); writer.string(channel) }
             writer.endObject()
         }
         writer.endObject()
+        writeFCMApns(&writer, content, badge: badge, highPriority: highPriority)
+        writeFCMWebPush(&writer, content, highPriority: highPriority, ttlSeconds: ttlSeconds)
         writer.endObject()
         return writer.bytes
     }
 
-    /// FCM's `data`: the marker's flat keys, the badge, `rawContent` and the app's data, every value a string (FCM's rule;
-    /// a value that is not a string goes as its JSON text).
+    /// FCM's `apns` block: `apns-push-type` and `apns-priority` as APNs itself gets them (an alert at high priority
+    /// 10, else 5), and the payload's `aps` (`APSDictionary`: the alert, sound, badge, content-available). FCM adds
+    /// the message's `data` beside `aps`.
+    private static func writeFCMApns(_ writer: inout JSONWriter, _ content: NotificationContent?, badge: Int?, highPriority: Bool) {
+        let isAlert = content?.isAlert == true
+        writer.key("apns")
+        writer.beginObject()
+        writer.key("headers")
+        writer.beginObject()
+        writer.key("apns-push-type"); writer.string(isAlert ? "alert" : "background")
+        writer.key("apns-priority"); writer.string(isAlert && highPriority ? "10" : "5")
+        writer.endObject()
+        writer.key("payload")
+        writer.beginObject()
+        writer.key("aps")
+        APSDictionary.write(&writer, for: content, badge: badge)
+        writer.endObject()
+        writer.endObject()
+    }
+
+    /// FCM's `webpush` block: RFC 8030's `Urgency` and `TTL` headers, and for an alert with an https `url`, the page a
+    /// click opens (`fcm_options.link`; FCM takes https links only).
+    private static func writeFCMWebPush(_ writer: inout JSONWriter, _ content: NotificationContent?, highPriority: Bool, ttlSeconds: Int) {
+        writer.key("webpush")
+        writer.beginObject()
+        writer.key("headers")
+        writer.beginObject()
+        writer.key("Urgency"); writer.string(highPriority ? "high" : "low")
+        writer.key("TTL"); writer.string(String(max(ttlSeconds, 0)))
+        writer.endObject()
+        if content?.isAlert == true, let url = content?.push?.url, url.lowercased().hasPrefix("https:") {
+            writer.key("fcm_options")
+            writer.beginObject()
+            writer.key("link"); writer.string(url)
+            writer.endObject()
+        }
+        writer.endObject()
+    }
+
+    /// FCM's `data`: the marker's flat keys, the badge, `rawContent`, an alert's deep link (`notifyUrl`, which an Android
+    /// app opens on a tap) and the app's data, every value a string (FCM's rule; a value that is not a string goes as its
+    /// JSON text).
     private static func writeFCMData(_ writer: inout JSONWriter, _ content: NotificationContent?, marker: PushMarker, badge: Int?) {
         writer.beginObject()
         writer.key("notifyId"); writer.uuid(marker.notificationId)
@@ -94,6 +144,7 @@ public enum ProviderPayloads {
         writer.key("notifyKind"); writer.string(marker.kind.rawValue)
         if let badge { writer.key("badge"); writer.string(String(badge)) }
         if let raw = content?.payload.rawContent { writer.key("rawContent"); writer.string(raw) }
+        if content?.isAlert == true, let url = content?.push?.url { writer.key("notifyUrl"); writer.string(url) }
         for (name, value) in (content?.push?.data ?? [:]).sorted(by: { $0.key < $1.key }) {
             writer.key(name)
             switch value {
@@ -149,6 +200,7 @@ public enum ProviderPayloads {
         guard let push = content.push else { return content.groupName != nil }
         return push.sound != nil || push.category != nil || content.groupName != nil || push.interruptionLevel != nil
             || push.titleLocKey != nil || push.titleLocArgs != nil || push.bodyLocKey != nil || push.bodyLocArgs != nil
+            || push.androidChannelId != nil
     }
 
     /// Android's nearest notification priority to an interruption level.
@@ -164,11 +216,13 @@ public enum ProviderPayloads {
     /// A WNS toast (`X-WNS-Type: wns/toast`) showing the alert's title, subtitle and body (the push's own title and
     /// body over the visual content's), with the image as its hero and the
     /// sound when it names one of Windows' (`ms-winsoundevent:`) or the app's (`ms-appx:`) sounds; a time-sensitive or
-    /// critical one is an urgent toast. The marker rides in `launch`.
+    /// critical one is an urgent toast. The marker rides in `launch`, the arguments the app is activated with, and the
+    /// deep link with it as `url` (percent-encoded): `notifyId=…&notifySeq=…&url=…`.
     public static func wnsToast(for content: NotificationContent, marker: PushMarker) -> [UInt8] {
         let text = content.alertText
         let push = content.push
-        let launch = "notifyId=\(marker.notificationId.lowercasedString)&notifySeq=\(marker.sequence)"
+        var launch = "notifyId=\(marker.notificationId.lowercasedString)&notifySeq=\(marker.sequence)"
+        if let url = push?.url { launch += "&url=" + percentEncoded(url) }
         let urgent = push?.interruptionLevel == .timeSensitive || push?.interruptionLevel == .critical
         var xml = "<toast launch=\"\(escapeXML(launch))\"\(urgent ? " scenario=\"urgent\"" : "")><visual><binding template=\"ToastGeneric\">"
         xml += "<text>\(escapeXML(text?.title ?? ""))</text>"
@@ -195,16 +249,8 @@ public enum ProviderPayloads {
         return data(for: content, marker: marker, badge: Int.max).count + webPushEncryptionOverhead
     }
 
-    /// Top-level keys app data may not use: they are the payloads' own (APNs' `aps` and `imageUrl`, the marker in both
-    /// its forms, the Web Push JSON's `title`, `subtitle`, `body`, `image`, `tag`, `sound`, `category`,
-    /// `interruptionLevel` and `badge`, which app data would otherwise write a second time and override) or FCM's
-    /// reserved data keys.
-    public static let reservedKeys: Set<String> = [
-        "aps", "notify", "rawContent", "alert", "title", "body", "badge", "notifyId", "notifySeq", "notifyKind", "from", "notification", "message_type",
-        "subtitle", "image", "imageUrl", "tag", "sound", "category", "interruptionLevel",
-    ]
-
-    /// `rawContent` and the app's data keys, in a stable order (every payload that carries the content ends so).
+    /// `rawContent` and the app's data keys beside notify's own, in a stable order: how an APNs payload, whose top level
+    /// holds an app's own keys, ends.
     public static func writeAppContent(_ writer: inout JSONWriter, _ content: NotificationContent) {
         if let raw = content.payload.rawContent { writer.key("rawContent"); writer.string(raw) }
         if let data = content.push?.data {
@@ -215,14 +261,31 @@ public enum ProviderPayloads {
         }
     }
 
-    /// Writes `"notify": {"id", "seq", "kind"}`, the marker every push carries.
-    public static func writeMarker(_ writer: inout JSONWriter, _ marker: PushMarker) {
+    /// Writes `"notify": {"id", "seq", "kind"}`, the marker every push carries, and an alert's deep link as `url` where
+    /// the payload has no other place of notify's for it (APNs).
+    public static func writeMarker(_ writer: inout JSONWriter, _ marker: PushMarker, url: String? = nil) {
         writer.key("notify")
         writer.beginObject()
         writer.key("id"); writer.uuid(marker.notificationId)
         writer.key("seq"); writer.integer(marker.sequence)
         writer.key("kind"); writer.string(marker.kind.rawValue)
+        if let url { writer.key("url"); writer.string(url) }
         writer.endObject()
+    }
+
+    /// `text` with every byte but RFC 3986's unreserved characters percent-encoded, as a value of `launch`'s arguments.
+    private static func percentEncoded(_ text: String) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                encoded += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0x0F, radix: 16, uppercase: true)
+            }
+        }
+        return encoded
     }
 
     private static func escapeXML(_ text: String) -> String {

@@ -84,6 +84,8 @@ extension PushOptions {
             relevanceScore: alert?.hasRelevanceScore == true ? alert?.relevanceScore : nil,
             badge: push.hasBadge ? Int(push.badge) : nil,
             delivery: push.delivery == .unspecified ? nil : try PushDelivery(wire: push.delivery, "\(field()).delivery"),
+            url: alert?.hasURL == true ? alert?.url : nil,
+            androidChannelId: alert?.hasAndroidChannelID == true ? alert?.androidChannelID : nil,
             data: push.hasData ? [String: JSONValue](wire: push.data) : nil)
     }
 
@@ -91,6 +93,7 @@ extension PushOptions {
     var hasAlertOptions: Bool {
         criticalSound != nil || title != nil || subtitle != nil || body != nil || titleLocKey != nil || titleLocArgs != nil
             || bodyLocKey != nil || bodyLocArgs != nil || imageUrl != nil || launchImage != nil || mutableContent != nil || interruptionLevel != nil || relevanceScore != nil
+            || url != nil || androidChannelId != nil
     }
 
     var wireAlert: WireAlertOptions {
@@ -108,6 +111,8 @@ extension PushOptions {
         if let mutableContent { alert.mutableContent = mutableContent }
         if let interruptionLevel { alert.interruptionLevel = interruptionLevel.wire }
         if let relevanceScore { alert.relevanceScore = relevanceScore }
+        if let url { alert.url = url }
+        if let androidChannelId { alert.androidChannelID = androidChannelId }
         return alert
     }
 }

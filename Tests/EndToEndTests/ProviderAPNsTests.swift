@@ -29,11 +29,28 @@ extension EndToEndTests {
             #expect(payload["imageUrl"]?.stringValue == "https://cdn.example.com/parcel.png")
             #expect(payload["orderId"]?.stringValue == "42")
 
+            #expect(payload["notify"]?["url"] == nil && aps["target-content-id"] == nil, "no deep link given")
+
             // A critical alert's sound is a dictionary.
             let critical = try await app.registerDevice(of: "critical-\(user)")
             _ = try await app.publishAccepted(.alert(to: "critical-\(user)", push: PushOptions(sound: "siren.caf", criticalSound: true, interruptionLevel: .critical)))
             let sound = try #require(try await Sandbox.waitForDeliveries(to: critical) { !$0.isEmpty }.first?.payload["aps"]?["sound"])
             #expect(sound == .object(["critical": .number(1), "name": .string("siren.caf"), "volume": .number(1)]))
+        }
+
+        @Test("the app's data beside aps, whatever its names (category, title, sound); the deep link as aps.target-content-id and notify.url")
+        func appDataAndDeepLink() async throws {
+            let app = try await TestApp.create()
+            let user = "user-\(uniqueSuffix())"
+            let token = try await app.registerDevice(of: user)
+            _ = try await app.publishAccepted(.alert(to: user, push: .appDataAndLink))
+            let payload = try #require(try await Sandbox.waitForDeliveries(to: token) { !$0.isEmpty }.first?.payload)
+            #expect(payload["category"]?.stringValue == "x" && payload["title"]?.stringValue == "y" && payload["sound"]?.stringValue == "z")
+            let aps = try #require(payload["aps"])
+            #expect(aps["category"]?.stringValue == "OPEN_ORDER" && aps["sound"]?.stringValue == "chime.caf")
+            #expect(aps["alert"]?["title"]?.stringValue == "Order shipped")
+            #expect(aps["target-content-id"]?.stringValue == "https://shop.example.com/orders/42?tab=tracking")
+            #expect(payload["notify"]?["url"]?.stringValue == "https://shop.example.com/orders/42?tab=tracking")
         }
 
         @Test("an app with a second identity (a watch app): its devices are pushed with that identity's key and topic, the others with the app's default ones")

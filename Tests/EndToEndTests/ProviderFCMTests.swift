@@ -75,6 +75,35 @@ extension EndToEndTests {
             #expect(message["data"]?["gift"]?.stringValue == "true")
         }
 
+        @Test("the app's data in data, whatever its names; the deep link (notifyUrl, webpush.fcm_options.link, the apns block's target-content-id); the Android channel; the apns and webpush blocks")
+        func appDataDeepLinkAndPlatformBlocks() async throws {
+            let setup = try await setUp()
+            _ = try await setup.app.publishAccepted(.alert(to: setup.user, push: .appDataAndLink))
+            let message = try #require(try await ProviderSandbox.waitForDeliveries("fcm", to: setup.token).first?.payload)
+            let link = "https://shop.example.com/orders/42?tab=tracking"
+            #expect(message["data"]?["category"]?.stringValue == "x" && message["data"]?["title"]?.stringValue == "y")
+            #expect(message["data"]?["sound"]?.stringValue == "z" && message["data"]?["notifyUrl"]?.stringValue == link)
+            #expect(message["android"]?["notification"]?["channel_id"]?.stringValue == "orders")
+            #expect(message["android"]?["notification"]?["click_action"]?.stringValue == "OPEN_ORDER")
+            let apns = try #require(message["apns"])
+            #expect(apns["headers"] == .object(["apns-push-type": .string("alert"), "apns-priority": .string("10")]))
+            let aps = try #require(apns["payload"]?["aps"])
+            #expect(aps["alert"]?["title"]?.stringValue == "Order shipped" && aps["sound"]?.stringValue == "chime.caf")
+            #expect(aps["badge"]?.intValue == 1 && aps["content-available"]?.intValue == 1 && aps["target-content-id"]?.stringValue == link)
+            let webpush = try #require(message["webpush"])
+            #expect(webpush["headers"]?["Urgency"]?.stringValue == "high")
+            let ttl = webpush["headers"]?["TTL"]?.stringValue.flatMap { Int($0) }
+            #expect(ttl.map { (1...28 * 24 * 3600).contains($0) } == true, "webpush TTL: \(ttl.map(String.init) ?? "missing")")
+            #expect(webpush["fcm_options"]?["link"]?.stringValue == link)
+
+            // A shoulder tap: background at priority 5 with content-available for an Apple device, low urgency for a browser.
+            _ = try await setup.app.publishAccepted(NotificationRequest(userId: setup.user, payload: NotificationPayload(rawContent: "sync")))
+            let tap = try #require(try await ProviderSandbox.waitForDeliveries("fcm", to: setup.token) { $0.count >= 2 }.last?.payload)
+            #expect(tap["apns"]?["headers"] == .object(["apns-push-type": .string("background"), "apns-priority": .string("5")]))
+            #expect(tap["apns"]?["payload"]?["aps"]?["content-available"]?.intValue == 1 && tap["apns"]?["payload"]?["aps"]?["alert"] == nil)
+            #expect(tap["webpush"]?["headers"]?["Urgency"]?.stringValue == "low" && tap["webpush"]?["fcm_options"] == nil)
+        }
+
         @Test("503 UNAVAILABLE once: retried through a retry queue, then delivered", arguments: [(503, "UNAVAILABLE"), (500, "INTERNAL")])
         func unavailableIsRetried(status: Int, reason: String) async throws {
             let setup = try await setUp()

@@ -259,6 +259,14 @@ extension PushOptions {
         mutableContent: true, interruptionLevel: .timeSensitive, relevanceScore: 0.75, data: ["orderId": .string("42")])
 }
 
+extension PushOptions {
+    /// App data under names notify's own payload keys and options also use, a deep link and an Android channel: for the
+    /// tests that check each provider keeps the app's data apart and opens the link.
+    static let appDataAndLink = PushOptions(
+        sound: "chime.caf", category: "OPEN_ORDER", url: "https://shop.example.com/orders/42?tab=tracking", androidChannelId: "orders",
+        data: ["category": .string("x"), "title": .string("y"), "sound": .string("z")])
+}
+
 extension NotificationRequest {
     /// An alert to `userId` in the group "orders" with `push`.
     static func alert(to userId: String, push: PushOptions) -> NotificationRequest {

@@ -69,6 +69,28 @@ extension EndToEndTests {
             #expect(xml.contains("<audio src=\"ms-winsoundevent:Notification.Mail\"/>"), "\(xml)")
         }
 
+        @Test("the deep link in the toast's launch arguments beside the marker; X-WNS-Priority from the notification's priority (high 1, low 3); the app's data under data of a raw notification")
+        func deepLinkPriorityAndAppData() async throws {
+            let setup = try await setUp()
+            let id = try await setup.app.publishAccepted(.alert(to: setup.user, push: .appDataAndLink))
+            let toast = try #require(try await ProviderSandbox.waitForDeliveries("wns", to: setup.token).first)
+            let xml = try #require(toast.payload.stringValue)
+            #expect(xml.contains("launch=\"notifyId=\(id)&amp;notifySeq=1&amp;url=https%3A%2F%2Fshop.example.com%2Forders%2F42%3Ftab%3Dtracking\""), "\(xml)")
+            #expect(toast.headers["x-wns-priority"] == "1")
+            var low = NotificationRequest.alert(to: setup.user, push: .appDataAndLink)
+            low.priority = .low
+            _ = try await setup.app.publishAccepted(low)
+            let lowToast = try #require(try await ProviderSandbox.waitForDeliveries("wns", to: setup.token) { $0.count >= 2 }.last)
+            #expect(lowToast.headers["x-wns-priority"] == "3")
+            _ = try await setup.app.publishAccepted(NotificationRequest(
+                userId: setup.user, payload: NotificationPayload(rawContent: "sync"), push: PushOptions(data: ["title": .string("y")])))
+            let raw = try #require(try await ProviderSandbox.waitForDeliveries("wns", to: setup.token) { $0.count >= 3 }.last)
+            #expect(raw.headers["x-wns-type"] == "wns/raw" && raw.headers["x-wns-priority"] == "3")
+            let body = try #require(raw.payload.stringValue.map { Data($0.utf8) })
+            let tap = try WireCoding.makeDecoder().decode(JSONValue.self, from: body)
+            #expect(tap["data"] == .object(["title": .string("y")]) && tap["rawContent"]?.stringValue == "sync", "\(tap)")
+        }
+
         @Test("dismissed on another device: the toast is cleared (DELETE with X-WNS-Match), then a raw shoulder tap follows")
         func dismissElsewhereClearsTheToast() async throws {
             let setup = try await setUp()

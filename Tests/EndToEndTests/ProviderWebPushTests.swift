@@ -95,7 +95,17 @@ extension EndToEndTests {
             #expect(push["tag"]?.stringValue == "orders")
             #expect(push["sound"]?.stringValue == "chime.caf" && push["category"]?.stringValue == "OPEN_ORDER")
             #expect(push["interruptionLevel"]?.stringValue == "timeSensitive")
-            #expect(push["orderId"]?.stringValue == "42")
+            #expect(push["data"]?["orderId"]?.stringValue == "42")
+        }
+
+        @Test("the app's data under data, whatever its names (category, title, sound), apart from what the service worker shows; the deep link as url")
+        func appDataAndDeepLink() async throws {
+            let setup = try await setUp()
+            _ = try await setup.app.publishAccepted(.alert(to: setup.user, push: .appDataAndLink))
+            let push = try #require(try await ProviderSandbox.waitForDeliveries("webpush", to: setup.token).first?.payload)
+            #expect(push["title"]?.stringValue == "Order shipped" && push["category"]?.stringValue == "OPEN_ORDER" && push["sound"]?.stringValue == "chime.caf")
+            #expect(push["data"] == .object(["category": .string("x"), "title": .string("y"), "sound": .string("z")]))
+            #expect(push["url"]?.stringValue == "https://shop.example.com/orders/42?tab=tracking")
         }
 
         @Test("503 once: retried through a retry queue, then delivered")

@@ -100,16 +100,80 @@ import Testing
         #expect(field(of: request([.apns, .fcm])) == nil, "the same notification for APNs and FCM only is accepted at \(pad) bytes")
     }
 
-    @Test("app data may not use a key the payloads write themselves (Web Push's title, body and badge included)")
-    func reservedDataKeysAreRefused() {
-        for key in ["aps", "notify", "rawContent", "alert", "title", "body", "badge", "notifyId", "notification", "message_type"] {
-            let request = NotificationRequest(userId: "a", payload: visual(), push: PushOptions(data: [key: .string("x")]))
-            #expect(field(of: request) == "push.data.\(key)")
+    private func refusal(of request: NotificationRequest) -> ValidationError? {
+        do {
+            _ = try validator.validate(request, now: now)
+            return nil
+        } catch {
+            return error
         }
-        #expect(field(of: NotificationRequest(userId: "a", payload: visual(), push: PushOptions(data: ["orderId": .string("x")]))) == nil)
-        for key in ["subtitle", "image", "imageUrl", "tag", "sound", "category", "interruptionLevel"] {
-            #expect(field(of: NotificationRequest(userId: "a", payload: visual(), push: PushOptions(data: [key: .string("x")]))) == "push.data.\(key)")
+    }
+
+    private func dataRequest(_ key: String, _ platforms: [Platform]? = nil) -> NotificationRequest {
+        NotificationRequest(
+            userId: "a", targetPolicy: platforms.map { TargetPolicy(platformTypes: $0) }, payload: visual(),
+            push: PushOptions(data: [key: .string("x")]))
+    }
+
+    @Test("app data takes any name but a provider's own (and the few notify writes beside it on APNs and FCM): title, category and sound included")
+    func appDataNamesAreFree() {
+        for key in ["title", "body", "subtitle", "category", "sound", "image", "tag", "interruptionLevel", "alert", "url", "data", "orderId"] {
+            #expect(field(of: dataRequest(key)) == nil, "\(key)")
         }
+        #expect(field(of: NotificationRequest(
+            userId: "a", payload: visual(), push: PushOptions(data: ["category": .string("x"), "title": .string("y")]))) == nil)
+    }
+
+    @Test("a provider's own names are refused naming push.data.<key> and the provider, only where the notification goes")
+    func providersOwnNamesAreRefused() throws {
+        let aps = try #require(refusal(of: dataRequest("aps")))
+        #expect(aps.field == "push.data.aps" && aps.message.contains("APNs"))
+        #expect(field(of: dataRequest("aps", [.fcm, .wns, .webpush])) == nil, "only APNs keeps aps")
+        for key in ["from", "notification", "message_type", "google.c.a", "gcm.n.e", "googleId"] {
+            let refused = try #require(refusal(of: dataRequest(key)), "\(key)")
+            #expect(refused.field == "push.data.\(key)" && refused.message.contains("FCM"))
+            #expect(field(of: dataRequest(key, [.apns, .wns, .webpush])) == nil, "\(key) is FCM's alone")
+        }
+        for key in ["notify", "imageUrl"] {
+            let refused = try #require(refusal(of: dataRequest(key)), "\(key)")
+            #expect(refused.field == "push.data.\(key)" && refused.message.contains("apns"))
+            #expect(field(of: dataRequest(key, [.fcm, .wns, .webpush])) == nil, "\(key) is free beside FCM's data and under Web Push's data")
+        }
+        for key in ["notifyId", "notifySeq", "notifyKind", "notifyUrl", "badge"] {
+            #expect(refusal(of: dataRequest(key))?.message.contains("FCM") == true, "\(key)")
+            #expect(field(of: dataRequest(key, [.apns, .wns, .webpush])) == nil, "\(key)")
+        }
+        #expect(field(of: dataRequest("rawContent", [.wns, .webpush])) == nil)
+        #expect(field(of: dataRequest("alert", [.apnsVoip])) == "push.data.alert", "a VoIP payload's alert text")
+    }
+
+    @Test("push.url is an https URL with a host or one of the app's own scheme; script, file, plain http and malformed links are refused naming push.url")
+    func deepLinks() {
+        func field(_ url: String) -> String? { self.field(of: NotificationRequest(userId: "a", payload: visual(), push: PushOptions(url: url))) }
+        for url in ["https://example.com/orders/42?tab=a#b", "myapp://orders/42", "com.example.app:/orders", "HTTPS://EXAMPLE.COM"] {
+            #expect(field(url) == nil, "\(url)")
+        }
+        for url in [
+            "javascript:alert(1)", "JavaScript:alert(1)", "data:text/html,<script>", "file:///etc/passwd", "vbscript:x", "http://example.com",
+            "intent://scan#Intent;end", "https:///no-host", "https://user:pw@example.com/", "orders/42", "//example.com/x", "myapp:",
+            "https://example.com/a b", "https://exämple.com/", "", "https://example.com/" + String(repeating: "a", count: 2048),
+        ] {
+            #expect(field(url) == "push.url", "\(url)")
+        }
+        let recipient = NotificationRequest(
+            eventSource: "news", payload: visual(), recipients: [Recipient(userId: "u", push: PushOptions(url: "javascript:x"))])
+        #expect(self.field(of: recipient) == "recipients[0].push.url")
+    }
+
+    @Test("push.androidChannelId names a channel: 1 to 256 bytes, no control characters")
+    func androidChannel() {
+        func field(_ channel: String) -> String? {
+            self.field(of: NotificationRequest(userId: "a", payload: visual(), push: PushOptions(androidChannelId: channel)))
+        }
+        #expect(field("orders") == nil)
+        #expect(field("") == "push.androidChannelId")
+        #expect(field(String(repeating: "c", count: 257)) == "push.androidChannelId")
+        #expect(field("a\nb") == "push.androidChannelId")
     }
 
     @Test("push options a provider would refuse, or that mean nothing alone, are refused naming the option")

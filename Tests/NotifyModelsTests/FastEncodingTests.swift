@@ -101,6 +101,20 @@ struct FastEncodingTests {
         }
     }
 
+    @Test("a stored content's JSON (every push option, the deep link and Android channel included) reads back as the same content")
+    func contentJSONReadsBack() throws {
+        let content = NotificationContent(
+            appNotificationId: "a-1", groupName: "orders", priority: .low, expirationDateTime: Date(timeIntervalSince1970: 1_800_000_000.5),
+            displayTimeToLive: 60, platformTypes: [.fcm, .wns], payload: NotificationPayload(rawContent: "r", visualContent: VisualContent(title: "T")),
+            push: PushOptions(
+                sound: "s", criticalSound: true, category: "c", threadId: "t", title: "tt", subtitle: "st", body: "b", titleLocKey: "TK",
+                titleLocArgs: ["1"], bodyLocKey: "BK", bodyLocArgs: ["2"], imageUrl: "https://cdn.example.com/i.png", launchImage: "L",
+                mutableContent: true, interruptionLevel: .passive, relevanceScore: 0.5, badge: 3, delivery: .silent,
+                url: "myapp://orders/42", androidChannelId: "orders", data: ["category": .string("x")]))
+        let read = try WireCoding.makeDecoder().decode(NotificationContent.self, from: Data(content.encodedJSONString().utf8))
+        #expect(read == content)
+    }
+
     @Test("push ids are what they were before this change: the name-based UUID of push, both uuidStrings and the sequence")
     func pushIDsAreStable() {
         let notificationId = UUID(uuidString: "0E0B5F3C-9A57-4A8E-8F8B-2B9A0C5D6E7F")!

@@ -39,6 +39,7 @@ struct NotificationRequestDecodingTests {
         #"{"push":{"sound":"s","category":"c","threadId":"t","data":{"a":[1,2.5,-0,"x",true,null,{"b":{}}],"a":7,"c":1e-320,"e":0.1}}}"#,
         #"{"push":{"data":{"c":1e-400}}}"#, #"{"push":{"data":{"c":1.8e309}}}"#, #"{"push":{"data":[]}}"#, #"{"push":{"data":null}}"#,
         #"{"push":{"title":"hey ana","body":"alert"}}"#, #"{"push":{"title":7}}"#, #"{"push":{"title":null,"body":"b"}}"#,
+        #"{"push":{"url":"myapp://orders/42","androidChannelId":"orders"}}"#, #"{"push":{"url":7}}"#, #"{"push":{"androidChannelId":["o"]}}"#,
         #"{"eventSource":"s","pushRecipientsOnly":true,"recipients":[{"userId":"a","push":{"title":"hey a","body":"b"}},{"userId":"c"}]}"#,
         #"{"pushRecipientsOnly":"yes"}"#, #"{"pushRecipientsOnly":null}"#,
         #"{"eventSource":"s","where":{"team":"red","level":3,"lead":true}}"#, #"{"where":"red"}"#, #"{"where":null}"#, #"{"where":[]}"#,

@@ -43,6 +43,17 @@ import Testing
         #expect(PushOptions(body: "b").hasAlertOptions && PushOptions(title: "t").wire.hasAlert)
     }
 
+    @Test("a push's deep link and Android channel travel with the alert options, alone too")
+    func deepLinkAndChannelRoundTrip() throws {
+        var content = WireFixtures.fullContent
+        content.push = PushOptions(url: "https://example.com/orders/42", androidChannelId: "orders", data: ["category": .string("x")])
+        let command = StorageCommand(issuedAt: WireFixtures.time, action: .publishBroadcast(PublishedBroadcast(
+            appId: "app", eventSource: "room-7", notificationId: UUID(), content: content, receivedAt: WireFixtures.time,
+            recipientPush: ["user1": PushOptions(url: "myapp://orders/42")])))
+        #expect(try StorageCommandBatch(wireBytes: StorageCommandBatch(commands: [command]).wireBytes()).commands == [command])
+        #expect(PushOptions(url: "myapp://x").wire.hasAlert && PushOptions(androidChannelId: "c").wire.hasAlert)
+    }
+
     @Test func changeEventsRoundTrip() throws {
         let batch = ChangeEventBatch(events: WireFixtures.events)
         #expect(try ChangeEventBatch(wireBytes: batch.wireBytes()).events == batch.events)

@@ -92,6 +92,18 @@ struct FCMClientTests {
         #expect(throws: UnsendablePush.self) { try FCMClient.body(PushJob.fixture(.fcm, payload: "[1, 2]")) }
     }
 
+    @Test("webpush's TTL header is counted as android.ttl is; its other headers and fcm_options pass unchanged")
+    func webPushTTL() throws {
+        var job = PushJob.fixture(
+            .fcm, payload: #"{"android":{},"webpush":{"headers":{"Urgency":"high","TTL":"600"},"fcm_options":{"link":"https://example.com/o/1"}}}"#)
+        let now = Date()
+        job.expiration = now.addingTimeInterval(90)
+        let body = try JSONSerialization.jsonObject(with: try FCMClient.body(job, now: now)) as? [String: [String: Any]]
+        let webpush = try #require(body?["message"]?["webpush"] as? [String: Any])
+        #expect(webpush["headers"] as? [String: String] == ["Urgency": "high", "TTL": "90"])
+        #expect(webpush["fcm_options"] as? [String: String] == ["link": "https://example.com/o/1"])
+    }
+
     @Test("the token request is a JWT-bearer grant whose assertion the service account signed (RS256) for the FCM scope")
     func assertion() async throws {
         try await withLoopbackProvider(answering: Self.answering { _ in .init(status: 200) }) { server, http in

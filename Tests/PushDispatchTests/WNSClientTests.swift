@@ -98,6 +98,22 @@ struct WNSClientTests {
         }
     }
 
+    @Test("X-WNS-Priority follows the notification's priority: high 1, low 3, none 4 (a shoulder tap, sent low, 3)")
+    func priority() async throws {
+        try await withLoopbackProvider(answering: Self.answering { _ in .init(status: 200) }) { server, http in
+            let client = WNSClient(http: http, tokens: AccessTokenCache())
+            for priority in [NotificationPriority.high, .low, .none] {
+                var alert = job(on: server)
+                alert.priority = priority
+                _ = await client.notify(alert, accessToken: "token-1")
+            }
+            var tap = job(on: server, isAlert: false)
+            tap.priority = .low
+            _ = await client.notify(tap, accessToken: "token-1")
+            #expect(server.requests.map { $0.header("x-wns-priority") } == ["1", "3", "4", "3"])
+        }
+    }
+
     @Test("a shoulder tap is a raw notification, untagged")
     func raw() async throws {
         try await withLoopbackProvider(answering: Self.answering { _ in .init(status: 200) }) { server, http in

@@ -118,8 +118,13 @@ enum FCMRequestValidator {
         guard let message = request["message"] as? [String: Any] else {
             throw .invalidArgument("Invalid JSON payload received. message must be an object.")
         }
+        if let unknown = message.keys.sorted().first(where: { !messageFields.contains($0) && !messageFields.contains(snakeCase($0)) }) {
+            throw .invalidArgument("Invalid JSON payload received. Unknown name \"\(unknown)\" at 'message': Cannot find field.")
+        }
         let token = try validateTarget(message)
         try validateData(message["data"])
+        try validateApns(message["apns"])
+        try validateWebpush(message["webpush"])
         try validateFields(message["notification"], at: "message.notification", Self.notificationFields)
         try validateAndroid(message["android"])
         var payloadSize = 0
@@ -149,6 +154,11 @@ enum FCMRequestValidator {
         return token
     }
 
+    /// `message`'s fields (google.firebase.fcm.v1.Message).
+    private static let messageFields: Set = [
+        "name", "data", "notification", "android", "webpush", "apns", "fcm_options", "token", "topic", "condition",
+    ]
+
     /// `data` is a map of strings, without FCM's reserved keys.
     private static func validateData(_ data: Any?) throws(FCMError) {
         guard let data else { return }
@@ -159,7 +169,7 @@ enum FCMRequestValidator {
             guard value is String else {
                 throw .invalidArgument("Invalid value at 'message.data[\(index)].value' (TYPE_STRING), \(value)")
             }
-            if reservedDataKeys.contains(key) || key.hasPrefix("google.") || key.hasPrefix("gcm.") {
+            if reservedDataKeys.contains(key) || key.hasPrefix("google") || key.hasPrefix("gcm") {
                 throw .invalidArgument("Invalid data payload key: \(key)")
             }
         }
@@ -193,6 +203,70 @@ enum FCMRequestValidator {
         }
         try validateFields(config["notification"], at: "message.android.notification", Self.androidNotificationFields)
         try validateData(config["data"])
+    }
+
+    /// `apns` (google.firebase.fcm.v1.ApnsConfig): `headers`, a map of strings, whose `apns-priority` and
+    /// `apns-push-type` APNs takes only with its values; `payload`, an object with an `aps` object that APNs accepts at
+    /// most 4096 bytes of.
+    private static func validateApns(_ apns: Any?) throws(FCMError) {
+        guard let apns else { return }
+        guard let config = apns as? [String: Any] else {
+            throw .invalidArgument("Invalid value at 'message.apns' (type.googleapis.com/google.firebase.fcm.v1.ApnsConfig)")
+        }
+        try validateFields(config, at: "message.apns", ["headers": .object, "payload": .object, "fcm_options": .object])
+        let headers = try stringMap(config["headers"], at: "message.apns.headers")
+        if let priority = headers["apns-priority"], !["1", "5", "10"].contains(priority) {
+            throw .invalidArgument("Invalid value at 'message.apns.headers[apns-priority]': APNs takes 10, 5 or 1, not \(priority)")
+        }
+        if let type = headers["apns-push-type"],
+            !["alert", "background", "location", "voip", "complication", "fileprovider", "mdm", "liveactivity", "pushtotalk"].contains(type)
+        {
+            throw .invalidArgument("Invalid value at 'message.apns.headers[apns-push-type]': \(type)")
+        }
+        if let payload = config["payload"] as? [String: Any] {
+            if let aps = payload["aps"], !(aps is [String: Any]) {
+                throw .invalidArgument("Invalid value at 'message.apns.payload.aps': must be an object.")
+            }
+            guard try compactJSON(payload).utf8.count <= maximumPayloadSize else { throw .invalidArgument("APNs payload is too big") }
+        }
+    }
+
+    /// `webpush` (google.firebase.fcm.v1.WebpushConfig): `headers` and `data`, maps of strings (RFC 8030's `Urgency`
+    /// one of its four values, `TTL` a number of seconds); `notification`, an object; `fcm_options.link`, an https URL.
+    private static func validateWebpush(_ webpush: Any?) throws(FCMError) {
+        guard let webpush else { return }
+        guard let config = webpush as? [String: Any] else {
+            throw .invalidArgument("Invalid value at 'message.webpush' (type.googleapis.com/google.firebase.fcm.v1.WebpushConfig)")
+        }
+        try validateFields(config, at: "message.webpush", ["headers": .object, "data": .object, "notification": .object, "fcm_options": .object])
+        let headers = try stringMap(config["headers"], at: "message.webpush.headers")
+        if let urgency = headers.first(where: { $0.key.lowercased() == "urgency" })?.value,
+            !["very-low", "low", "normal", "high"].contains(urgency)
+        {
+            throw .invalidArgument("Invalid value at 'message.webpush.headers[Urgency]': \(urgency)")
+        }
+        if let ttl = headers.first(where: { $0.key.lowercased() == "ttl" })?.value, !(!ttl.isEmpty && ttl.allSatisfy { $0.isASCII && $0.isNumber }) {
+            throw .invalidArgument("Invalid value at 'message.webpush.headers[TTL]': \(ttl)")
+        }
+        _ = try stringMap(config["data"], at: "message.webpush.data")
+        try validateFields(config["fcm_options"], at: "message.webpush.fcm_options", ["link": .string, "analytics_label": .string])
+        if let link = (config["fcm_options"] as? [String: Any])?["link"] as? String {
+            guard let url = URL(string: link), url.scheme == "https", url.host != nil else {
+                throw .invalidArgument("Invalid value at 'message.webpush.fcm_options.link': link must be an HTTPS URL")
+            }
+        }
+    }
+
+    /// A map of strings (a protobuf `map<string, string>`): FCM refuses any other value.
+    private static func stringMap(_ value: Any?, at path: String) throws(FCMError) -> [String: String] {
+        guard let value else { return [:] }
+        guard let map = value as? [String: Any] else { throw .invalidArgument("Invalid value at '\(path)': must be an object.") }
+        var strings: [String: String] = [:]
+        for (key, entry) in map {
+            guard let text = entry as? String else { throw .invalidArgument("Invalid value at '\(path)[\(key)]' (TYPE_STRING), \(entry)") }
+            strings[key] = text
+        }
+        return strings
     }
 
     /// The type of a field of FCM's v1 message, as its JSON form must be.

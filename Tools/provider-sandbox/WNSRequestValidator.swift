@@ -60,6 +60,7 @@ enum WNSRequestValidator {
         (.wnsCachePolicy, ["cache", "no-cache"]),
         (.wnsRequestForStatus, ["true", "false"]),
         (.wnsSuppressPopup, ["true", "false"]),
+        (.wnsPriority, ["1", "2", "3", "4"]),
     ]
 
     /// Headers kept in a delivery record: every `x-wns-*` header and `content-type`.
@@ -67,7 +68,8 @@ enum WNSRequestValidator {
         RecordedHeaders(headers) { $0.hasPrefix("x-wns-") || $0 == "content-type" }
     }
 
-    /// Checks `X-WNS-Type`, `Content-Type`, `X-WNS-Tag`, `X-WNS-Group`, `X-WNS-TTL` and the enumerated headers.
+    /// Checks `X-WNS-Type`, `Content-Type`, `X-WNS-Tag`, `X-WNS-Group`, `X-WNS-TTL` and the enumerated headers
+    /// (`X-WNS-Priority` 1 to 4 among them).
     static func validateHeaders(_ headers: HTTPFields) throws(WNSError) -> WNSNotificationType {
         guard let type = headers[.wnsType].flatMap(WNSNotificationType.init(rawValue:)) else {
             throw .badRequest("X-WNS-Type must be wns/toast, wns/tile, wns/badge or wns/raw.")
@@ -160,6 +162,7 @@ extension HTTPField.Name {
     static let wnsCachePolicy = Self("x-wns-cache-policy")!
     static let wnsRequestForStatus = Self("x-wns-requestforstatus")!
     static let wnsSuppressPopup = Self("x-wns-suppresspopup")!
+    static let wnsPriority = Self("x-wns-priority")!
     static let wnsStatus = Self("x-wns-status")!
     static let wnsDeviceConnectionStatus = Self("x-wns-deviceconnectionstatus")!
     static let wnsErrorDescription = Self("x-wns-error-description")!

@@ -51,17 +51,22 @@ struct FCMClient: Sendable {
     /// FCM's longest `android.ttl`: 28 days.
     static let maximumTTL = 2_419_200
 
-    /// The request body: fanout's `message` object with the device token, and `android.ttl` counted to the job's
-    /// expiration from now (so a retry asks for no more than is left) and capped at FCM's 28 days.
+    /// The request body: fanout's `message` object with the device token, and `android.ttl` and `webpush`'s `TTL` header
+    /// counted to the job's expiration from now (so a retry asks for no more than is left) and capped at FCM's 28 days.
     static func body(_ job: PushJob, now: Date = Date()) throws(UnsendablePush) -> Data {
         guard case .object(var message) = try? JSONDecoder().decode(JSONValue.self, from: Data(job.payload.utf8)) else {
             throw UnsendablePush(action: .fail, reason: "the job's payload is not an FCM message object")
         }
         message["token"] = .string(job.deviceToken)
+        let ttl = min(max(Int(job.expiration.timeIntervalSince(now)), 0), maximumTTL)
         if case .object(var android) = message["android"] {
-            let ttl = min(max(Int(job.expiration.timeIntervalSince(now)), 0), maximumTTL)
             android["ttl"] = .string("\(ttl)s")
             message["android"] = .object(android)
+        }
+        if case .object(var webpush) = message["webpush"], case .object(var headers) = webpush["headers"] {
+            headers["TTL"] = .string(String(ttl))
+            webpush["headers"] = .object(headers)
+            message["webpush"] = .object(webpush)
         }
         guard let body = try? JSONEncoder().encode(JSONValue.object(["message": .object(message)])) else {
             throw UnsendablePush(action: .fail, reason: "the FCM message cannot be encoded")

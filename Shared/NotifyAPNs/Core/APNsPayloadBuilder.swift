@@ -10,49 +10,16 @@ public enum APNsPayloadBuilder {
     /// APNs rejects larger payloads (VoIP aside) with 413 PayloadTooLarge.
     public static let maximumPayloadBytes = 4096
 
-    /// An alert (visual content, not delivered silently) or a background shoulder tap. Both carry `content-available: 1`: an alert also wakes
-    /// the app, so it syncs on receipt as for a shoulder tap.
+    /// An alert (visual content, not delivered silently) or a background shoulder tap (`aps` as `APSDictionary` writes it),
+    /// the `notify` marker (with the alert's deep link as `url`), then `imageUrl`, `rawContent` and the app's data at the
+    /// top level, where APNs keeps an app's own keys.
     public static func payload(for content: NotificationContent?, marker: PushMarker, badge: Int?) -> [UInt8] {
         var writer = JSONWriter(capacity: 384)
         writer.beginObject()
         writer.key("aps")
-        writer.beginObject()
-        if let content, marker.kind.isContentChange, content.isAlert, let text = content.alertText {
-            writer.key("alert")
-            writer.beginObject()
-            if let title = text.title { writer.key("title"); writer.string(title) }
-            if let subtitle = content.push?.subtitle { writer.key("subtitle"); writer.string(subtitle) }
-            if let body = text.body { writer.key("body"); writer.string(body) }
-            if let key = content.push?.titleLocKey { writer.key("title-loc-key"); writer.string(key) }
-            if let args = content.push?.titleLocArgs { writer.key("title-loc-args"); writer.strings(args) }
-            if let key = content.push?.bodyLocKey { writer.key("loc-key"); writer.string(key) }
-            if let args = content.push?.bodyLocArgs { writer.key("loc-args"); writer.strings(args) }
-            if let launchImage = content.push?.launchImage { writer.key("launch-image"); writer.string(launchImage) }
-            writer.endObject()
-            if let sound = content.push?.sound {
-                writer.key("sound")
-                if content.push?.criticalSound == true {
-                    writer.beginObject()
-                    writer.key("critical"); writer.integer(1)
-                    writer.key("name"); writer.string(sound)
-                    writer.key("volume"); writer.integer(1)
-                    writer.endObject()
-                } else {
-                    writer.string(sound)
-                }
-            }
-            if let category = content.push?.category { writer.key("category"); writer.string(category) }
-            if let threadId = content.push?.threadId ?? content.groupName { writer.key("thread-id"); writer.string(threadId) }
-            // An image is fetched by the app's notification service extension, which only runs with mutable-content.
-            if content.push?.mutableContent == true || content.push?.imageUrl != nil { writer.key("mutable-content"); writer.integer(1) }
-            if let level = content.push?.interruptionLevel { writer.key("interruption-level"); writer.string(Self.apnsName(of: level)) }
-            if let score = content.push?.relevanceScore { writer.key("relevance-score"); writer.value(.number(score)) }
-        }
-        writer.key("content-available")
-        writer.integer(1)
-        if let badge { writer.key("badge"); writer.integer(Int64(badge)) }
-        writer.endObject()
-        ProviderPayloads.writeMarker(&writer, marker)
+        APSDictionary.write(&writer, for: marker.kind.isContentChange ? content : nil, badge: badge)
+        let isAlert = marker.kind.isContentChange && content?.isAlert == true
+        ProviderPayloads.writeMarker(&writer, marker, url: isAlert ? content?.push?.url : nil)
         if let content, marker.kind.isContentChange {
             if content.isAlert, let imageUrl = content.push?.imageUrl { writer.key("imageUrl"); writer.string(imageUrl) }
             ProviderPayloads.writeAppContent(&writer, content)
@@ -85,16 +52,6 @@ public enum APNsPayloadBuilder {
         }
         writer.endObject()
         return writer.bytes
-    }
-
-    /// APNs' name of an interruption level.
-    static func apnsName(of level: InterruptionLevel) -> String {
-        switch level {
-        case .passive: "passive"
-        case .active: "active"
-        case .timeSensitive: "time-sensitive"
-        case .critical: "critical"
-        }
     }
 
     /// The size of the largest payload this content can produce (largest badge and sequence).

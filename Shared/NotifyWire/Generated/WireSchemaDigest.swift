@@ -1,4 +1,4 @@
 // Written by regenerate.sh: the SHA-256 of Protos/*.proto (concatenated in name order) this code was generated from.
 enum WireSchemaDigest {
-    static let protos = "2d4ff33f2a6e34e5fe9ad5ea8374c88ba4a694724af4251e6995bd12d4ffffb1"
+    static let protos = "b3e9aba64d5fddf707c9c276b1349885b55be34715ec5410f47a7ad1fd94e464"
 }

@@ -553,7 +553,7 @@ nonisolated struct WirePushOptions: Sendable {
   mutating func clearData() {self._data = nil}
 
   /// The options that shape an alert, a serialized AlertOptions; absent when none is set. Bytes, not the message: as a
-  /// field it would count its thirteen fields towards NotificationContent's, and past 16 swift-protobuf keeps a message on
+  /// field it would count its fifteen fields towards NotificationContent's, and past 16 swift-protobuf keeps a message on
   /// the heap, copied on write, which cost a change event's encoding half as much again (loadgen micro, measured).
   var alert: Data {
     get {_alert ?? Data()}
@@ -704,6 +704,26 @@ nonisolated struct WireAlertOptions: Sendable {
   /// Clears the value of `body`. Subsequent reads from it will return its default value.
   mutating func clearBody() {self._body = nil}
 
+  /// What a tap on the alert opens (a deep link: https or the app's own scheme).
+  var url: String {
+    get {_url ?? String()}
+    set {_url = newValue}
+  }
+  /// Returns true if `url` has been explicitly set.
+  var hasURL: Bool {self._url != nil}
+  /// Clears the value of `url`. Subsequent reads from it will return its default value.
+  mutating func clearURL() {self._url = nil}
+
+  /// The Android notification channel the alert is posted to (FCM).
+  var androidChannelID: String {
+    get {_androidChannelID ?? String()}
+    set {_androidChannelID = newValue}
+  }
+  /// Returns true if `androidChannelID` has been explicitly set.
+  var hasAndroidChannelID: Bool {self._androidChannelID != nil}
+  /// Clears the value of `androidChannelID`. Subsequent reads from it will return its default value.
+  mutating func clearAndroidChannelID() {self._androidChannelID = nil}
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -720,6 +740,8 @@ nonisolated struct WireAlertOptions: Sendable {
   fileprivate var _relevanceScore: Double? = nil
   fileprivate var _title: String? = nil
   fileprivate var _body: String? = nil
+  fileprivate var _url: String? = nil
+  fileprivate var _androidChannelID: String? = nil
 }
 
 nonisolated struct WireStringList: Sendable {
@@ -1043,7 +1065,7 @@ nonisolated extension WirePushOptions: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension WireAlertOptions: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".AlertOptions"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}critical_sound\0\u{1}subtitle\0\u{3}title_loc_key\0\u{3}title_loc_args\0\u{3}body_loc_key\0\u{3}body_loc_args\0\u{3}image_url\0\u{3}launch_image\0\u{3}mutable_content\0\u{3}interruption_level\0\u{3}relevance_score\0\u{1}title\0\u{1}body\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}critical_sound\0\u{1}subtitle\0\u{3}title_loc_key\0\u{3}title_loc_args\0\u{3}body_loc_key\0\u{3}body_loc_args\0\u{3}image_url\0\u{3}launch_image\0\u{3}mutable_content\0\u{3}interruption_level\0\u{3}relevance_score\0\u{1}title\0\u{1}body\0\u{1}url\0\u{3}android_channel_id\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1064,6 +1086,8 @@ nonisolated extension WireAlertOptions: SwiftProtobuf.Message, SwiftProtobuf._Me
       case 11: try { try decoder.decodeSingularDoubleField(value: &self._relevanceScore) }()
       case 12: try { try decoder.decodeSingularStringField(value: &self._title) }()
       case 13: try { try decoder.decodeSingularStringField(value: &self._body) }()
+      case 14: try { try decoder.decodeSingularStringField(value: &self._url) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self._androidChannelID) }()
       default: break
       }
     }
@@ -1113,6 +1137,12 @@ nonisolated extension WireAlertOptions: SwiftProtobuf.Message, SwiftProtobuf._Me
     try { if let v = self._body {
       try visitor.visitSingularStringField(value: v, fieldNumber: 13)
     } }()
+    try { if let v = self._url {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 14)
+    } }()
+    try { if let v = self._androidChannelID {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 15)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1130,6 +1160,8 @@ nonisolated extension WireAlertOptions: SwiftProtobuf.Message, SwiftProtobuf._Me
     if lhs._relevanceScore != rhs._relevanceScore {return false}
     if lhs._title != rhs._title {return false}
     if lhs._body != rhs._body {return false}
+    if lhs._url != rhs._url {return false}
+    if lhs._androidChannelID != rhs._androidChannelID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

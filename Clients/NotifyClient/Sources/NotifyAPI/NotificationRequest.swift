@@ -123,7 +123,12 @@ public struct PushOptions: Codable, Sendable, Equatable {
     public var badge: Int?
     /// How the notification reaches devices: `alert` (the default), `silent` or `none`.
     public var delivery: PushDelivery?
-    /// App-defined keys added to the push payload.
+    /// What a tap on the alert opens (a deep link): an absolute `https` URL or one of the app's own scheme, at most 2048
+    /// bytes.
+    public var url: String?
+    /// The Android notification channel the alert is posted to (FCM's `android.notification.channel_id`).
+    public var androidChannelId: String?
+    /// App-defined keys and values, in a namespace of the app's own on each provider (the README's table).
     public var data: [String: JSONValue]?
 
     public init(
@@ -131,8 +136,10 @@ public struct PushOptions: Codable, Sendable, Equatable {
         subtitle: String? = nil, body: String? = nil, titleLocKey: String? = nil, titleLocArgs: [String]? = nil,
         bodyLocKey: String? = nil, bodyLocArgs: [String]? = nil, imageUrl: String? = nil, launchImage: String? = nil,
         mutableContent: Bool? = nil, interruptionLevel: InterruptionLevel? = nil, relevanceScore: Double? = nil, badge: Int? = nil,
-        delivery: PushDelivery? = nil, data: [String: JSONValue]? = nil
+        delivery: PushDelivery? = nil, url: String? = nil, androidChannelId: String? = nil, data: [String: JSONValue]? = nil
     ) {
+        self.url = url
+        self.androidChannelId = androidChannelId
         self.delivery = delivery
         self.sound = sound
         self.criticalSound = criticalSound
@@ -172,7 +179,7 @@ extension PushOptions {
             bodyLocArgs: override.bodyLocArgs ?? bodyLocArgs, imageUrl: override.imageUrl ?? imageUrl, launchImage: override.launchImage ?? launchImage,
             mutableContent: override.mutableContent ?? mutableContent, interruptionLevel: override.interruptionLevel ?? interruptionLevel,
             relevanceScore: override.relevanceScore ?? relevanceScore, badge: override.badge ?? badge, delivery: override.delivery ?? delivery,
-            data: data)
+            url: override.url ?? url, androidChannelId: override.androidChannelId ?? androidChannelId, data: data)
     }
 }
 

@@ -14,4 +14,13 @@ import Testing
         #expect(PushMarker(userInfo: ["notifyId": "not-a-uuid", "notifySeq": "1"]) == nil)
         #expect(PushMarker(userInfo: ["aps": ["alert": "someone else's"]]) == nil)
     }
+
+    @Test("a push with a deep link is still ours: notify.url (APNs), notifyUrl (FCM), a url argument after the marker's in a WNS toast's launch")
+    func markerBesideADeepLink() {
+        let id = "3f2c1a9e-6b1d-4c2e-9a7f-0d5e8b4c2a11"
+        #expect(PushMarker(userInfo: ["aps": [:], "notify": ["id": id, "seq": 4, "kind": "created", "url": "myapp://orders/42"]])?.sequence == 4)
+        #expect(PushMarker(userInfo: ["notifyId": id, "notifySeq": "5", "notifyKind": "created", "notifyUrl": "https://example.com/o/42"])?.sequence == 5)
+        let launch = "notifyId=\(id)&notifySeq=6&url=https%3A%2F%2Fexample.com%2Fo%3Fa%3D1%26b%3D2"
+        #expect(PushMarker(userInfo: ["launch": launch])?.sequence == 6)
+    }
 }

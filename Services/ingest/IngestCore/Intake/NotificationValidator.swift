@@ -92,7 +92,7 @@ public struct NotificationValidator: Sendable {
         if let visual = payload.visualContent, (visual.title ?? "").isEmpty && (visual.body ?? "").isEmpty {
             throw ValidationError(code: "missing_field", message: "visualContent needs a title or a body", field: "payload.visualContent")
         }
-        if let push = request.push { try checkPushOptions(push) }
+        if let push = request.push { try checkPushOptions(push, platforms: request.targetPolicy?.platformTypes) }
         if request.pushRecipientsOnly == true, request.recipients == nil {
             throw ValidationError.invalid(
                 "pushRecipientsOnly", "pushRecipientsOnly goes with recipients: it pushes only the recipients with a push of their own")
@@ -215,12 +215,20 @@ public struct NotificationValidator: Sendable {
         throw ValidationError(code: "payload_too_large", message: String(format: what, measured, limit) + leaveOut, field: field)
     }
 
-    /// The push options' own rules: what a provider would refuse, or what means nothing alone.
-    private func checkPushOptions(_ push: PushOptions) throws(ValidationError) {
+    /// The push options' own rules: what a provider the notification goes to (`platforms`, nil: all) would refuse, or
+    /// what means nothing alone.
+    private func checkPushOptions(_ push: PushOptions, platforms: [Platform]?) throws(ValidationError) {
         if let data = push.data {
-            for key in data.keys where ProviderPayloads.reservedKeys.contains(key) {
-                throw ValidationError.invalid("push.data.\(key)", "the key \(key) is reserved")
+            for key in data.keys.sorted() {
+                if let reason = AppDataNames.refusal(of: key, on: platforms) { throw ValidationError.invalid("push.data.\(key)", reason) }
             }
+        }
+        if let url = push.url, let reason = DeepLinkRule.refusal(of: url) { throw ValidationError.invalid("push.url", reason) }
+        if let channel = push.androidChannelId,
+            channel.isEmpty || channel.utf8.count > limits.maximumIdentifierLength || channel.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        {
+            throw ValidationError.invalid(
+                "push.androidChannelId", "androidChannelId must be 1 to \(limits.maximumIdentifierLength) bytes without control characters")
         }
         if let badge = push.badge, !(0...99_999).contains(badge) {
             throw ValidationError.invalid("push.badge", "badge must be between 0 and 99999")

@@ -19,10 +19,7 @@ struct BadgeModeStoreTests {
     private func publish(_ id: UUID = UUID(), to user: String, group: String?) -> StorageCommand {
         StorageCommand(action: .publishNotification(PublishedNotification(
             appId: appId, userId: user, notificationId: id,
-            content: NotificationContent(
-                appNotificationId: nil, groupName: group, priority: .high, expirationDateTime: Date().addingTimeInterval(3600),
-                displayTimeToLive: nil, platformTypes: nil, payload: NotificationPayload(visualContent: VisualContent(title: "t")), push: nil),
-            receivedAt: Date())))
+            content: StoreCommands.content(title: "t", groupName: group), receivedAt: Date())))
     }
 
     private func read(_ id: UUID, by user: String) -> StorageCommand {
@@ -72,18 +69,11 @@ struct BadgeModeStoreTests {
             _ = try await applier.apply([
                 app(.externalIncludingBroadcasts),
                 StorageCommand(action: .putEventSource(EventSourceRecord(appId: appId, name: "news", policy: .open, description: nil, createdAt: Date()))),
-                StorageCommand(action: .registerSubscription(DeviceSubscription(
-                    subscriptionId: phone, appId: appId, userId: "alice", platform: .apns, pushToken: UUID().lowercasedString, appPackage: nil,
-                    displayName: nil, expirationDateTime: Date().addingTimeInterval(86_400), registeredAt: Date()))),
+                StoreCommands.register(phone, appId: appId, user: "alice"),
                 StorageCommand(action: .setExternalBadge(appId: appId, userId: "alice", badge: 5, at: Date())),
             ])
             _ = try await applier.apply([StorageCommand(action: .joinEventSource(appId: appId, name: "news", subscriptionIds: [phone]))])
-            _ = try await applier.apply([StorageCommand(action: .publishBroadcast(PublishedBroadcast(
-                appId: appId, eventSource: "news", notificationId: UUID(),
-                content: NotificationContent(
-                    appNotificationId: nil, groupName: nil, priority: .high, expirationDateTime: Date().addingTimeInterval(3600),
-                    displayTimeToLive: nil, platformTypes: nil, payload: NotificationPayload(visualContent: VisualContent(title: "b")), push: nil),
-                receivedAt: Date())))])
+            _ = try await applier.apply([StoreCommands.broadcast(appId: appId)])
             #expect(try await badge(after: [publish(to: "alice", group: nil)], applier) == 6)
             #expect(try await badge(after: [setMode(.external), publish(to: "alice", group: nil)], applier) == 5)
         }

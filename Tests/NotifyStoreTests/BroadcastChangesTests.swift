@@ -36,12 +36,7 @@ struct BroadcastChangesTests {
     }
 
     private func broadcast(_ appId: String, _ id: UUID) -> StorageCommand {
-        StorageCommand(action: .publishBroadcast(PublishedBroadcast(
-            appId: appId, eventSource: "news", notificationId: id,
-            content: NotificationContent(
-                appNotificationId: nil, groupName: nil, priority: .high, expirationDateTime: Date().addingTimeInterval(3600),
-                displayTimeToLive: nil, platformTypes: nil, payload: NotificationPayload(visualContent: VisualContent(title: "b")), push: nil),
-            receivedAt: Date())))
+        StoreCommands.broadcast(id, appId: appId)
     }
 
     private func events(_ applier: CommandBatchApplier, _ commands: [StorageCommand]) async throws -> [ChangeEvent] {

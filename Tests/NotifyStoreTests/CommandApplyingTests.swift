@@ -289,14 +289,7 @@ struct CommandApplyingTests {
                 INSERT INTO event_source_members (app_id, event_source, subscription_id, joined_at)
                 SELECT \(appId), 'news', subscription_id, now() - interval '1 minute' FROM added WHERE user_id <> 'c'
                 """, logger: logger)
-            func broadcast(_ id: UUID) -> StorageCommand {
-                StorageCommand(action: .publishBroadcast(PublishedBroadcast(
-                    appId: appId, eventSource: "news", notificationId: id,
-                    content: NotificationContent(
-                        appNotificationId: nil, groupName: nil, priority: .high, expirationDateTime: Date().addingTimeInterval(3600),
-                        displayTimeToLive: nil, platformTypes: nil, payload: NotificationPayload(visualContent: VisualContent(title: "b")), push: nil),
-                    receivedAt: Date())))
-            }
+            func broadcast(_ id: UUID) -> StorageCommand { StoreCommands.broadcast(id, appId: appId) }
             func read(_ id: UUID, by user: String) -> StorageCommand {
                 StorageCommand(action: .changeNotificationState(NotificationStateChange(
                     appId: appId, userId: user, notificationId: id, readState: .read, userActionState: nil, delete: false,

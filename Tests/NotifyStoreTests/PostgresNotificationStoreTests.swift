@@ -122,9 +122,7 @@ struct PostgresNotificationStoreTests {
             let phone = UUID()
             _ = try await applier.apply([
                 StorageCommand(action: .putEventSource(EventSourceRecord(appId: appId, name: "news", policy: .open, description: nil, createdAt: Date()))),
-                StorageCommand(action: .registerSubscription(DeviceSubscription(
-                    subscriptionId: phone, appId: appId, userId: "alice", platform: .apns, pushToken: UUID().lowercasedString, appPackage: nil,
-                    displayName: nil, expirationDateTime: Date().addingTimeInterval(86_400), registeredAt: Date()))),
+                StoreCommands.register(phone, appId: appId, user: "alice"),
             ])
             _ = try await applier.apply([StorageCommand(action: .joinEventSource(appId: appId, name: "news", subscriptionIds: [phone]))])
             let id = UUID()

@@ -32,7 +32,7 @@ public struct BenchmarkSeeding: Sendable {
         appId: String, users: [String], tokens: [String], eventSource: String? = nil, parameters: [[String: JSONValue]]? = nil
     ) async throws {
         let ids = users.map { _ in UUID() }
-        let parametersJSON = try (parameters ?? []).map { String(decoding: try WireCoding.makeEncoder().encode($0), as: UTF8.self) }
+        let parametersJSON = try (parameters ?? []).map(JSONColumn.text)
         guard let eventSource else {
             try await client.query(
                 """

@@ -114,6 +114,7 @@ public struct PostgresDeviceStore: DeviceStore {
     public func memberships(appId: String, userId: String) async throws -> [String: MembershipListing] {
         var found: [String: MembershipListing] = [:]
         var lastJoined: [String: Date] = [:]
+        let decoder = WireCoding.makeDecoder()
         let rows = try await client.query(
             """
             SELECT m.event_source, m.subscription_id, m.parameters::text, m.joined_at FROM event_source_members m
@@ -124,7 +125,7 @@ public struct PostgresDeviceStore: DeviceStore {
             found[source, default: MembershipListing(subscriptionIds: [])].subscriptionIds.append(id)
             guard joinedAt >= lastJoined[source] ?? .distantPast else { continue }
             lastJoined[source] = joinedAt
-            found[source]?.parameters = try parameters.map { try WireCoding.makeDecoder().decode([String: JSONValue].self, from: Data($0.utf8)) }
+            found[source]?.parameters = try parameters.map { try decoder.decode([String: JSONValue].self, from: Data($0.utf8)) }
         }
         return found
     }

@@ -77,8 +77,8 @@ struct NotificationChangeWriter {
     /// their feeds (`user_broadcasts`); fanout streams the audience.
     func broadcast(_ broadcast: PublishedBroadcast, commandId: UUID) async throws -> Produced {
         let content = broadcast.content.encodedJSONString()
-        let recipientPush = try broadcast.recipientPush.map { String(decoding: try WireCoding.makeEncoder().encode($0), as: UTF8.self) }
-        let memberFilter = try broadcast.memberFilter.map { String(decoding: try WireCoding.makeEncoder().encode($0), as: UTF8.self) }
+        let recipientPush = try broadcast.recipientPush.map(JSONColumn.text)
+        let memberFilter = try broadcast.memberFilter.map(JSONColumn.text)
         let rows = try await connection.query(
             """
             WITH numbered AS (

@@ -58,7 +58,7 @@ public struct PostgresPushAudienceStore: PushAudienceStore {
         let badge = Self.badgeExpression(mode).map { ", \($0)" } ?? ""
         let user = withUsers ? ", coalesce(p.user_id, '')" : ""
         // Only with a filter does the page read the members' rows (their parameters); else it stays an index-only scan.
-        let filter = try memberFilter.map { String(decoding: try WireCoding.makeEncoder().encode($0), as: UTF8.self) }
+        let filter = try memberFilter.map(JSONColumn.text)
         let matching = filter == nil ? "" : "AND parameters @> $6::jsonb"
         var after = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
         while true {

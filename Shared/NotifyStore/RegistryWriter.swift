@@ -188,7 +188,7 @@ struct RegistryWriter {
     /// that user (`TokenReassignment`), so the device starts clean under a new id.
     /// The memberships the token's previous user lost are added to `ended`.
     private func register(_ subscription: DeviceSubscription, ending ended: inout [BroadcastRemoval.EndedMembership]) async throws -> UUID {
-        let keys = try subscription.keys.map { String(decoding: try WireCoding.makeEncoder().encode($0), as: UTF8.self) }
+        let keys = try subscription.keys.map(JSONColumn.text)
         let reassignment = TokenReassignment(connection: connection, logger: logger)
         // Twice at most: another user's registration of the token may commit between the release and the insert.
         for _ in 0..<2 {
@@ -231,7 +231,7 @@ struct RegistryWriter {
     /// Puts the app's subscriptions `subscriptionIds` in the sources of `names` that exist (already members stay).
     /// With `parameters`, they replace the members' own (already members included); a webhook event for each new member.
     private func join(appId: String, names: [String], subscriptionIds: [UUID], parameters: [String: JSONValue]? = nil) async throws {
-        let parametersJSON = try parameters.map { String(decoding: try WireCoding.makeEncoder().encode($0), as: UTF8.self) }
+        let parametersJSON = try parameters.map(JSONColumn.text)
         _ = try await recordMembers(.eventSourceJoined, reason: nil, connection.query(
             """
             WITH added AS (

@@ -111,6 +111,7 @@ struct EventSourceRoutes: Sendable {
     /// Puts every device of the user in the source, or takes them out.
     private func enrolUser(_ request: Request, appId: String, userId: String, name: String, join: Bool) async throws -> Response {
         _ = try await authenticator.requireAppServer(request, appId: appId, for: .admin)
+        let parameters = join ? try await Self.membershipParameters(request) : nil
         _ = try await requireSource(appId: appId, name: name)
         let userDevices: [DeviceListing]
         do {
@@ -118,7 +119,6 @@ struct EventSourceRoutes: Sendable {
         } catch {
             throw APIFailure.databaseUnavailable
         }
-        let parameters = join ? try await Self.membershipParameters(request) : nil
         try await change(appId: appId, name: name, subscriptionIds: userDevices.map(\.subscriptionId), join: join, parameters: parameters)
         return try JSONResponse.make(.ok, Self.view(name, try await memberships(appId: appId, userId: userId)[name]))
     }
@@ -127,11 +127,11 @@ struct EventSourceRoutes: Sendable {
     private func enrolDevice(_ request: Request, appId: String, subscriptionId text: String, name: String, join: Bool) async throws -> Response {
         _ = try await authenticator.requireAppServer(request, appId: appId, for: .admin)
         let subscriptionId = try Self.subscriptionId(text)
+        let parameters = join ? try await Self.membershipParameters(request) : nil
         _ = try await requireSource(appId: appId, name: name)
         guard let userId = try await owner(appId: appId, subscriptionId: subscriptionId) else {
             throw APIFailure(.notFound, code: "subscription_not_found", message: "no subscription \(subscriptionId.lowercasedString) of this app", field: "subscriptionId")
         }
-        let parameters = join ? try await Self.membershipParameters(request) : nil
         try await change(appId: appId, name: name, subscriptionIds: [subscriptionId], join: join, parameters: parameters)
         let membership = try await memberships(appId: appId, userId: userId)[name]
         var view = Self.view(name, membership)

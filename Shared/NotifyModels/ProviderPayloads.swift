@@ -135,8 +135,8 @@ public enum ProviderPayloads {
     }
 
     /// FCM's `data`: the marker's flat keys, the badge, `rawContent`, an alert's deep link (`notifyUrl`, which an Android
-    /// app opens on a tap) and the app's data, every value a string (FCM's rule; a value that is not a string goes as its
-    /// JSON text).
+    /// app opens on a tap) and the app's data as the JSON text of its object under `data` (FCM's values are strings), so
+    /// every name of the app's is free, FCM's reserved ones included.
     private static func writeFCMData(_ writer: inout JSONWriter, _ content: NotificationContent?, marker: PushMarker, badge: Int?) {
         writer.beginObject()
         writer.key("notifyId"); writer.uuid(marker.notificationId)
@@ -145,17 +145,10 @@ public enum ProviderPayloads {
         if let badge { writer.key("badge"); writer.string(String(badge)) }
         if let raw = content?.payload.rawContent { writer.key("rawContent"); writer.string(raw) }
         if content?.isAlert == true, let url = content?.push?.url { writer.key("notifyUrl"); writer.string(url) }
-        for (name, value) in (content?.push?.data ?? [:]).sorted(by: { $0.key < $1.key }) {
-            writer.key(name)
-            switch value {
-            case .string(let text): writer.string(text)
-            case .bool(let flag): writer.string(flag ? "true" : "false")
-            case .number(let number) where number.rounded() == number && abs(number) < 1e15: writer.string(String(Int64(number)))
-            default:
-                var json = JSONWriter(capacity: 64)
-                json.value(value)
-                writer.string(String(decoding: json.bytes, as: UTF8.self))
-            }
+        if let data = content?.push?.data {
+            var json = JSONWriter(capacity: 128)
+            json.value(.object(data))
+            writer.key("data"); writer.string(String(decoding: json.bytes, as: UTF8.self))
         }
         writer.endObject()
     }
@@ -249,16 +242,11 @@ public enum ProviderPayloads {
         return data(for: content, marker: marker, badge: Int.max).count + webPushEncryptionOverhead
     }
 
-    /// `rawContent` and the app's data keys beside notify's own, in a stable order: how an APNs payload, whose top level
-    /// holds an app's own keys, ends.
+    /// `rawContent`, then the app's data as an object under `data`, its namespace: how an APNs payload ends. Every name
+    /// of the app's is free there, `aps` and `notify` included.
     public static func writeAppContent(_ writer: inout JSONWriter, _ content: NotificationContent) {
         if let raw = content.payload.rawContent { writer.key("rawContent"); writer.string(raw) }
-        if let data = content.push?.data {
-            for (name, value) in data.sorted(by: { $0.key < $1.key }) {
-                writer.key(name)
-                writer.value(value)
-            }
-        }
+        if let data = content.push?.data { writer.key("data"); writer.value(.object(data)) }
     }
 
     /// Writes `"notify": {"id", "seq", "kind"}`, the marker every push carries, and an alert's deep link as `url` where

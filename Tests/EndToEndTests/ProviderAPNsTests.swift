@@ -27,7 +27,7 @@ extension EndToEndTests {
             #expect(aps["relevance-score"]?.numberValue == 0.75)
             #expect(aps["content-available"]?.intValue == 1)
             #expect(payload["imageUrl"]?.stringValue == "https://cdn.example.com/parcel.png")
-            #expect(payload["orderId"]?.stringValue == "42")
+            #expect(payload["data"]?["orderId"]?.stringValue == "42")
 
             #expect(payload["notify"]?["url"] == nil && aps["target-content-id"] == nil, "no deep link given")
 
@@ -38,14 +38,15 @@ extension EndToEndTests {
             #expect(sound == .object(["critical": .number(1), "name": .string("siren.caf"), "volume": .number(1)]))
         }
 
-        @Test("the app's data beside aps, whatever its names (category, title, sound); the deep link as aps.target-content-id and notify.url")
+        @Test("the app's data under data, whatever its names (category, title, aps, notify); the deep link as aps.target-content-id and notify.url")
         func appDataAndDeepLink() async throws {
             let app = try await TestApp.create()
             let user = "user-\(uniqueSuffix())"
             let token = try await app.registerDevice(of: user)
             _ = try await app.publishAccepted(.alert(to: user, push: .appDataAndLink))
             let payload = try #require(try await Sandbox.waitForDeliveries(to: token) { !$0.isEmpty }.first?.payload)
-            #expect(payload["category"]?.stringValue == "x" && payload["title"]?.stringValue == "y" && payload["sound"]?.stringValue == "z")
+            #expect(payload["data"] == .object(PushOptions.appDataOfEveryName))
+            #expect(payload["category"] == nil && payload["title"] == nil, "the top level is APNs' and notify's")
             let aps = try #require(payload["aps"])
             #expect(aps["category"]?.stringValue == "OPEN_ORDER" && aps["sound"]?.stringValue == "chime.caf")
             #expect(aps["alert"]?["title"]?.stringValue == "Order shipped")

@@ -55,10 +55,10 @@ extension EndToEndTests {
             #expect(android["body_loc_key"]?.stringValue == "SHIPPED_BODY" && android["body_loc_args"] == .array([.string("Ana"), .string("Tuesday")]))
             #expect(android["notification_priority"]?.stringValue == "PRIORITY_HIGH")
             #expect(android["sound"]?.stringValue == "chime.caf" && android["click_action"]?.stringValue == "OPEN_ORDER" && android["tag"]?.stringValue == "orders")
-            #expect(message["data"]?["orderId"]?.stringValue == "42")
+            #expect(message.fcmAppData?["orderId"]?.stringValue == "42")
         }
 
-        @Test("push options reach FCM where v1 has them: sound, click_action and the group's tag under android.notification, app data as strings")
+        @Test("push options reach FCM where v1 has them: sound, click_action and the group's tag under android.notification, app data as JSON text under data")
         func pushOptionsAreMapped() async throws {
             let setup = try await setUp()
             let request = NotificationRequest(
@@ -70,19 +70,17 @@ extension EndToEndTests {
             #expect(message["android"]?["notification"]?["sound"]?.stringValue == "chime.caf")
             #expect(message["android"]?["notification"]?["click_action"]?.stringValue == "OPEN_ORDER")
             #expect(message["android"]?["notification"]?["tag"]?.stringValue == "orders")
-            #expect(message["data"]?["orderId"]?.stringValue == "42")
-            #expect(message["data"]?["items"]?.stringValue == "3")
-            #expect(message["data"]?["gift"]?.stringValue == "true")
+            #expect(message.fcmAppData == .object(["orderId": .string("42"), "items": .number(3), "gift": .bool(true)]), "the app's data as JSON text, its types kept")
         }
 
-        @Test("the app's data in data, whatever its names; the deep link (notifyUrl, webpush.fcm_options.link, the apns block's target-content-id); the Android channel; the apns and webpush blocks")
+        @Test("the app's data as JSON text under data.data, whatever its names; the deep link (notifyUrl, webpush.fcm_options.link, the apns block's target-content-id); the Android channel; the apns and webpush blocks")
         func appDataDeepLinkAndPlatformBlocks() async throws {
             let setup = try await setUp()
             _ = try await setup.app.publishAccepted(.alert(to: setup.user, push: .appDataAndLink))
             let message = try #require(try await ProviderSandbox.waitForDeliveries("fcm", to: setup.token).first?.payload)
             let link = "https://shop.example.com/orders/42?tab=tracking"
-            #expect(message["data"]?["category"]?.stringValue == "x" && message["data"]?["title"]?.stringValue == "y")
-            #expect(message["data"]?["sound"]?.stringValue == "z" && message["data"]?["notifyUrl"]?.stringValue == link)
+            #expect(message.fcmAppData == .object(PushOptions.appDataOfEveryName), "every name, FCM's from and notify's notifyId included")
+            #expect(message["data"]?["category"] == nil && message["data"]?["notifyUrl"]?.stringValue == link)
             #expect(message["android"]?["notification"]?["channel_id"]?.stringValue == "orders")
             #expect(message["android"]?["notification"]?["click_action"]?.stringValue == "OPEN_ORDER")
             let apns = try #require(message["apns"])

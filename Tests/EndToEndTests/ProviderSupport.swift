@@ -260,11 +260,18 @@ extension PushOptions {
 }
 
 extension PushOptions {
-    /// App data under names notify's own payload keys and options also use, a deep link and an Android channel: for the
-    /// tests that check each provider keeps the app's data apart and opens the link.
+    /// App data under names notify's own payload keys and options use and names each provider keeps for itself (`aps`,
+    /// FCM's `from`), a deep link and an Android channel: for the tests that check each provider keeps the app's data
+    /// apart and opens the link.
     static let appDataAndLink = PushOptions(
         sound: "chime.caf", category: "OPEN_ORDER", url: "https://shop.example.com/orders/42?tab=tracking", androidChannelId: "orders",
-        data: ["category": .string("x"), "title": .string("y"), "sound": .string("z")])
+        data: appDataOfEveryName)
+
+    /// The app data of `appDataAndLink`.
+    static let appDataOfEveryName: [String: JSONValue] = [
+        "category": .string("x"), "title": .string("y"), "sound": .string("z"), "aps": .string("a"), "notify": .number(1), "from": .string("f"),
+        "notifyId": .bool(true),
+    ]
 }
 
 extension NotificationRequest {

@@ -104,6 +104,11 @@ extension JSONValue {
         return nil
     }
 
+    /// The app's data of an FCM message (`self`): the JSON text under `data.data` as a document.
+    var fcmAppData: JSONValue? {
+        self["data"]?["data"]?.stringValue.flatMap { try? JSONValue.parse($0) }
+    }
+
     /// The JSON document in `text` (e.g. what a script printed), ignoring whitespace around it.
     static func parse(_ text: String) throws -> JSONValue {
         do {

@@ -6,7 +6,9 @@ import Testing
 /// (`push.url`) and the per-platform blocks of an FCM message.
 @Suite struct ProviderPayloadTests {
     private static let marker = PushMarker(notificationId: UUID(), sequence: 9, kind: .created)
-    private static let appData: [String: JSONValue] = ["category": .string("x"), "title": .string("y"), "sound": .string("z"), "count": .number(2)]
+    private static let appData: [String: JSONValue] = [
+        "category": .string("x"), "title": .string("y"), "sound": .string("z"), "count": .number(2), "from": .string("f"), "notifyId": .bool(true),
+    ]
 
     private static func content(visual: Bool = true, url: String? = "https://example.com/orders/42?tab=a&b=1") -> NotificationContent {
         NotificationContent(
@@ -28,18 +30,20 @@ import Testing
         let alert = try Self.json(ProviderPayloads.data(for: Self.content(), marker: Self.marker, badge: 4))
         #expect(alert["title"] as? String == "T" && alert["category"] as? String == "c" && alert["sound"] as? String == "s.caf")
         #expect(alert["url"] as? String == "https://example.com/orders/42?tab=a&b=1")
-        #expect(alert["data"] as? NSDictionary == ["category": "x", "title": "y", "sound": "z", "count": 2] as NSDictionary)
+        #expect(alert["data"] as? NSDictionary == ["category": "x", "title": "y", "sound": "z", "count": 2, "from": "f", "notifyId": true] as NSDictionary)
         #expect(alert["rawContent"] as? String == "r" && alert["badge"] as? Int == 4)
         let raw = try Self.json(ProviderPayloads.data(for: Self.content(visual: false), marker: Self.marker, badge: nil))
         #expect(raw["title"] == nil && raw["url"] == nil, "a shoulder tap shows nothing and opens nothing")
         #expect((raw["data"] as? [String: Any])?["title"] as? String == "y")
     }
 
-    @Test("FCM: the app's data in data as strings beside notify's keys; the deep link as notifyUrl and webpush.fcm_options.link; the channel")
+    @Test("FCM: the app's data as the JSON text of its object under data.data, whatever its names (FCM's own too); the deep link as notifyUrl and webpush.fcm_options.link; the channel")
     func fcmData() throws {
         let message = try Self.fcm(Self.content())
         let data = try #require(message["data"] as? [String: String])
-        #expect(data["category"] == "x" && data["title"] == "y" && data["sound"] == "z" && data["count"] == "2")
+        let appData = try Self.json(Array(try #require(data["data"]).utf8))
+        #expect(appData as NSDictionary == ["category": "x", "title": "y", "sound": "z", "count": 2, "from": "f", "notifyId": true] as NSDictionary)
+        #expect(data["category"] == nil && data["from"] == nil, "the app's keys are not flattened beside notify's")
         #expect(data["notifyId"] == Self.marker.notificationId.lowercasedString && data["notifyUrl"] == "https://example.com/orders/42?tab=a&b=1")
         let android = try #require((message["android"] as? [String: Any])?["notification"] as? [String: Any])
         #expect(android["channel_id"] as? String == "orders" && android["click_action"] as? String == "c")

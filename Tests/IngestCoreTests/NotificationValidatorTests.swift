@@ -115,36 +115,16 @@ import Testing
             push: PushOptions(data: [key: .string("x")]))
     }
 
-    @Test("app data takes any name but a provider's own (and the few notify writes beside it on APNs and FCM): title, category and sound included")
+    @Test("app data takes every name on every provider: the keys notify writes, each provider's own (aps, FCM's from and google…) and the usual ones")
     func appDataNamesAreFree() {
-        for key in ["title", "body", "subtitle", "category", "sound", "image", "tag", "interruptionLevel", "alert", "url", "data", "orderId"] {
+        let names = [
+            "title", "body", "category", "sound", "url", "data", "orderId", "aps", "notify", "rawContent", "imageUrl", "alert", "from",
+            "notification", "message_type", "google.c.a", "gcm.n.e", "notifyId", "notifySeq", "notifyKind", "notifyUrl", "badge",
+        ]
+        for key in names {
             #expect(field(of: dataRequest(key)) == nil, "\(key)")
+            #expect(field(of: dataRequest(key, [.apnsVoip])) == nil, "\(key) on apns-voip")
         }
-        #expect(field(of: NotificationRequest(
-            userId: "a", payload: visual(), push: PushOptions(data: ["category": .string("x"), "title": .string("y")]))) == nil)
-    }
-
-    @Test("a provider's own names are refused naming push.data.<key> and the provider, only where the notification goes")
-    func providersOwnNamesAreRefused() throws {
-        let aps = try #require(refusal(of: dataRequest("aps")))
-        #expect(aps.field == "push.data.aps" && aps.message.contains("APNs"))
-        #expect(field(of: dataRequest("aps", [.fcm, .wns, .webpush])) == nil, "only APNs keeps aps")
-        for key in ["from", "notification", "message_type", "google.c.a", "gcm.n.e", "googleId"] {
-            let refused = try #require(refusal(of: dataRequest(key)), "\(key)")
-            #expect(refused.field == "push.data.\(key)" && refused.message.contains("FCM"))
-            #expect(field(of: dataRequest(key, [.apns, .wns, .webpush])) == nil, "\(key) is FCM's alone")
-        }
-        for key in ["notify", "imageUrl"] {
-            let refused = try #require(refusal(of: dataRequest(key)), "\(key)")
-            #expect(refused.field == "push.data.\(key)" && refused.message.contains("apns"))
-            #expect(field(of: dataRequest(key, [.fcm, .wns, .webpush])) == nil, "\(key) is free beside FCM's data and under Web Push's data")
-        }
-        for key in ["notifyId", "notifySeq", "notifyKind", "notifyUrl", "badge"] {
-            #expect(refusal(of: dataRequest(key))?.message.contains("FCM") == true, "\(key)")
-            #expect(field(of: dataRequest(key, [.apns, .wns, .webpush])) == nil, "\(key)")
-        }
-        #expect(field(of: dataRequest("rawContent", [.wns, .webpush])) == nil)
-        #expect(field(of: dataRequest("alert", [.apnsVoip])) == "push.data.alert", "a VoIP payload's alert text")
     }
 
     @Test("push.url is an https URL with a host or one of the app's own scheme; script, file, plain http and malformed links are refused naming push.url")

@@ -233,12 +233,13 @@ struct NotifyClientTests {
         let id = try await Stack.publish(app, to: "gus", title: "One for each")
         let view = try await eventually("notification stored") { try await Stack.notification(app, id) }
         let marker = PushMarker(notificationId: view.id, sequence: view.sequence, kind: .created)
-        // With a deep link and app data under the names of notify's own options, which each provider keeps apart from the marker.
+        // With a deep link and app data under the names of notify's own options and marker, which each provider keeps apart from it.
         let content = NotificationContent(
             appNotificationId: nil, groupName: nil, priority: view.priority, expirationDateTime: view.expirationDateTime, displayTimeToLive: nil,
             platformTypes: nil, payload: try #require(view.payload),
             push: (view.push ?? PushOptions()).overridden(by: PushOptions(
-                url: "https://example.com/orders?id=42&tab=a", data: ["title": .string("y"), "category": .string("x")])))
+                url: "https://example.com/orders?id=42&tab=a",
+                data: ["title": .string("y"), "category": .string("x"), "notify": .object(["id": .string("not an id")]), "notifyId": .string("x")])))
         func object(_ bytes: [UInt8]) throws -> [AnyHashable: Any] {
             try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [AnyHashable: Any])
         }

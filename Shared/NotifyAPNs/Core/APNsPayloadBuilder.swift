@@ -11,8 +11,8 @@ public enum APNsPayloadBuilder {
     public static let maximumPayloadBytes = 4096
 
     /// An alert (visual content, not delivered silently) or a background shoulder tap (`aps` as `APSDictionary` writes it),
-    /// the `notify` marker (with the alert's deep link as `url`), then `imageUrl`, `rawContent` and the app's data at the
-    /// top level, where APNs keeps an app's own keys.
+    /// the `notify` marker (with the alert's deep link as `url`), then `imageUrl`, `rawContent` and the app's data under
+    /// `data`, a namespace of its own where every name is free.
     public static func payload(for content: NotificationContent?, marker: PushMarker, badge: Int?) -> [UInt8] {
         var writer = JSONWriter(capacity: 384)
         writer.beginObject()
@@ -30,7 +30,7 @@ public enum APNsPayloadBuilder {
 
     /// A VoIP push (PushKit): an empty `aps` (APNs requires the key; iOS shows nothing for a VoIP push), and what
     /// the app reports the call from: `notify`, the alert's text (the push's own title and body over the visual
-    /// content's) under `alert`, `rawContent` and the app's data.
+    /// content's) under `alert`, `rawContent` and the app's data under `data`.
     /// Never larger than the worst-case alert payload of the same content (and APNs allows VoIP 5120 bytes),
     /// so the ingest size check covers it.
     public static func voipPayload(for content: NotificationContent?, marker: PushMarker) -> [UInt8] {

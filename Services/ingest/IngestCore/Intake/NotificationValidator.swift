@@ -92,7 +92,7 @@ public struct NotificationValidator: Sendable {
         if let visual = payload.visualContent, (visual.title ?? "").isEmpty && (visual.body ?? "").isEmpty {
             throw ValidationError(code: "missing_field", message: "visualContent needs a title or a body", field: "payload.visualContent")
         }
-        if let push = request.push { try checkPushOptions(push, platforms: request.targetPolicy?.platformTypes) }
+        if let push = request.push { try checkPushOptions(push) }
         if request.pushRecipientsOnly == true, request.recipients == nil {
             throw ValidationError.invalid(
                 "pushRecipientsOnly", "pushRecipientsOnly goes with recipients: it pushes only the recipients with a push of their own")
@@ -215,14 +215,8 @@ public struct NotificationValidator: Sendable {
         throw ValidationError(code: "payload_too_large", message: String(format: what, measured, limit) + leaveOut, field: field)
     }
 
-    /// The push options' own rules: what a provider the notification goes to (`platforms`, nil: all) would refuse, or
-    /// what means nothing alone.
-    private func checkPushOptions(_ push: PushOptions, platforms: [Platform]?) throws(ValidationError) {
-        if let data = push.data {
-            for key in data.keys.sorted() {
-                if let reason = AppDataNames.refusal(of: key, on: platforms) { throw ValidationError.invalid("push.data.\(key)", reason) }
-            }
-        }
+    /// The push options' own rules: what a provider would refuse, or what means nothing alone.
+    private func checkPushOptions(_ push: PushOptions) throws(ValidationError) {
         if let url = push.url, let reason = DeepLinkRule.refusal(of: url) { throw ValidationError.invalid("push.url", reason) }
         if let channel = push.androidChannelId,
             channel.isEmpty || channel.utf8.count > limits.maximumIdentifierLength || channel.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })

@@ -70,9 +70,9 @@ extension EndToEndTests {
 
             let anaPush = try #require(try await Sandbox.waitForDeliveries(to: tokens[ana]!) { !$0.isEmpty }.first)
             #expect(anaPush.payload["aps"]?["sound"]?.stringValue == "bell.caf" && anaPush.payload["aps"]?["category"]?.stringValue == "OFFER")
-            #expect(anaPush.payload["tier"]?.stringValue == "gold", "\(anaPush.payload)")
+            #expect(anaPush.payload["data"]?["tier"]?.stringValue == "gold", "\(anaPush.payload)")
             let deePush = try #require(try await Sandbox.waitForDeliveries(to: tokens[dee]!) { !$0.isEmpty }.first)
-            #expect(deePush.payload["aps"]?["sound"]?.stringValue == "chime.caf" && deePush.payload["tier"]?.stringValue == "basic")
+            #expect(deePush.payload["aps"]?["sound"]?.stringValue == "chime.caf" && deePush.payload["data"]?["tier"]?.stringValue == "basic")
             #expect(deePush.payload["aps"]?["alert"]?["title"]?.stringValue == "Offer")
             let benPush = try #require(try await Sandbox.waitForDeliveries(to: tokens[ben]!) { !$0.isEmpty }.first)
             #expect(benPush.payload["aps"]?["alert"] == nil && benPush.headers["apns-push-type"] == "background", "\(benPush.payload)")
@@ -93,9 +93,9 @@ extension EndToEndTests {
             var twice = base
             twice.recipients = [Recipient(userId: "ana", push: PushOptions(sound: "a")), Recipient(userId: "ana")]
             expectAPIError(try await app.publish(twice), status: 400, code: "invalid_field", field: "recipients[1].userId", "a member named twice")
-            var reserved = base
-            reserved.recipients = [Recipient(userId: "ana"), Recipient(userId: "ben", push: PushOptions(data: ["aps": .string("x")]))]
-            expectAPIError(try await app.publish(reserved), status: 400, code: "invalid_field", field: "recipients[1].push.data.aps", "a reserved key")
+            var scripted = base
+            scripted.recipients = [Recipient(userId: "ana"), Recipient(userId: "ben", push: PushOptions(url: "javascript:alert(1)"))]
+            expectAPIError(try await app.publish(scripted), status: 400, code: "invalid_field", field: "recipients[1].push.url", "a script link")
             var withUser = base
             withUser.userId = "ana"
             withUser.recipients = [Recipient(userId: "ben")]

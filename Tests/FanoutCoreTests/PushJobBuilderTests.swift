@@ -95,7 +95,7 @@ import Testing
         let apns = try #require(try JSONSerialization.jsonObject(with: Data(jobs[0].payload.utf8)) as? [String: Any])
         let aps = try #require(apns["aps"] as? [String: Any])
         #expect(aps["alert"] == nil && aps["sound"] == nil && aps["content-available"] as? Int == 1)
-        #expect(apns["orderId"] as? String == "42" && apns["rawContent"] as? String == "r")
+        #expect((apns["data"] as? [String: Any])?["orderId"] as? String == "42" && apns["rawContent"] as? String == "r")
         #expect(!jobs[1].payload.contains(#""notification""#), "FCM: data only")
         #expect(!jobs[2].payload.hasPrefix("<toast"), "WNS: raw, not a toast")
 

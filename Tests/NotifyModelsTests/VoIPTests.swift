@@ -28,7 +28,7 @@ struct VoIPTests {
         #expect((object["aps"] as? [String: Any])?.isEmpty == true)
         #expect((object["alert"] as? [String: Any])?["title"] as? String == "Incoming call")
         #expect(object["rawContent"] as? String == "call-42")
-        #expect(object["callId"] as? String == "42")
+        #expect((object["data"] as? [String: Any])?["callId"] as? String == "42")
         #expect((object["notify"] as? [String: Any])?["seq"] != nil)
         #expect(voip.count <= APNsPayloadBuilder.worstCaseSize(of: content))
     }

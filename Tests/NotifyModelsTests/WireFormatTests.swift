@@ -23,7 +23,7 @@ import Testing
         let marker = try #require(json["notify"] as? [String: Any])
         #expect(marker["id"] as? String == id.uuidString.lowercased())
         #expect(marker["seq"] as? Int == 7)
-        #expect(json["orderId"] as? Int == 42)
+        #expect((json["data"] as? [String: Any])?["orderId"] as? Int == 42)
         #expect(json["rawContent"] as? String == "r")
     }
 

@@ -27,3 +27,29 @@ public struct DatabaseHealth: Sendable {
         }
     }
 }
+
+extension DatabaseHealth {
+    /// Whether a new connection made with `configuration` reaches a primary (a server that is not in recovery, so takes
+    /// writes) within two seconds: how a chaos run times a failover, without a pool's reconnection backoff in the way.
+    public static func acceptsWrites(_ configuration: PostgresConnection.Configuration, logger: Logger) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                guard let connection = try? await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger) else {
+                    return false
+                }
+                defer { Task { try? await connection.close() } }
+                guard let rows = try? await connection.query("SELECT NOT pg_is_in_recovery()", logger: logger),
+                    let row = try? await rows.collect().first
+                else { return false }
+                return (try? row.decode(Bool.self)) ?? false
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(2))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+}

@@ -23,4 +23,17 @@ struct DatabaseHealthTests {
         defer { running.cancel() }
         #expect(await DatabaseHealth(client: client, logger: logger).check() == false)
     }
+
+    @Test(
+        "a new connection finds a primary through the writer's URL, and none through the standby's or a closed port",
+        .enabled(if: ProcessInfo.processInfo.environment["NOTIFY_TEST_REPLICA_DATABASE_URL"] != nil, "needs the test stack's standby: run deploy/local/test.sh"))
+    func acceptsWrites() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let logger = NotifyStoreTestDatabase.logger
+        let primary = try DatabaseURL.connectionConfiguration(try #require(environment["NOTIFY_WRITER_DATABASE_URL"]))
+        let standby = try DatabaseURL.connectionConfiguration(try #require(environment["NOTIFY_TEST_REPLICA_DATABASE_URL"]))
+        #expect(await DatabaseHealth.acceptsWrites(primary, logger: logger))
+        #expect(await DatabaseHealth.acceptsWrites(standby, logger: logger) == false)
+        #expect(await DatabaseHealth.acceptsWrites(try DatabaseURL.connectionConfiguration("postgres://notify_writer@127.0.0.1:1/notify"), logger: logger) == false)
+    }
 }

@@ -38,8 +38,7 @@ final class AMQPPublishSender: PublishSender {
                     properties: AMQPProperties(
                         messageId: UUID().uuidString, correlationId: correlationId, replyTo: replies.queue, userId: user)))
                 let items = (request.first..<request.first + request.count).map { seq -> PublishAnswer.Item in
-                    (202, DeterministicID.notificationID(
-                        appId: fixture.appId, userId: fixture.users[bodies.userIndex(ofSequence: seq)], appNotificationId: "loadgen-\(seq)"))
+                    (202, bodies.notificationId(ofSequence: seq, appId: fixture.appId))
                 }
                 return PublishResult(
                     first: request.first, count: request.count, answeredAt: Date(), status: 202, elapsed: ContinuousClock.now - started,

@@ -10,13 +10,15 @@ struct ChaosCommand: AsyncParsableCommand {
         commandName: "chaos",
         abstract: "Publish at a fixed rate while faults are injected; check that nothing accepted is lost.",
         discussion: """
-            Run by deploy/local/chaos.sh, which starts the stack for it (a three-node RabbitMQ cluster, two instances \
-            of every service). Steps: (1) set up an app with broker access, --users users with --devices APNs devices \
+            Run by deploy/local/chaos.sh, which starts the stack for it (a three-node RabbitMQ cluster, a Patroni \
+            cluster of three PostgreSQL members behind HAProxy, two instances of every service). Steps: (1) set up an app with broker access, --users users with --devices APNs devices \
             each; (2) for --duration seconds publish one notification per request at --rate, alternately over HTTP \
             (round-robin over every --ingest-url) and AMQP (notify.ingest as the app's user, confirmed), never \
             retrying, while the fault schedule runs (kill -9 of each service, one and two at once, graceful restarts, \
-            a RabbitMQ node killed, PostgreSQL stopped immediately, provider bursts of 5xx, 429, timeouts and dropped \
-            connections; at least 22 faults, commands from --scripts); (3) wait up to --drain-timeout for every \
+            a RabbitMQ node killed, the database's primary lost for good or killed, a standby, an etcd member and \
+            HAProxy (a Patroni cluster: patroni-cluster.sh), provider bursts of 5xx, 429, timeouts and dropped \
+            connections; at least 26 faults, commands from --scripts; how long the database took writes again after \
+            each of its faults is timed through --database-url); (3) wait up to --drain-timeout for every \
             accepted notification to reach every device; (4) read every user's changes feed; (5) write report.json, \
             report.md and timeline.svg to --output and print the Markdown.
             Exit status 1 when a push of an accepted notification was lost, a feed misses one or repeats or skips a \
@@ -34,7 +36,9 @@ struct ChaosCommand: AsyncParsableCommand {
     var adminToken: String?
     @Option(help: "RabbitMQ URL (or one per node, separated by commas): hosts, ports and vhost; loadgen logs in as the app's user. (default: $NOTIFY_AMQP_URL)")
     var amqpURL: String?
-    @Option(help: "Directory of the scripts the faults run (services.sh, rabbitmq-cluster.sh, postgres.sh).")
+    @Option(help: "The database as the services reach it, to time the database faults. (default: $NOTIFY_WRITER_DATABASE_URL)")
+    var databaseURL: String?
+    @Option(help: "Directory of the scripts the faults run (services.sh, rabbitmq-cluster.sh, patroni-cluster.sh).")
     var scripts = "deploy/local"
     @Option(help: "Users to register.")
     var users = 30
@@ -103,8 +107,9 @@ struct ChaosCommand: AsyncParsableCommand {
         let faults = noFaults ? [] : ChaosSchedule.faults(duration: Double(duration))
         let log = "\(outputDirectory)/faults.log"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let databaseProbe = try (databaseURL ?? ProcessInfo.processInfo.environment["NOTIFY_WRITER_DATABASE_URL"]).map(DatabaseWritableProbe.init)
         let runner = ChaosFaultRunner(
-            scriptsDirectory: scripts, log: log, client: client, sandboxURL: sandbox, deviceTokens: Array(tokens))
+            scriptsDirectory: scripts, log: log, client: client, sandboxURL: sandbox, deviceTokens: Array(tokens), databaseProbe: databaseProbe)
         let publisher = ChaosPublisher(
             ingestURLs: ingest, fixture: fixture, bodies: bodies, http: client.http, amqp: amqp, rate: rate, counters: counters)
 
@@ -119,7 +124,11 @@ struct ChaosCommand: AsyncParsableCommand {
         poller.cancel()
         await poller.value
 
-        _ = await collector.drain(expected: publishes.lazy.filter(\.accepted).count * devices, timeout: .seconds(drainTimeout))
+        let expected = publishes.filter(\.accepted).map { publish in
+            (notificationId: bodies.notificationId(ofSequence: publish.seq, appId: fixture.appId),
+             deviceTokens: fixture.deviceTokens[bodies.userIndex(ofSequence: publish.seq)])
+        }
+        _ = await collector.drain(expected: expected, timeout: .seconds(drainTimeout))
         // Duplicates sent right after the last push are counted too.
         try? await Task.sleep(for: .seconds(2))
         try? await collector.pollOnce()

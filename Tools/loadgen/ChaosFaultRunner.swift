@@ -2,11 +2,13 @@ import Foundation
 import NotifyRuntime
 
 /// What became of one fault: when it was injected and when its recovery command returned (offsets from the start
-/// of the run, in seconds), and any command that failed.
+/// of the run, in seconds), for a database fault how long after the injection the database took writes again, and
+/// any command that failed.
 struct ChaosFaultRecord: Codable, Sendable {
     let name: String
     let injectedAt: Double
     let recoveredAt: Double
+    var databaseWritableAfter: Double?
     let failure: String?
 }
 
@@ -18,6 +20,8 @@ struct ChaosFaultRunner: Sendable {
     let client: JSONClient
     let sandboxURL: String
     let deviceTokens: [String]
+    /// Times the database faults; nil runs them untimed.
+    let databaseProbe: DatabaseWritableProbe?
 
     /// Runs every fault (each in a task of its own, so a slow restart does not delay the next fault) and returns
     /// their records, in schedule order, once all have recovered.
@@ -26,17 +30,24 @@ struct ChaosFaultRunner: Sendable {
             for (index, fault) in faults.enumerated() {
                 group.addTask {
                     try? await Task.sleep(until: start + .milliseconds(Int(fault.at * 1000)))
+                    let injected = ContinuousClock.now
                     let injectedAt = Self.seconds(since: start)
                     var failure: String?
                     switch fault.inject {
                     case .shell(let command): failure = await shell(command, fault: fault.name)
                     case .providerBurst(let kind): failure = await burst(kind)
                     }
+                    // Timed while the fault lasts: a failover is over before its recovery command runs.
+                    async let writableAfter = fault.probesDatabase
+                        ? databaseProbe?.secondsUntilWritable(since: injected, timeout: .seconds(60)) : nil
                     if let recover = fault.recover {
                         try? await Task.sleep(for: .milliseconds(Int(fault.lasting * 1000)))
                         failure = await shell(recover, fault: fault.name) ?? failure
                     }
-                    return (index, ChaosFaultRecord(name: fault.name, injectedAt: injectedAt, recoveredAt: Self.seconds(since: start), failure: failure))
+                    let record = ChaosFaultRecord(
+                        name: fault.name, injectedAt: injectedAt, recoveredAt: Self.seconds(since: start), databaseWritableAfter: await writableAfter,
+                        failure: failure)
+                    return (index, record)
                 }
             }
             var records: [(Int, ChaosFaultRecord)] = []

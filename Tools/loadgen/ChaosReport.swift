@@ -10,6 +10,8 @@ struct ChaosReport: Codable, Sendable {
         let recoveredAt: Double
         /// From the injection to the first notification published after it reaching every device of its user.
         let recoverySeconds: Double?
+        /// For a database fault: from the injection until a new connection to the writer's URL reached a primary.
+        let databaseWritableAfter: Double?
         let failure: String?
     }
 
@@ -67,8 +69,7 @@ struct ChaosReport: Codable, Sendable {
         sent = publishes.count
         var idOfSeq: [UUID: ChaosPublish] = [:]
         for publish in publishes {
-            let user = fixture.users[bodies.userIndex(ofSequence: publish.seq)]
-            idOfSeq[DeterministicID.notificationID(appId: fixture.appId, userId: user, appNotificationId: "loadgen-\(publish.seq)")] = publish
+            idOfSeq[bodies.notificationId(ofSequence: publish.seq, appId: fixture.appId)] = publish
             let answer = publish.status.map { publish.transport == .amqp ? "amqp confirm" : String($0) } ?? "no answer (\(publish.transport.rawValue))"
             answers[answer, default: 0] += 1
             if publish.accepted { if publish.transport == .http { acceptedOverHTTP += 1 } else { acceptedOverAMQP += 1 } }
@@ -121,7 +122,7 @@ struct ChaosReport: Codable, Sendable {
             let recovery = completedAt.lazy.filter { $0.sentAt >= record.injectedAt }.map { $0.completedAt - record.injectedAt }.min()
             return FaultOutcome(
                 name: record.name, injectedAt: record.injectedAt, recoveredAt: record.recoveredAt, recoverySeconds: recovery,
-                failure: record.failure)
+                databaseWritableAfter: record.databaseWritableAfter, failure: record.failure)
         }
         let acceptedIds = Set(idOfSeq.filter { $0.value.accepted }.keys)
         for (user, entries) in feeds {
@@ -160,15 +161,20 @@ struct ChaosReport: Codable, Sendable {
 
             Answers: \(answers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")); not allowed (5xx other than 503 with Retry-After): \(disallowedAnswers).
 
-            | # | fault | injected (s) | recovered (s) | first end-to-end after it (s) | failure |
-            |---|---|---|---|---|---|
+            Accepting goes on through a database fault (the broker holds the commands); "database writable after" is when a new \
+            connection to the writer's URL reached a primary again, "first end-to-end after it" when the first notification \
+            published after the fault reached every device of its user.
+
+            | # | fault | injected (s) | recovered (s) | database writable after (s) | first end-to-end after it (s) | failure |
+            |---|---|---|---|---|---|---|
 
             """
         if !lostPushes.isEmpty {
             text = text.replacingOccurrences(of: "\n| # | fault", with: "\nLost: \(lostPushes.joined(separator: "; ")).\n\n| # | fault")
         }
         for (index, fault) in faults.enumerated() {
-            text += "| \(index + 1) | \(fault.name) | \(f(fault.injectedAt)) | \(f(fault.recoveredAt)) | \(f(fault.recoverySeconds)) | \(fault.failure ?? "") |\n"
+            text += "| \(index + 1) | \(fault.name) | \(f(fault.injectedAt)) | \(f(fault.recoveredAt)) | \(f(fault.databaseWritableAfter)) | "
+                + "\(f(fault.recoverySeconds)) | \(fault.failure ?? "") |\n"
         }
         return text
     }

@@ -22,26 +22,28 @@ struct ChaosFault: Sendable {
         case droppedConnections = "dropped connections"
     }
 
-    let at: Double
+    var at: Double
     let name: String
     let inject: Action
     let recover: String?
     let lasting: Double
+    /// Whether the run times how long the database takes to accept writes again after it.
+    var probesDatabase = false
 }
 
-/// The faults of a chaos run: a fixed cycle of the kinds the issue names (kill -9 of each service, one and two at
-/// once, graceful restarts, a broker node killed, PostgreSQL stopped immediately, provider bursts of 5xx, 429,
-/// timeouts and dropped connections), spread evenly over the run, at least `cycle.count` of them.
+/// The faults of a chaos run: a fixed cycle (kill -9 of each service, one and two at once, graceful restarts, a
+/// broker node killed, the database's primary lost for good or killed, a standby killed, an etcd member killed,
+/// HAProxy restarted, provider bursts of 5xx, 429, timeouts and dropped connections), spread evenly over the run, at
+/// least `cycle.count` of them.
 enum ChaosSchedule {
     static func faults(duration: Double) -> [ChaosFault] {
         let count = max(cycle.count, Int(duration / 6))
         // Nothing in the last 8 s, so the last fault has recovered before publishing stops.
         let spacing = max(duration - 8, 1) / Double(count)
         return (0..<count).map { index in
-            let template = cycle[index % cycle.count]
-            return ChaosFault(
-                at: 2 + Double(index) * spacing, name: template.name, inject: template.inject, recover: template.recover,
-                lasting: template.lasting)
+            var fault = cycle[index % cycle.count]
+            fault.at = 2 + Double(index) * spacing
+            return fault
         }
     }
 
@@ -65,15 +67,27 @@ enum ChaosSchedule {
         ChaosFault(at: 0, name: "provider \(kind.rawValue)", inject: .providerBurst(kind), recover: nil, lasting: 0)
     }
 
-    /// Node kills are at least 5 faults apart, so two nodes are never down at once (the cluster keeps its majority).
-    static let cycle: [ChaosFault] = [
-        kill("storage"), kill("fanout"), kill("push-dispatch"), kill("ingest"),
-        kill("storage-2 fanout-2", for: 3), restart("push-dispatch-2"), burst(.serverErrors), killNode(2),
-        restart("ingest-2"), burst(.throttled),
+    /// A fault of the Patroni cluster (patroni-cluster.sh): `recover` brings back whatever it stopped (a lost member
+    /// is built afresh from the primary, a killed primary rejoins as a standby with pg_rewind) and waits until the
+    /// cluster has a primary and a synchronous standby again.
+    private static func database(_ name: String, _ command: String, for seconds: Double) -> ChaosFault {
         ChaosFault(
-            at: 0, name: "PostgreSQL stopped immediately", inject: .shell("./postgres.sh kill"), recover: "./postgres.sh start",
-            lasting: 3),
-        burst(.timeouts), kill("ingest-2 push-dispatch"), burst(.droppedConnections), restart("storage"), killNode(1),
-        kill("fanout-2"), burst(.serverErrors), restart("fanout"), kill("push-dispatch-2 storage"), killNode(3), restart("storage-2"),
+            at: 0, name: name, inject: .shell("./patroni-cluster.sh \(command)"), recover: seconds > 0 ? "./patroni-cluster.sh recover" : nil,
+            lasting: seconds, probesDatabase: true)
+    }
+
+    /// Node kills are at least 5 faults apart, so two nodes are never down at once (the cluster keeps its majority).
+    /// The database faults that take a member away are 11 and 7 faults apart (at the 90 s run's spacing, 35 and 22 s:
+    /// a failover takes about 10 s and the cluster is whole again some seconds after the recovery), so that a standby
+    /// is killed only while there is a primary; HAProxy's restart and the etcd member's kill come during a failover.
+    static let cycle: [ChaosFault] = [
+        database("PostgreSQL primary lost (its machine gone)", "lose-primary", for: 12), kill("storage"), kill("fanout"), kill("push-dispatch"),
+        database("HAProxy restarted", "restart-haproxy", for: 0), kill("ingest"), kill("storage-2 fanout-2", for: 3),
+        restart("push-dispatch-2"), database("etcd member killed", "kill-etcd 1", for: 4), burst(.serverErrors), killNode(2),
+        database("PostgreSQL standby killed", "kill-standby", for: 4), restart("ingest-2"), burst(.throttled), burst(.timeouts),
+        kill("ingest-2 push-dispatch"), burst(.droppedConnections), restart("storage"),
+        database("PostgreSQL primary killed (rejoins as a standby)", "kill-primary", for: 10), killNode(1), kill("fanout-2"),
+        burst(.serverErrors), restart("fanout"),
+        kill("push-dispatch-2 storage"), killNode(3), restart("storage-2"),
     ]
 }

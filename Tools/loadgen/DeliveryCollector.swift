@@ -107,6 +107,21 @@ actor DeliveryCollector {
         }
     }
 
+    /// Polls until a push of each notification in `expected` reached each of its devices (true) or `timeout` passed
+    /// (false): what a run whose unanswered publishes may be delivered too waits for, since a count of distinct pushes
+    /// would count theirs.
+    func drain(expected: [(notificationId: UUID, deviceTokens: [String])], timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        var missing = Set(expected.flatMap { item in item.deviceTokens.map { PairKey(id: item.notificationId, token: $0) } })
+        while true {
+            do { try await pollOnce() } catch { HTTPLoadCommand.log("polling the sandbox failed: \(error)") }
+            missing.subtract(uniquePairs)
+            if missing.isEmpty { return true }
+            if ContinuousClock.now >= deadline { return false }
+            try? await Task.sleep(for: .milliseconds(200))
+        }
+    }
+
     private func fetch(_ url: String) async throws -> DeliveryPage {
         let answer = try await client.send(.GET, url)
         return try JSONClient.read(answer, method: .GET, url: url) { try DeliveryPage(decodingJSON: $0) }

@@ -1,3 +1,4 @@
+import Foundation
 import NotifyJSON
 import NotifyModels
 
@@ -11,6 +12,11 @@ struct NotificationBodies: Sendable {
     let batched: Bool
 
     func userIndex(ofSequence seq: Int) -> Int { seq % users.count }
+
+    /// The id notify gives notification `seq` of app `appId` (its `appNotificationId` makes it deterministic).
+    func notificationId(ofSequence seq: Int, appId: String) -> UUID {
+        DeterministicID.notificationID(appId: appId, userId: users[userIndex(ofSequence: seq)], appNotificationId: "loadgen-\(seq)")
+    }
 
     /// The body of the request carrying notifications `first..<first + count`.
     func body(first: Int, count: Int) -> [UInt8] {

@@ -141,7 +141,8 @@ struct OverloadReport: Codable, Sendable {
             seen.insert("\(push.notificationId) \(push.deviceToken)").inserted ? push.receivedAt.timeIntervalSince(outcome.startedAt) : nil
         }
         let overload = ChaosReport.FaultOutcome(
-            name: "overload (above the limit)", injectedAt: 0, recoveredAt: overloadSeconds, recoverySeconds: nil, failure: nil)
+            name: "overload (above the limit)", injectedAt: 0, recoveredAt: overloadSeconds, recoverySeconds: nil, databaseWritableAfter: nil,
+            failure: nil)
         return ChaosTimelineSVG.render(publishes: publishes, deliveredAt: deliveredAt, faults: [overload], title: title)
     }
 

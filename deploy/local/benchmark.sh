@@ -16,6 +16,8 @@ Sizes (environment, defaults in brackets): BENCH_SUSTAINED_COUNT [60000], BENCH_
 BENCH_LATENCY_COUNT [20000], BENCH_FANOUT_EVENTS [300000], BENCH_BROADCAST_DEVICES [1000000],
 BENCH_BROKER_MESSAGES [200000], BENCH_MICRO_SECONDS [2].
 BENCH_KEEP_STATE=1 keeps the broker's and database's data from the last run instead of starting empty.
+BENCH_DATABASE [single] is postgres.sh's one PostgreSQL, or patroni: patroni-cluster.sh's three members behind HAProxy,
+  synchronous unless NOTIFY_PATRONI_SYNCHRONOUS=off (to measure what synchronous commit costs, alternately).
 BENCH_MODES runs only the modes it names (of: micro wakeup idle broker sustained latency fanout broadcast sustained-amqp
   single-amqp latency-amqp sweep overload floor neighbours; sustained-amqp, single-amqp and latency-amqp publish over AMQP as an
   app's broker user; wakeup, about 20 s, is the CPU one thread waking another costs on this machine; idle,
@@ -71,15 +73,21 @@ fi
 if [ "${BENCH_KEEP_STATE:-0}" != 1 ]; then
     # Every run starts as on a fresh machine: tables and queues that earlier runs filled would make each run slower
     # than the last (bigger indexes, longer seeding), and the figures could not be compared.
-    if "$here/postgres.sh" status >/dev/null 2>&1 || "$here/rabbitmq.sh" status >/dev/null 2>&1; then
+    if "$here/postgres.sh" status >/dev/null 2>&1 || "$here/patroni-cluster.sh" leader >/dev/null 2>&1 \
+        || "$here/rabbitmq.sh" status >/dev/null 2>&1; then
         notify_die "a benchmark stack is running in $NOTIFY_STATE_DIR; stop it first (or set BENCH_KEEP_STATE=1 to use its data)"
     fi
-    rm -rf -- "$NOTIFY_STATE_DIR/postgres" "$NOTIFY_STATE_DIR/rabbitmq" "$NOTIFY_STATE_DIR/sandbox"
+    rm -rf -- "$NOTIFY_STATE_DIR/postgres" "$NOTIFY_STATE_DIR/patroni-cluster" "$NOTIFY_STATE_DIR/rabbitmq" "$NOTIFY_STATE_DIR/sandbox"
 fi
-cleanup() { "$here/services.sh" stop || true; "$here/rabbitmq.sh" stop || true; "$here/postgres.sh" stop || true; }
+case "${BENCH_DATABASE:-single}" in
+    single) database="$here/postgres.sh" ;;
+    patroni) database="$here/patroni-cluster.sh" ;;
+    *) notify_die "BENCH_DATABASE must be single or patroni" ;;
+esac
+cleanup() { "$here/services.sh" stop || true; "$here/rabbitmq.sh" stop || true; "$database" stop || true; }
 trap cleanup EXIT
 "$here/rabbitmq.sh" start
-"$here/postgres.sh" start
+"$database" start
 "$here/services.sh" start
 
 loadgen="$NOTIFY_BIN_DIR/loadgen"

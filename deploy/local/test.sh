@@ -2,12 +2,13 @@
 # Runs the whole test suite on this machine: installs what is missing, builds the tests, starts
 # RabbitMQ, PostgreSQL (and a hot standby), the four services and the provider sandbox on ports and a
 # state directory of their own (so a stack started by up.sh is left alone), validates docker-compose.yml,
-# runs `swift test` and schemathesis (fuzz.sh), stops everything, then runs the 60 s chaos run (chaos.sh:
-# a three-node RabbitMQ cluster, two instances of every service, 22 faults, nothing accepted may be lost).
+# runs `swift test` and schemathesis (fuzz.sh), stops everything, then runs the 90 s chaos run (chaos.sh:
+# a three-node RabbitMQ cluster, a Patroni cluster of three PostgreSQL members, two instances of every service,
+# 26 faults, the database's among them; nothing accepted may be lost).
 set -euo pipefail
 here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
-    sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
     echo "Extra arguments go to 'swift test' (e.g. --filter NotifyModelsTests)."
     exit 0
 fi
@@ -127,12 +128,13 @@ else
     #   .local/test/venv/bin/python Tests/EndToEndTests/Python/validate_responses.py .local/test/responses
     echo "== ingest's answers to the end-to-end tests against the OpenAPI description (validate_responses.py)"
     "$NOTIFY_STATE_DIR/venv/bin/python" Tests/EndToEndTests/Python/validate_responses.py "$NOTIFY_STATE_DIR/responses" || status=1
-    # The short chaos run: a stack of its own (a three-node RabbitMQ cluster, two instances of every service) for
-    # about 60 s of publishing under 22 faults; it fails on anything accepted and lost. This stack stops first.
+    # The short chaos run: a stack of its own (a three-node RabbitMQ cluster, a Patroni cluster, two instances of
+    # every service) for about 90 s of publishing under 26 faults (the database's primary lost and killed, a standby,
+    # an etcd member and HAProxy among them); it fails on anything accepted and lost. This stack stops first.
     cleanup
     trap - EXIT
-    echo "== the chaos run (deploy/local/chaos.sh, 60 s)"
-    "$here/chaos.sh" --duration 60 || status=1
+    echo "== the chaos run (deploy/local/chaos.sh, 90 s)"
+    "$here/chaos.sh" --duration 90 || status=1
 fi
 echo "== test command finished in $(( $(date +%s) - started )) s with status $status"
 exit $status

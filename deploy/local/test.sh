@@ -88,6 +88,8 @@ echo "== starting RabbitMQ, PostgreSQL and the stack ($NOTIFY_STATE_DIR)"
 
 echo "== validating docker-compose.yml"
 "$here/check-compose.sh"
+echo "== validating deploy/kubernetes (check-kubernetes.sh)"
+"$here/check-kubernetes.sh"
 
 # The client tests keep their clients' storage here; it holds nothing a later run needs. The tests write every
 # secret they use (API keys, signing keys, provider keys, webhook secrets) to secrets-used, searched for in the logs,

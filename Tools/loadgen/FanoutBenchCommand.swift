@@ -61,15 +61,11 @@ struct FanoutBenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let environment = ProcessInfo.processInfo.environment
-        let amqp = try AMQPConfiguration(url: amqpURL ?? environment["NOTIFY_AMQP_URL"] ?? "amqp://notify:notify@127.0.0.1:21672/notify")
-        let databaseURL = databaseURL ?? environment["NOTIFY_WRITER_DATABASE_URL"]
-            ?? "postgres://notify_writer:notify_writer@127.0.0.1:21432/notify"
-        var logger = Logger(label: "loadgen")
-        logger.logLevel = .warning
+        let amqp = try PreloadedStage.amqp(amqpURL)
+        let logger = PreloadedStage.logger
         let appId = "loadgen_fanout_\(Int(Date().timeIntervalSince1970))"
 
-        let database = try DatabaseURL.makeClient(databaseURL, maximumConnections: 2, logger: logger)
+        let database = try DatabaseURL.makeClient(PreloadedStage.writerDatabaseURL(databaseURL), maximumConnections: 2, logger: logger)
         let seeding = Task { await database.run() }
         let seedStarted = ContinuousClock.now
         try await seed(database, appId: appId, logger: logger)
@@ -77,38 +73,20 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         seeding.cancel()
         FileHandle.standardError.write(Data("seeded \(users * devices) subscriptions in \(ContinuousClock.now - seedStarted)\n".utf8))
 
-        let jobsQueue = QueueNames.pushQueue(.apns)
+        // Jobs counted without decoding them: the consumer must not be the bottleneck.
         let counter = DeliveryCounter()
-        let consumer = AMQPConsumer(
-            configuration: amqp, queue: jobsQueue, topology: .workQueue(jobsQueue), options: .init(prefetch: 200, maximumBatch: 200),
-            logger: logger
-        ) { deliveries in
-            // Jobs counted without decoding them: the consumer must not be the bottleneck.
-            var jobs = 0
-            for delivery in deliveries { jobs += PushJobBatch.jobCount(wireBytes: delivery.body) ?? 0 }
-            await counter.add(jobs)
-            return deliveries.map { _ in .ack }
-        }
-        let consuming = Task { try await consumer.run() }
+        let consuming = PreloadedStage.count(QueueNames.pushQueue(.apns), amqp: amqp, into: counter) { PushJobBatch.jobCount(wireBytes: $0) ?? 0 }
 
-        let publisher = AMQPPublisher(configuration: amqp, topology: .workQueue(QueueNames.fanoutChanges), logger: logger)
-        publisher.startIfNeeded()
-        guard await publisher.waitUntilConnected(timeout: .seconds(10)) else { throw ValidationError("cannot connect to the broker") }
         var cpuBefore = ProcessCPU.snapshot(of: stack)
         var started = ContinuousClock.now
-        try await publishEvents(publisher, appId: appId, devicesVersions: devicesVersions)
+        try await publishEvents(amqp: amqp, appId: appId, devicesVersions: devicesVersions)
         let published = ContinuousClock.now - started
         FileHandle.standardError.write(Data("published \(events) change events in \(published)\n".utf8))
         if preload {
             guard await counter.count == 0 else { throw Self.workerRanDuringPreload }
             cpuBefore = ProcessCPU.snapshot(of: stack)
             started = ContinuousClock.now
-            if let readyFile {
-                guard FileManager.default.createFile(atPath: readyFile, contents: Data()) else {
-                    throw ValidationError("cannot create --ready-file \(readyFile)")
-                }
-            }
-            FileHandle.standardError.write(Data("preloaded; start the fanout worker now (deploy/local/services.sh start fanout)\n".utf8))
+            try PreloadedStage.signalReady(readyFile, start: "fanout")
         }
         let expected = events * devices
         let reached = await counter.wait(for: expected, timeout: .seconds(timeout))
@@ -116,7 +94,6 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         let cpuAfter = ProcessCPU.snapshot(of: stack)
         consuming.cancel()
         _ = try? await consuming.value
-        await publisher.shutdown()
         let jobs = await counter.count
         guard reached, let first = await counter.first, let last = await counter.last else {
             throw ValidationError("only \(jobs) of \(expected) push jobs arrived within \(timeout) s (is push-dispatch stopped? is fanout running?)")
@@ -164,29 +141,20 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         return (0..<users).map { stored["user-\($0)"] ?? 0 }
     }
 
-    private func publishEvents(_ publisher: AMQPPublisher, appId: String, devicesVersions: [Int64]) async throws {
+    private func publishEvents(amqp: AMQPConfiguration, appId: String, devicesVersions: [Int64]) async throws {
         let content = NotificationContent(
             appNotificationId: nil, groupName: nil, priority: .high, expirationDateTime: Date().addingTimeInterval(86400),
             displayTimeToLive: nil, platformTypes: nil,
             payload: NotificationPayload(visualContent: VisualContent(title: "Fan-out benchmark", body: "One change, one push per device")),
             push: nil)
-        var messages: [AMQPOutboundMessage] = []
-        var index = 0
-        while index < events {
-            let end = min(index + eventsPerMessage, events)
-            let batch = ChangeEventBatch(events: (index..<end).map { number in
+        try await PreloadedStage.publish((events + eventsPerMessage - 1) / eventsPerMessage, to: QueueNames.fanoutChanges, amqp: amqp) { index in
+            let batch = ChangeEventBatch(events: (index * eventsPerMessage..<min((index + 1) * eventsPerMessage, events)).map { number in
                 ChangeEvent(
                     appId: appId, userId: "user-\(number % users)", sequence: Int64(number / users + 1), kind: .created,
                     notificationId: UUID(), content: content, readState: .unread, userActionState: .noInteraction,
                     originSubscriptionId: nil, badge: 1, changedAt: Date(), devicesVersion: devicesVersions[number % users])
             })
-            messages.append(AMQPOutboundMessage(routingKey: QueueNames.fanoutChanges, wire: batch))
-            if messages.count == 50 {
-                try await publisher.publish(messages)
-                messages = []
-            }
-            index = end
+            return AMQPOutboundMessage(routingKey: QueueNames.fanoutChanges, wire: batch)
         }
-        try await publisher.publish(messages)
     }
 }

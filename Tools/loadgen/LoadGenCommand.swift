@@ -14,7 +14,7 @@ struct LoadGenCommand: AsyncParsableCommand {
             Exits with a non-zero status when any push was lost.
             """,
         subcommands: [
-            HTTPLoadCommand.self, OverloadCommand.self, SweepReportCommand.self, FanoutBenchCommand.self, BroadcastBenchCommand.self,
+            HTTPLoadCommand.self, OverloadCommand.self, SweepReportCommand.self, FanoutBenchCommand.self, StorageBenchCommand.self, BroadcastBenchCommand.self,
             BrokerCeilingCommand.self, MicroBenchCommand.self, WakeupBenchCommand.self, IdleCostCommand.self, ChaosCommand.self, NeighboursCommand.self,
         ]
     )

@@ -3,7 +3,8 @@ import NotifyRuntime
 
 /// CPU time (user + system) of the local stack's processes, read before and after a measured phase so a report says
 /// where the CPU went per unit of work: each service (its pid file), RabbitMQ (the node's VM and its children),
-/// PostgreSQL (the postmaster and its backends, those that exited included), and loadgen itself. Beside it, each
+/// PostgreSQL (the postmaster and its backends, those that exited included; on a Patroni cluster each member's, and its
+/// Patroni, etcd and HAProxy), and loadgen itself. Beside it, each
 /// process's context switches (its threads' voluntary and involuntary ones; a PostgreSQL backend that exited takes its
 /// own along): the times a thread of it went to sleep or was put aside. Each costs CPU of its own, about 20 µs of it on
 /// the 2-vCPU virtual machine of BENCHMARKS.md (`loadgen wakeup`; docs/benchmarks-history.md, "2026-11-25, 90b04ab").
@@ -69,9 +70,9 @@ enum ProcessCPU {
             }
         }
         let children = childrenByParent()
-        for (process, pidFile) in [("rabbitmq", "\(stack.stateDir)/rabbitmq/rabbitmq.pid"), ("postgres", "\(stack.stateDir)/postgres/data/postmaster.pid")] {
-            guard let pid = StackStateOption.pid(inFile: pidFile), let own = cpuMilliseconds(pid, withExitedChildren: true) else { continue }
-            let processes = [pid] + (children[pid] ?? [])
+        for (process, pidFile, withChildren) in servers(in: stack.stateDir) {
+            guard let pid = StackStateOption.pid(inFile: pidFile), let own = cpuMilliseconds(pid, withExitedChildren: withChildren) else { continue }
+            let processes = [pid] + (withChildren ? children[pid] ?? [] : [])
             milliseconds[process] = own + processes.dropFirst().compactMap { cpuMilliseconds($0) }.reduce(0, +)
             switches[process] = processes.map(contextSwitches).reduce(0, +)
             pids[process] = pid
@@ -81,6 +82,23 @@ enum ProcessCPU {
         switches["loadgen"] = contextSwitches(own)
         pids["loadgen"] = own
         return Snapshot(taken: .now, milliseconds: milliseconds, contextSwitches: switches, pids: pids)
+    }
+
+    /// The servers of a stack by name, pid file and whether their children count with them: RabbitMQ and PostgreSQL
+    /// (postgres.sh's, or patroni-cluster.sh's members with their Patroni, etcd and HAProxy).
+    private static func servers(in stateDir: String) -> [(String, String, Bool)] {
+        var servers = [("rabbitmq", "\(stateDir)/rabbitmq/rabbitmq.pid", true), ("postgres", "\(stateDir)/postgres/data/postmaster.pid", true)]
+        let cluster = "\(stateDir)/patroni-cluster"
+        for member in 1...3 {
+            servers += [
+                ("postgres-\(member)", "\(cluster)/pg\(member)/data/postmaster.pid", true),
+                // Patroni started its member's postmaster, counted above: its own CPU only.
+                ("patroni-\(member)", "\(cluster)/pg\(member)/patroni.pid", false),
+                ("etcd-\(member)", "\(cluster)/etcd\(member)/etcd.pid", false),
+            ]
+        }
+        servers.append(("haproxy", "\(cluster)/haproxy/haproxy.pid", true))
+        return servers
     }
 
     /// What each process used between `start` and `end`, per unit. A process started in between (not running at

@@ -15,10 +15,12 @@ if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
 Sizes (environment, defaults in brackets): BENCH_SUSTAINED_COUNT [60000], BENCH_LATENCY_RATE [1000],
 BENCH_LATENCY_COUNT [20000], BENCH_FANOUT_EVENTS [300000], BENCH_BROADCAST_DEVICES [1000000],
 BENCH_BROKER_MESSAGES [200000], BENCH_MICRO_SECONDS [2].
+storage: BENCH_STORAGE_NOTIFICATIONS [200000] publish commands preloaded with storage stopped, then applied by storage
+  alone: notifications/s and CPU per notification of storage and PostgreSQL (one cluster's ceiling here).
 BENCH_KEEP_STATE=1 keeps the broker's and database's data from the last run instead of starting empty.
 BENCH_DATABASE [single] is postgres.sh's one PostgreSQL, or patroni: patroni-cluster.sh's three members behind HAProxy,
   synchronous unless NOTIFY_PATRONI_SYNCHRONOUS=off (to measure what synchronous commit costs, alternately).
-BENCH_MODES runs only the modes it names (of: micro wakeup idle broker sustained latency fanout broadcast sustained-amqp
+BENCH_MODES runs only the modes it names (of: micro wakeup idle broker sustained latency fanout storage broadcast sustained-amqp
   single-amqp latency-amqp sweep overload floor neighbours; sustained-amqp, single-amqp and latency-amqp publish over AMQP as an
   app's broker user; wakeup, about 20 s, is the CPU one thread waking another costs on this machine; idle,
   BENCH_IDLE_SECONDS [30] seconds, is each process's CPU and context switches per second with nothing sent).
@@ -143,21 +145,35 @@ if wants latency; then
         --concurrency 64 --duration-limit 120 --drain-timeout 120 --output "$out/latency" || true
 fi
 settle
+# preloaded SERVICE LOADGEN-ARGS...: runs loadgen with --ready-file, which preloads a queue while SERVICE is stopped and
+# creates that file when done; starts SERVICE then, and waits for loadgen to measure it.
+preloaded() {
+    local service="$1" ready="$out/$1-preloaded" bench
+    shift
+    "$loadgen" "$@" --ready-file "$ready" &
+    bench=$!
+    for _ in $(seq 1200); do
+        if [ -f "$ready" ] || ! kill -0 "$bench" 2>/dev/null; then break; fi
+        sleep 0.5
+    done
+    "$here/services.sh" start "$service"
+    wait "$bench" || true
+    rm -f "$ready"
+}
 if wants fanout; then
     echo "== fan-out worker alone (push-dispatch stopped; change events preloaded, then fanout started)"
     "$here/services.sh" stop push-dispatch fanout
-    ready="$out/fanout-preloaded"
-    "$loadgen" fanout --amqp-url "$NOTIFY_AMQP_URL" --database-url "$NOTIFY_WRITER_DATABASE_URL" --users 10000 --devices 3 \
-        --events "${BENCH_FANOUT_EVENTS:-300000}" --preload --ready-file "$ready" --timeout 300 --output "$out/fanout" &
-    fanout_bench=$!
-    for _ in $(seq 1200); do
-        if [ -f "$ready" ] || ! kill -0 "$fanout_bench" 2>/dev/null; then break; fi
-        sleep 0.5
-    done
-    "$here/services.sh" start fanout
-    wait "$fanout_bench" || true
-    rm -f "$ready"
+    preloaded fanout fanout --amqp-url "$NOTIFY_AMQP_URL" --database-url "$NOTIFY_WRITER_DATABASE_URL" --users 10000 --devices 3 \
+        --events "${BENCH_FANOUT_EVENTS:-300000}" --preload --timeout 300 --output "$out/fanout"
     "$here/services.sh" start push-dispatch
+fi
+settle
+if wants storage; then
+    echo "== storage and PostgreSQL alone (fanout and storage stopped; publish commands preloaded, then storage started)"
+    "$here/services.sh" stop fanout storage
+    preloaded storage storage --amqp-url "$NOTIFY_AMQP_URL" --database-url "$NOTIFY_WRITER_DATABASE_URL" \
+        --notifications "${BENCH_STORAGE_NOTIFICATIONS:-200000}" --output "$out/storage"
+    "$here/services.sh" start fanout
 fi
 settle
 if wants broadcast; then
@@ -284,7 +300,7 @@ fi
 
 {
     echo "# Benchmark $(date -u +%Y-%m-%d) on $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"
-    for part in micro wakeup broker sustained sustained-amqp single-amqp latency latency-amqp fanout broadcast overload neighbours; do
+    for part in micro wakeup broker sustained sustained-amqp single-amqp latency latency-amqp fanout storage broadcast overload neighbours; do
         [ -f "$out/$part/report.md" ] && { echo; cat "$out/$part/report.md"; }
     done
     [ -f "$out/sweep/sweep.md" ] && { echo; cat "$out/sweep/sweep.md"; }

@@ -120,8 +120,15 @@ struct StorageCommandHandler: Sendable {
     }
 
     private static func isTransient(_ error: PSQLError) -> Bool {
-        guard let state = error.serverInfo?[.sqlState] else { return true }
-        // Serialization failures, deadlocks, and "insufficient resources" / "operator intervention" classes.
-        return state == "40001" || state == "40P01" || state.hasPrefix("53") || state.hasPrefix("57") || state.hasPrefix("08")
+        isTransient(sqlState: error.serverInfo?[.sqlState])
+    }
+
+    /// Whether a server error of `sqlState` passes by itself: serialization failures and deadlocks, the "insufficient
+    /// resources", "operator intervention" and connection classes, and a write refused as read-only (25006), which a
+    /// connection meets on a primary demoted mid-failover before HAProxy closes it: the next connection reaches the
+    /// new primary.
+    static func isTransient(sqlState: String?) -> Bool {
+        guard let state = sqlState else { return true }
+        return state == "40001" || state == "40P01" || state == "25006" || state.hasPrefix("53") || state.hasPrefix("57") || state.hasPrefix("08")
     }
 }

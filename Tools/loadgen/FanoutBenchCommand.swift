@@ -89,16 +89,11 @@ struct FanoutBenchCommand: AsyncParsableCommand {
             try PreloadedStage.signalReady(readyFile, start: "fanout")
         }
         let expected = events * devices
-        let reached = await counter.wait(for: expected, timeout: .seconds(timeout))
-        let total = ContinuousClock.now - started
-        let cpuAfter = ProcessCPU.snapshot(of: stack)
-        consuming.cancel()
-        _ = try? await consuming.value
-        let jobs = await counter.count
-        guard reached, let first = await counter.first, let last = await counter.last else {
-            throw ValidationError("only \(jobs) of \(expected) push jobs arrived within \(timeout) s (is push-dispatch stopped? is fanout running?)")
+        let outcome = try await PreloadedStage.finish(counter, expected: expected, started: started, timeout: timeout, stack: stack, consuming: consuming) {
+            ValidationError("only \($0) of \(expected) push jobs arrived within \(timeout) s (is push-dispatch stopped? is fanout running?)")
         }
-        if preload && first < started { throw Self.workerRanDuringPreload }
+        if preload && outcome.first < started { throw Self.workerRanDuringPreload }
+        let jobs = outcome.units
         let report = BenchmarkReport(
             mode: "fanout", date: Date(),
             settings: [
@@ -106,14 +101,14 @@ struct FanoutBenchCommand: AsyncParsableCommand {
                 "preload": "\(preload)",
             ],
             figures: [
-                .init(name: "push jobs out of fanout (first to last job)", value: Double(jobs) / max((last - first).inSeconds, 0.001), unit: "jobs/s"),
+                .init(name: "push jobs out of fanout (first to last job)", value: outcome.rate, unit: "jobs/s"),
                 .init(name: "change events in (publish with confirms)", value: Double(events) / max(published.inSeconds, 0.001), unit: "events/s"),
                 .init(
                     name: preload ? "whole run, preloaded to last job (includes the worker's start)" : "whole run, first event published to last job",
-                    value: total.inSeconds, unit: "s"),
+                    value: outcome.total.inSeconds, unit: "s"),
                 .init(name: "push jobs", value: Double(jobs), unit: ""),
             ],
-            cpu: ProcessCPU.usage(from: cpuBefore, to: cpuAfter, units: jobs, unit: "push job"))
+            cpu: ProcessCPU.usage(from: cpuBefore, to: outcome.cpuAfter, units: jobs, unit: "push job"))
         try report.write(to: output ?? BenchmarkReport.defaultOutput("fanout"))
     }
 

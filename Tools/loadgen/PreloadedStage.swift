@@ -52,6 +52,36 @@ enum PreloadedStage {
         await publisher.shutdown()
     }
 
+    /// What the stage did from `started` until the counter reached what was expected.
+    struct Outcome {
+        let units: Int
+        /// The first and the last unit counted.
+        let first: ContinuousClock.Instant
+        let last: ContinuousClock.Instant
+        /// From `started` to the moment the counter reached what was expected.
+        let total: Duration
+        let cpuAfter: ProcessCPU.Snapshot
+
+        /// Units a second from the first to the last.
+        var rate: Double { Double(units) / max((last - first).inSeconds, 0.001) }
+    }
+
+    /// Waits until `counter` reaches `expected` (at most `timeout`), reads the stack's CPU, stops `consuming`, and
+    /// throws `missing` (given the count) when the count fell short.
+    static func finish(
+        _ counter: DeliveryCounter, expected: Int, started: ContinuousClock.Instant, timeout: Int, stack: StackStateOption,
+        consuming: Task<Void, any Error>, missing: (Int) -> any Error
+    ) async throws -> Outcome {
+        let reached = await counter.wait(for: expected, timeout: .seconds(timeout))
+        let total = ContinuousClock.now - started
+        let cpuAfter = ProcessCPU.snapshot(of: stack)
+        consuming.cancel()
+        _ = try? await consuming.value
+        let units = await counter.count
+        guard reached, let first = await counter.first, let last = await counter.last else { throw missing(units) }
+        return Outcome(units: units, first: first, last: last, total: total, cpuAfter: cpuAfter)
+    }
+
     /// Creates `readyFile` (if any) and says to start `service` now.
     static func signalReady(_ readyFile: String?, start service: String) throws {
         if let readyFile, !FileManager.default.createFile(atPath: readyFile, contents: Data()) {

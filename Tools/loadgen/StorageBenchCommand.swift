@@ -81,25 +81,19 @@ struct StorageBenchCommand: AsyncParsableCommand {
         let cpuBefore = ProcessCPU.snapshot(of: stack)
         let started = ContinuousClock.now
         try PreloadedStage.signalReady(readyFile, start: "storage")
-        let reached = await counter.wait(for: notifications, timeout: .seconds(timeout))
-        let total = ContinuousClock.now - started
-        let cpuAfter = ProcessCPU.snapshot(of: stack)
-        consuming.cancel()
-        _ = try? await consuming.value
-        let events = await counter.count
-        guard reached, let first = await counter.first, let last = await counter.last else {
-            throw ValidationError("only \(events) of \(notifications) change events arrived within \(timeout) s (is fanout stopped? is storage running?)")
-        }
-        if first < started { throw Self.storageRanDuringPreload }
+        let outcome = try await PreloadedStage.finish(
+            counter, expected: notifications, started: started, timeout: timeout, stack: stack, consuming: consuming
+        ) { ValidationError("only \($0) of \(notifications) change events arrived within \(timeout) s (is fanout stopped? is storage running?)") }
+        if outcome.first < started { throw Self.storageRanDuringPreload }
         let report = BenchmarkReport(
             mode: "storage", date: Date(),
             settings: ["users": "\(users)", "notifications": "\(notifications)", "perMessage": "\(perMessage)"],
             figures: [
-                .init(name: "notifications applied (first to last change event)", value: Double(events) / max((last - first).inSeconds, 0.001), unit: "notifications/s"),
-                .init(name: "whole run, start signal to last change event (includes storage's start)", value: total.inSeconds, unit: "s"),
-                .init(name: "notifications", value: Double(events), unit: ""),
+                .init(name: "notifications applied (first to last change event)", value: outcome.rate, unit: "notifications/s"),
+                .init(name: "whole run, start signal to last change event (includes storage's start)", value: outcome.total.inSeconds, unit: "s"),
+                .init(name: "notifications", value: Double(outcome.units), unit: ""),
             ],
-            cpu: ProcessCPU.usage(from: cpuBefore, to: cpuAfter, units: events, unit: "notification"))
+            cpu: ProcessCPU.usage(from: cpuBefore, to: outcome.cpuAfter, units: outcome.units, unit: "notification"))
         try report.write(to: output ?? BenchmarkReport.defaultOutput("storage"))
     }
 

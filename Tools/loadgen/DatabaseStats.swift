@@ -17,9 +17,7 @@ final class DatabaseStats: Sendable {
 
     /// `url` is `postgres://user:password@host:port/database` on a loopback host.
     init(url: String) throws {
-        guard let host = URLComponents(string: url)?.host, LoopbackURL.isLoopback(host) else {
-            throw LoadGenError("--database-url must be a postgres:// URL on a loopback host, got \(url)")
-        }
+        try LoopbackURL.requireLoopbackDatabase(url)
         var logger = Logger(label: "loadgen")
         logger.logLevel = .warning
         let client = try DatabaseURL.makeClient(url, maximumConnections: 1, logger: logger)

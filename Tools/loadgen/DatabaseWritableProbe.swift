@@ -11,9 +11,7 @@ struct DatabaseWritableProbe: Sendable {
 
     /// `url` is `postgres://user:password@host:port/database` on a loopback host.
     init(url: String) throws {
-        guard let host = URLComponents(string: url)?.host, LoopbackURL.isLoopback(host) else {
-            throw LoadGenError("--database-url must be a postgres:// URL on a loopback host, got \(url)")
-        }
+        try LoopbackURL.requireLoopbackDatabase(url)
         configuration = try DatabaseURL.connectionConfiguration(url)
     }
 

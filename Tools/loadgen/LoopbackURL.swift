@@ -17,6 +17,13 @@ enum LoopbackURL {
         return trimmed
     }
 
+    /// Throws unless `url` is a `postgres://` URL on a loopback host (`--database-url`).
+    static func requireLoopbackDatabase(_ url: String) throws {
+        guard let host = URLComponents(string: url)?.host, isLoopback(host) else {
+            throw LoadGenError("--database-url must be a postgres:// URL on a loopback host, got \(url)")
+        }
+    }
+
     static func isLoopback(_ rawHost: String) -> Bool {
         let host = rawHost.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         if host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1" { return true }
